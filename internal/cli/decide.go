@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/sessionvault/sessionvault/internal/session"
+)
+
+func (a *app) decideCommand() *cobra.Command {
+	var o session.DecideOptions
+	c := &cobra.Command{
+		Use:   "decide --title T --choice C --rationale R",
+		Short: "Record a decision of the active session",
+		Long: `Records a decision: an entry (^d-N) in the current state, its own note in
+decisions/<date>-<slug>.md linked both ways, and a line at the top of
+session-decisions.md — one commit. Titles are unique within a session.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
+			o.Project = a.project
+			out, err := svc.Decide(o)
+			if err != nil {
+				return err
+			}
+			return a.emit(out, out.ID)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Title, "title", "", "short title, unique within the session (required)")
+	f.StringVar(&o.Choice, "choice", "", "what was chosen (required)")
+	f.StringVar(&o.Rationale, "rationale", "", "why (required)")
+	f.StringArrayVar(&o.Alternatives, "alternative", nil, "an alternative considered (repeatable)")
+	f.StringVar(&o.Impact, "impact", "medium", "low, medium or high")
+	f.StringVar(&o.Category, "category", "", "category, e.g. architecture")
+	return c
+}

@@ -1,0 +1,30 @@
+package cli
+
+import "github.com/spf13/cobra"
+
+func (a *app) endCommand() *cobra.Command {
+	var summary string
+	var next []string
+	c := &cobra.Command{
+		Use:   "end [--summary S] [--next STEP]...",
+		Short: "End the active session: archive it and leave the current state idle",
+		Long: `Archives the session to sessions/<id>.md, adds it to session-history.md (the last
+10 in full, older ones as links) and leaves session-current-state.md idle with a
+link to it — one commit.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
+			out, err := svc.End(a.project, summary, next)
+			if err != nil {
+				return err
+			}
+			return a.emit(out, "ended "+out.ID)
+		},
+	}
+	c.Flags().StringVar(&summary, "summary", "", "what the session did")
+	c.Flags().StringArrayVar(&next, "next", nil, "a next step (repeatable)")
+	return c
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionvault/sessionvault/integrations/serena"
+	"github.com/sessionvault/sessionvault/internal/errs"
+)
+
+func (a *app) importCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "import serena|agents DIR",
+		Short: "Bring real data in: Serena memories, or an .agents/sessions tree of session logs",
+	}
+	c.AddCommand(&cobra.Command{
+		Use:   "serena DIR",
+		Short: "Import a .serena/memories tree into the project folder, byte for byte",
+		Long: `Copies every memory under DIR (a .serena/memories folder, or a repository holding
+one; topic subfolders too) into the project folder under its own name, byte for
+byte, in one commit, so Serena keeps reading them from the vault. Memories
+already present with the same bytes are left as they are; a different file of
+the same name is kept and the memory skipped. Idempotent.`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
+			project, err := svc.Project(a.project)
+			if err != nil {
+				return err
+			}
+			rep, res, err := serena.Import(svc.V, project, argv[0], a.progress("memories"))
+			if err != nil {
+				return errs.Wrap(errs.ImportFailed, err, "importing Serena memories from "+argv[0])
+			}
+			text := fmt.Sprintf("serena memories from %s: %d found, %d imported, %d unchanged, %d skipped", argv[0], rep.Found, rep.Imported, rep.Unchanged, len(rep.Skipped))
+			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
+			return a.emit(map[string]any{"report": rep, "git": res}, text)
+		},
+	})
+	//TMP c.AddCommand(a.importAgentsCommand())
+	return c
+}
+
+// progress returns a callback printing "what: done/total" to stderr at most
+// every 100 items and at the end.
+func (a *app) progress(what string) func(done, total int) {
+	return func(done, total int) {
+		if done%100 == 0 || done == total {
+			fmt.Fprintf(a.stderr, "%s: %d/%d\n", what, done, total)
+		}
+	}
+}
+
+func skippedText(n int, at func(int) (string, string)) string {
+	if n == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nskipped:")
+	for i := 0; i < n; i++ {
+		p, r := at(i)
+		b.WriteString("\n  " + p + ": " + r)
+	}
+	return b.String()
+}

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionvault/sessionvault/integrations/serena"
+	"github.com/sessionvault/sessionvault/internal/config"
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/history"
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// vaultGitignore keeps the engine's rebuildable state and Obsidian's
+// per-device files out of the vault's history.
+const vaultGitignore = `# sessionvault: rebuildable state (locks, heartbeats, journal)
+.sessionvault/state/
+# Obsidian: per-device layout and the trash
+.obsidian/workspace*.json
+.trash/
+`
+
+func (a *app) initCommand() *cobra.Command {
+	var serenaRepo string
+	c := &cobra.Command{
+		Use:   "init [DIR] --project NAME [--serena REPO]",
+		Short: "Create a vault (or add a project to one) and commit it",
+		Long: `Creates the vault in DIR (default: --vault, else the current folder): a git
+repository, .sessionvault/config.yaml, the project folder with the four
+canonical notes, and a default SESSION-PROTOCOL.md, all in one commit.
+
+With --serena REPO, REPO/.serena/memories becomes a link to the project folder,
+so Serena's read_memory("session-current-state") returns the canonical note.
+
+Re-running it on an existing vault is safe: files that exist are kept, and if
+nothing is missing nothing changes and no commit is made.`,
+		Args: args(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			if a.project == "" {
+				return errs.New(errs.Usage, "--project NAME is required: the project folder to create in the vault")
+			}
+			if err := vault.CheckName("project", a.project); err != nil {
+				return err
+			}
+			dir := a.vaultDir
+			if len(argv) == 1 {
+				dir = argv[0]
+			}
+			if dir == "" {
+				dir = "."
+			}
+			abs, err := filepath.Abs(dir)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Join(abs, config.Dir), 0o755); err != nil {
+				return fmt.Errorf("creating %s: %w", abs, err)
+			}
+			createdRepo, err := history.Init(abs)
+			if err != nil {
+				return errs.Wrap(errs.GitWrite, err, "creating the vault's git repository in "+abs)
+			}
+			v, err := vault.Open(abs)
+			if err != nil {
+				return err
+			}
+			adopted := ""
+			if createdRepo {
+				if adopted, err = adoptExisting(v); err != nil {
+					return err
+				}
+			}
+			res, err := v.Update(func(tx *vault.Tx) (vault.Change, error) {
+				if !tx.Exists(config.File) {
+					if err := tx.Write(config.File, config.Render(a.project)); err != nil {
+						return vault.Change{}, err
+					}
+				}
+				if !tx.Exists(".gitignore") {
+					if err := tx.Write(".gitignore", []byte(vaultGitignore)); err != nil {
+						return vault.Change{}, err
+					}
+				}
+				return vault.Change{Operation: "init", Summary: "vault settings"}, nil
+			})
+			if err != nil {
+				return err
+			}
+			if v, err = vault.Open(abs); err != nil {
+				return err
+			}
+			svc := session.New(v)
+			pres, err := svc.InitProject(a.project)
+			if err != nil {
+				return err
+			}
+			out := map[string]any{"vault": abs, "project": a.project, "created_repository": createdRepo,
+				"commits": nonEmpty(adopted, res.Commit, pres.Commit), "paths": append(res.Paths, pres.Paths...)}
+			text := fmt.Sprintf("vault %s: project %s ready", abs, a.project)
+			if res.Commit == "" && pres.Commit == "" {
+				text += " (nothing to change)"
+			} else {
+				text += fmt.Sprintf(" (%d files committed)", len(res.Paths)+len(pres.Paths))
+			}
+			if serenaRepo != "" {
+				linked, err := serena.Link(serenaRepo, filepath.Join(abs, a.project))
+				if err != nil {
+					return errs.Wrap(errs.Usage, err, "--serena")
+				}
+				out["serena_linked"] = linked
+				text += "\n" + filepath.Join(serenaRepo, ".serena", "memories") + " -> " + filepath.Join(abs, a.project)
+			}
+			return a.emit(out, text)
+		},
+	}
+	c.Flags().StringVar(&serenaRepo, "serena", "", "code repository whose .serena/memories should link to the project folder")
+	return c
+}
+
+// adoptExisting commits the files already in a folder that just became a
+// vault (a copied vault, an Obsidian vault), as the person's.
+func adoptExisting(v *vault.Vault) (string, error) {
+	var paths []string
+	err := filepath.WalkDir(v.Root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(v.Root, p)
+		rel = filepath.ToSlash(rel)
+		if e.IsDir() {
+			if rel == ".git" || rel == config.StateDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if e.Type().IsRegular() {
+			paths = append(paths, rel)
+		}
+		return nil
+	})
+	if err != nil || len(paths) == 0 {
+		return "", err
+	}
+	return v.CommitOutsideEdits(paths)
+}
+
+func nonEmpty(v ...string) []string {
+	var out []string
+	for _, s := range v {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+// Package cli holds sessionvault's cobra commands, one file each. It is the
+// only place that wires concrete parts together; it maps errors to exit codes
+// (0 ok, 1 error, 2 usage or blocked) and to the --json error shape
+// {"success":false,"error":{"code","name","message","details"}} (DESIGN §9).
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// app carries what every command needs: the global flags and the streams.
+type app struct {
+	vaultDir string
+	project  string
+	jsonOut  bool
+	stdout   io.Writer
+	stderr   io.Writer
+	stdin    io.Reader
+}
+
+// Main runs the sessionvault command line with args (without the program
+// name) and returns the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr, stdin: stdin}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	return a.fail(err)
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sessionvault",
+		Short: "Keep an AI coding agent's session state in a git-versioned Obsidian vault",
+		Long: `sessionvault keeps an AI coding agent's working state — objective, progress,
+decisions, blockers, checklists — as front-matter markdown notes in a vault that
+is a git repository and an Obsidian vault at once. Every change is one git
+commit; edits a person makes in Obsidian are kept byte for byte and read back.
+
+The vault is --vault DIR, else $SESSIONVAULT_VAULT, else the nearest folder at
+or above the current one that holds .sessionvault/.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&a.vaultDir, "vault", "", "vault folder (default $SESSIONVAULT_VAULT, else the nearest parent holding .sessionvault/)")
+	root.PersistentFlags().StringVar(&a.project, "project", "", "project folder in the vault (default: the config's default_project)")
+	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print a machine-readable JSON result or error on stdout")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &errs.Error{Code: errs.Usage, Message: err.Error() + " (see `" + c.CommandPath() + " --help`)", Err: err}
+	})
+	root.AddCommand(
+		a.initCommand(), a.startCommand(), a.updateCommand(), a.decideCommand(), a.blockCommand(),
+		a.resolveCommand(), a.endCommand(), a.statusCommand(), a.heartbeatCommand(), a.recoverCommand(),
+		a.logCommand(), a.checkCommand(), a.importCommand(),
+	)
+	return root
+}
+
+// openVault resolves and opens the vault from --vault, $SESSIONVAULT_VAULT or
+// the working directory.
+func (a *app) openVault() (*vault.Vault, error) {
+	dir := a.vaultDir
+	if dir == "" {
+		dir = os.Getenv("SESSIONVAULT_VAULT")
+	}
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		if dir, err = vault.Find(wd); err != nil {
+			return nil, err
+		}
+	}
+	return vault.Open(dir)
+}
+
+func (a *app) service() (*session.Service, error) {
+	v, err := a.openVault()
+	if err != nil {
+		return nil, err
+	}
+	return session.New(v), nil
+}
+
+// emit prints a result: data as {"success":true,"data":...} with --json,
+// else the text.
+func (a *app) emit(data any, text string) error {
+	if a.jsonOut {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"success": true, "data": data})
+	}
+	if text != "" {
+		fmt.Fprintln(a.stdout, text)
+	}
+	return nil
+}
+
+// fail reports err and returns its exit code: 2 for usage errors, 1 otherwise.
+func (a *app) fail(err error) int {
+	var e *errs.Error
+	if !errors.As(err, &e) {
+		e = &errs.Error{Code: errs.Internal, Message: err.Error(), Err: err}
+		if isUsage(err) {
+			e.Code = errs.Usage
+		}
+	}
+	code := 1
+	if e.Code == errs.Usage {
+		code = 2
+	}
+	if a.jsonOut {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(map[string]any{"success": false, "error": map[string]any{
+			"code": e.Code.ID, "name": e.Code.Name, "message": e.Message, "details": e.Details,
+		}})
+		return code
+	}
+	fmt.Fprintf(a.stderr, "sessionvault: %s [%s %s]\n", e.Message, e.Code.ID, e.Code.Name)
+	return code
+}
+
+// isUsage recognises cobra's own argument errors.
+func isUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "unknown flag", "unknown shorthand", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// args wraps a cobra positional-argument check so its error is a usage error.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, a []string) error {
+		if err := check(c, a); err != nil {
+			return &errs.Error{Code: errs.Usage, Message: err.Error() + " (see `" + c.CommandPath() + " --help`)", Err: err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,142 @@
+// Package config reads a vault's settings: .sessionvault/config.yaml, then
+// environment variables, into plain structs. Flags are applied by the CLI.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Dir is the engine's folder inside a vault; File is its config file and
+// StateDir its git-ignored, rebuildable state (locks, heartbeats, journal).
+const (
+	Dir      = ".sessionvault"
+	File     = ".sessionvault/config.yaml"
+	StateDir = ".sessionvault/state"
+)
+
+// Identity is a git author: who a commit says made the change.
+type Identity struct {
+	Name  string `yaml:"name"`
+	Email string `yaml:"email"`
+}
+
+// Config is a vault's settings. Zero fields take the defaults of Default.
+type Config struct {
+	// Version of the config format; 1.
+	Version int `yaml:"version"`
+	// DefaultProject is the project used when --project is not given.
+	DefaultProject string `yaml:"default_project"`
+	// Agent authors the engine's commits (DESIGN §6).
+	Agent Identity `yaml:"agent"`
+	// Person authors the commits of edits made outside the engine (Obsidian, an editor).
+	Person Identity `yaml:"person"`
+	// HeartbeatTimeout: an active session whose last sign of life is older is crashed (seed 000; default 30m).
+	HeartbeatTimeout Duration `yaml:"heartbeat_timeout"`
+	// HistoryFull is how many recent sessions session-history.md keeps in full (default 10).
+	HistoryFull int `yaml:"history_full"`
+	// LockTimeout bounds the wait for the vault lock (default 30s).
+	LockTimeout Duration `yaml:"lock_timeout"`
+}
+
+// Duration is a time.Duration written in YAML as "30m", "1h30m".
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration like 30m or 1h: %w", n.Line, n.Value, err)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// Default returns the settings used for anything the file leaves out.
+func Default() Config {
+	return Config{
+		Version:          1,
+		Agent:            Identity{Name: "sessionvault agent", Email: "agent@sessionvault.invalid"},
+		Person:           Identity{Name: "vault editor", Email: "person@sessionvault.invalid"},
+		HeartbeatTimeout: Duration{30 * time.Minute},
+		HistoryFull:      10,
+		LockTimeout:      Duration{30 * time.Second},
+	}
+}
+
+// Load reads vaultDir/.sessionvault/config.yaml over the defaults, then the
+// environment: SESSIONVAULT_AGENT_NAME, SESSIONVAULT_AGENT_EMAIL,
+// SESSIONVAULT_PERSON_NAME, SESSIONVAULT_PERSON_EMAIL. A missing file gives
+// the defaults; invalid YAML gives an error naming the file and line.
+func Load(vaultDir string) (Config, error) {
+	c := Default()
+	path := filepath.Join(vaultDir, File)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return c, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err == nil {
+		if err := yaml.Unmarshal(data, &c); err != nil {
+			return c, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	d := Default()
+	if c.HeartbeatTimeout.Duration <= 0 {
+		c.HeartbeatTimeout = d.HeartbeatTimeout
+	}
+	if c.HistoryFull <= 0 {
+		c.HistoryFull = d.HistoryFull
+	}
+	if c.LockTimeout.Duration <= 0 {
+		c.LockTimeout = d.LockTimeout
+	}
+	envOverride(&c.Agent.Name, "SESSIONVAULT_AGENT_NAME")
+	envOverride(&c.Agent.Email, "SESSIONVAULT_AGENT_EMAIL")
+	envOverride(&c.Person.Name, "SESSIONVAULT_PERSON_NAME")
+	envOverride(&c.Person.Email, "SESSIONVAULT_PERSON_EMAIL")
+	if c.Agent.Name == "" {
+		c.Agent = d.Agent
+	}
+	if c.Person.Name == "" {
+		c.Person = d.Person
+	}
+	return c, nil
+}
+
+func envOverride(dst *string, name string) {
+	if v := os.Getenv(name); v != "" {
+		*dst = v
+	}
+}
+
+// Render returns the config file written by `sessionvault init`: every
+// setting with a comment saying what it does.
+func Render(project string) []byte {
+	return []byte(`# sessionvault settings. Committed with the vault; edit freely.
+version: 1
+# Project used when a command gets no --project.
+default_project: ` + project + `
+# Who the engine's commits are authored as.
+agent:
+  name: sessionvault agent
+  email: agent@sessionvault.invalid
+# Who edits made outside the engine (Obsidian, an editor) are committed as.
+person:
+  name: vault editor
+  email: person@sessionvault.invalid
+# An active session with no sign of life for this long is crashed.
+heartbeat_timeout: 30m
+# How many recent sessions session-history.md keeps in full.
+history_full: 10
+# How long a command waits for another sessionvault process holding the vault.
+lock_timeout: 30s
+`)
+}

@@ -1,0 +1,93 @@
+// Package errs is the registry of sessionvault's stable error codes (DESIGN
+// §9): seed 002's E16xx ranges, with seed 000's names mapped onto them. Every
+// error a user can meet carries one code; the CLI prints its name and the
+// message, and `--json` gives {"code","name","message","details"}.
+package errs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable error code: a number in seed 002's E16xx ranges and a
+// name in SCREAMING_SNAKE_CASE. Codes are never renumbered.
+type Code struct {
+	ID   string // e.g. "E1601"
+	Name string // e.g. "SESSION_ALREADY_ACTIVE"
+}
+
+// The registry. Ranges (seed 002): E1600-E1609 session, E1610-E1619 notes and
+// input, E1630-E1639 recovery, E1640-E1649 conflicts, E1650-E1659 git and
+// sync, E1690-E1699 configuration and vault.
+var (
+	SessionNotFound      = Code{"E1600", "SESSION_NOT_FOUND"}
+	SessionAlreadyActive = Code{"E1601", "SESSION_ALREADY_ACTIVE"}
+	NoActiveSession      = Code{"E1602", "NO_ACTIVE_SESSION"}
+	SessionCrashed       = Code{"E1603", "SESSION_CRASHED"}
+	DuplicateDecision    = Code{"E1604", "DUPLICATE_DECISION_TITLE"}
+	BlockerNotFound      = Code{"E1605", "BLOCKER_NOT_FOUND"}
+	BlockerResolved      = Code{"E1606", "BLOCKER_ALREADY_RESOLVED"}
+	InvalidInput         = Code{"E1612", "UPDATE_VALIDATION_FAILED"}
+	NoteParse            = Code{"E1614", "STATE_PARSE_ERROR"}
+	NoteTooLarge         = Code{"E1615", "NOTE_TOO_LARGE"}
+	PathOutsideVault     = Code{"E1616", "PATH_OUTSIDE_VAULT"}
+	NotCrashed           = Code{"E1632", "SESSION_NOT_CRASHED"}
+	Conflict             = Code{"E1640", "CONCURRENT_UPDATE"}
+	GitWrite             = Code{"E1651", "GIT_WRITE_FAILED"}
+	ImportFailed         = Code{"E1653", "IMPORT_FAILED"}
+	VaultNotFound        = Code{"E1690", "VAULT_NOT_FOUND"}
+	ConfigInvalid        = Code{"E1691", "CONFIG_INVALID"}
+	LockTimeout          = Code{"E1692", "LOCK_TIMEOUT"}
+	Usage                = Code{"E1693", "INVALID_COMMAND"}
+	Internal             = Code{"E1699", "INTERNAL_ERROR"}
+)
+
+// All lists every code, for documentation and tests.
+var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, SessionCrashed, DuplicateDecision,
+	BlockerNotFound, BlockerResolved, InvalidInput, NoteParse, NoteTooLarge, PathOutsideVault, NotCrashed,
+	Conflict, GitWrite, ImportFailed, VaultNotFound, ConfigInvalid, LockTimeout, Usage, Internal}
+
+// Error is an error with a stable code. Details holds machine-readable
+// context (e.g. {"note": "demo/session-current-state.md", "line": 3}).
+type Error struct {
+	Code    Code
+	Message string
+	Details map[string]any
+	Err     error
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns an *Error with a formatted message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error with code whose message is msg plus err's text; err
+// stays reachable through errors.Is/As.
+func Wrap(code Code, err error, msg string) *Error {
+	return &Error{Code: code, Message: msg + ": " + err.Error(), Err: err}
+}
+
+// With returns e with one detail added.
+func (e *Error) With(key string, value any) *Error {
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	e.Details[key] = value
+	return e
+}
+
+// CodeOf returns the code carried by err, or Internal when it has none.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
+
+// Is reports whether err carries code.
+func Is(err error, code Code) bool { return CodeOf(err) == code }

@@ -1,0 +1,319 @@
+// Package note holds a note as data: its front matter, kept as a yaml.v3 node
+// tree over the original bytes, and its body as bytes. Edits replace only the
+// bytes they must (DESIGN §5): one property value, or one byte range of the body.
+// Everything else — key order, comments, quoting, line endings, unknown
+// properties — is left exactly as it was. The package is pure: no I/O.
+package note
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/adrg/frontmatter"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// MaxSize is the largest note the engine accepts, in bytes (seed 000 "State
+// file size: < 10MB").
+const MaxSize = 10 << 20
+
+// ErrTooLarge is returned (wrapped in *ParseError) for a note over MaxSize.
+var ErrTooLarge = errors.New("note is larger than 10 MB")
+
+// ParseError reports a note that cannot be read as a note: which file, which
+// 1-based line (0 when unknown), and why. The note is left untouched.
+type ParseError struct {
+	Path string
+	Line int
+	Msg  string
+	Err  error
+}
+
+func (e *ParseError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Note is one parsed markdown note. The zero value is not usable; build one
+// with Parse. A Note is not safe for concurrent use.
+type Note struct {
+	path string
+	src  []byte
+
+	// hasFM is true when the note starts with a YAML front matter block
+	// ("---" on line 1 and a closing "---" line).
+	hasFM bool
+	// yamlStart and yamlEnd delimit the YAML text between the delimiter lines.
+	yamlStart, yamlEnd int
+	// bodyStart is the offset of the first byte after the closing delimiter line.
+	bodyStart int
+	// root is the front matter's top-level mapping (nil when empty or absent).
+	root *yaml.Node
+	// yamlLines holds the offset of each line start inside the YAML text,
+	// relative to yamlStart.
+	yamlLines []int
+}
+
+// Parse reads src as a note. path is used only in errors. Front matter is
+// recognised only when "---" is the first line (Obsidian's rule); it is split
+// with adrg/frontmatter and decoded with yaml.v3 (YAML 1.2: "on" and "yes" stay
+// strings). It returns *ParseError for invalid YAML (with its line in the
+// file), front matter that is not a mapping, or a note over MaxSize.
+func Parse(path string, src []byte) (*Note, error) {
+	if len(src) > MaxSize {
+		return nil, &ParseError{Path: path, Msg: fmt.Sprintf("%d bytes: %v", len(src), ErrTooLarge), Err: ErrTooLarge}
+	}
+	n := &Note{path: path, src: src}
+	if err := n.parseFrontMatter(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// firstLineIsDelimiter reports whether src starts with a "---" line and
+// returns the length of that line including its line ending.
+func firstLineIsDelimiter(src []byte) (int, bool) {
+	end := bytes.IndexByte(src, '\n')
+	if end < 0 {
+		return 0, false
+	}
+	if string(bytes.TrimRight(src[:end], " \t\r")) != "---" {
+		return 0, false
+	}
+	return end + 1, true
+}
+
+func (n *Note) parseFrontMatter() error {
+	first, ok := firstLineIsDelimiter(n.src)
+	if !ok {
+		n.bodyStart = 0
+		return nil
+	}
+	var raw []byte
+	format := frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
+		raw = data
+		return nil
+	})
+	rest, err := frontmatter.Parse(bytes.NewReader(n.src), nil, format)
+	if err != nil {
+		return &ParseError{Path: n.path, Line: 1, Msg: "reading front matter: " + err.Error(), Err: err}
+	}
+	if raw == nil {
+		// An opening delimiter without a closing one: Obsidian shows the
+		// whole note as body, and so do we.
+		return nil
+	}
+	n.hasFM = true
+	n.yamlStart = first
+	n.yamlEnd = first + len(raw)
+	n.bodyStart = len(n.src) - len(rest)
+	n.yamlLines = lineStarts(raw)
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return &ParseError{Path: n.path, Line: 1 + yamlErrorLine(err), Msg: "front matter is not valid YAML: " + err.Error(), Err: err}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return &ParseError{Path: n.path, Line: 1 + root.Line, Msg: "front matter must be a mapping of properties"}
+	}
+	n.root = root
+	return nil
+}
+
+// yamlErrorLine extracts the 1-based line from a yaml.v3 error message
+// ("yaml: line 3: ..."), or 0.
+func yamlErrorLine(err error) int {
+	var line int
+	msg := err.Error()
+	if i := bytes.Index([]byte(msg), []byte("line ")); i >= 0 {
+		fmt.Sscanf(msg[i+5:], "%d", &line)
+	}
+	if te := (*yaml.TypeError)(nil); errors.As(err, &te) {
+		return 0
+	}
+	// yaml.v3 counts parser errors from 0 and scanner errors from 1.
+	if strings.Contains(msg, "did not find expected") || strings.Contains(msg, "not allowed in this context") && strings.Contains(msg, "block") {
+		line++
+	}
+	return line
+}
+
+func lineStarts(b []byte) []int {
+	starts := []int{0}
+	for i, c := range b {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// Path returns the path the note was parsed with.
+func (n *Note) Path() string { return n.path }
+
+// Bytes returns the note's bytes. Parse followed by Bytes gives the input
+// back unchanged. The slice must not be modified.
+func (n *Note) Bytes() []byte { return n.src }
+
+// HasFrontMatter reports whether the note has a front matter block.
+func (n *Note) HasFrontMatter() bool { return n.hasFM }
+
+// BodyOffset returns the byte offset in Bytes() where the body starts.
+func (n *Note) BodyOffset() int { return n.bodyStart }
+
+// Body returns the bytes after the front matter.
+func (n *Note) Body() []byte { return n.src[n.bodyStart:] }
+
+// LineOf returns the 1-based line number of byte offset off in the note.
+func (n *Note) LineOf(off int) int {
+	if off > len(n.src) {
+		off = len(n.src)
+	}
+	return 1 + bytes.Count(n.src[:off], []byte{'\n'})
+}
+
+// Keys returns the front matter's property names in file order.
+func (n *Note) Keys() []string {
+	if n.root == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(n.root.Content)/2)
+	for i := 0; i+1 < len(n.root.Content); i += 2 {
+		keys = append(keys, n.root.Content[i].Value)
+	}
+	return keys
+}
+
+// property returns the index of key's key node in root.Content, or -1.
+func (n *Note) property(key string) int {
+	if n.root == nil {
+		return -1
+	}
+	for i := 0; i+1 < len(n.root.Content); i += 2 {
+		if n.root.Content[i].Value == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// Node returns the yaml.v3 value node of a property, for reading lists and
+// nested values. The node must not be modified.
+func (n *Note) Node(key string) (*yaml.Node, bool) {
+	i := n.property(key)
+	if i < 0 {
+		return nil, false
+	}
+	return n.root.Content[i+1], true
+}
+
+// Get returns a scalar property's text as written (after YAML unquoting),
+// and whether the property exists and is a non-null scalar.
+func (n *Note) Get(key string) (string, bool) {
+	v, ok := n.Node(key)
+	if !ok || v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+		return "", false
+	}
+	return v.Value, true
+}
+
+// GetList returns a property's values as strings: the items of a sequence,
+// or a single scalar as a one-item list. Missing or null gives nil.
+func (n *Note) GetList(key string) []string {
+	v, ok := n.Node(key)
+	if !ok {
+		return nil
+	}
+	switch v.Kind {
+	case yaml.SequenceNode:
+		out := make([]string, 0, len(v.Content))
+		for _, c := range v.Content {
+			if c.Kind == yaml.ScalarNode {
+				out = append(out, c.Value)
+			}
+		}
+		return out
+	case yaml.ScalarNode:
+		if v.Tag == "!!null" || v.Value == "" {
+			return nil
+		}
+		return []string{v.Value}
+	}
+	return nil
+}
+
+// Decode decodes the whole front matter into v (a struct with yaml tags).
+func (n *Note) Decode(v any) error {
+	if n.root == nil {
+		return nil
+	}
+	if err := n.root.Decode(v); err != nil {
+		return &ParseError{Path: n.path, Line: 1 + n.root.Line, Msg: "front matter: " + err.Error(), Err: err}
+	}
+	return nil
+}
+
+// offsetInFile converts a yaml.v3 position (1-based line and column, in
+// runes, inside the YAML text) to a byte offset in the note.
+func (n *Note) offsetInFile(line, col int) int {
+	if line-1 >= len(n.yamlLines) {
+		return n.yamlEnd
+	}
+	off := n.yamlStart + n.yamlLines[line-1]
+	for c := 1; c < col && off < n.yamlEnd; c++ {
+		_, size := utf8.DecodeRune(n.src[off:])
+		off += size
+	}
+	return off
+}
+
+// lineStartAt returns the offset of the start of the line holding off.
+func lineStartAt(src []byte, off int) int {
+	return bytes.LastIndexByte(src[:off], '\n') + 1
+}
+
+// lineEndAt returns the offset just after the line ending of the line
+// holding off (or len(src)).
+func lineEndAt(src []byte, off int) int {
+	i := bytes.IndexByte(src[off:], '\n')
+	if i < 0 {
+		return len(src)
+	}
+	return off + i + 1
+}
+
+// Replace returns a new note with src[start:end] replaced by repl. It fails
+// (and the receiver is unchanged) when the result does not parse, or when
+// the range is not inside the body, so body edits can never corrupt the front
+// matter.
+func (n *Note) Replace(start, end int, repl []byte) (*Note, error) {
+	if start < n.bodyStart || end < start || end > len(n.src) {
+		return nil, fmt.Errorf("%s: edit range [%d,%d) is outside the body [%d,%d)", n.path, start, end, n.bodyStart, len(n.src))
+	}
+	return Parse(n.path, splice(n.src, start, end, repl))
+}
+
+// WithBody returns a new note with the whole body replaced.
+func (n *Note) WithBody(body []byte) (*Note, error) {
+	return n.Replace(n.bodyStart, len(n.src), body)
+}
+
+func splice(src []byte, start, end int, repl []byte) []byte {
+	out := make([]byte, 0, len(src)-(end-start)+len(repl))
+	out = append(out, src[:start]...)
+	out = append(out, repl...)
+	return append(out, src[end:]...)
+}

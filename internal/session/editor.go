@@ -1,0 +1,217 @@
+package session
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/markdown"
+	"github.com/sessionvault/sessionvault/internal/note"
+)
+
+// doc is a note opened for reading its sections and queueing edits. Body
+// edits are byte splices computed against one parse of the body, applied
+// back to front; property edits are applied after them. Bytes outside the
+// edited ranges are never touched.
+type doc struct {
+	path  string
+	n     *note.Note
+	md    *markdown.Doc
+	body  []byte
+	edits []bodyEdit
+	props []propEdit
+}
+
+type bodyEdit struct {
+	start, end int // body-relative
+	text       string
+	seq        int
+}
+
+type propEdit struct {
+	key   string
+	value any
+}
+
+func openDoc(p *markdown.Parser, path string, src []byte) (*doc, error) {
+	n, err := note.Parse(path, src)
+	if err != nil {
+		return nil, err
+	}
+	body := n.Body()
+	return &doc{path: path, n: n, md: p.Parse(body), body: body}, nil
+}
+
+// section returns the H2 section titled title.
+func (d *doc) section(title string) (markdown.Section, bool) {
+	return d.md.Find(2, title)
+}
+
+// sectionLines returns the lines of an H2 section's body (body-relative offsets).
+func (d *doc) sectionLines(title string) []markdown.Line {
+	s, ok := d.section(title)
+	if !ok {
+		return nil
+	}
+	return markdown.Lines(d.body, s.BodyStart, s.End)
+}
+
+// lineNo returns the 1-based line in the note of a body-relative offset.
+func (d *doc) lineNo(bodyOff int) int { return d.n.LineOf(d.n.BodyOffset() + bodyOff) }
+
+func (d *doc) edit(start, end int, text string) {
+	d.edits = append(d.edits, bodyEdit{start: start, end: end, text: text, seq: len(d.edits)})
+}
+
+func (d *doc) set(key string, value any) { d.props = append(d.props, propEdit{key, value}) }
+
+// newline returns the body's line ending.
+func (d *doc) newline() string {
+	if i := bytes.IndexByte(d.n.Bytes(), '\n'); i > 0 && d.n.Bytes()[i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// setSection replaces an H2 section's body with lines (each without a line
+// ending); a missing section is appended at the end of the note.
+func (d *doc) setSection(title string, lines []string) {
+	nl := d.newline()
+	content := ""
+	if len(lines) > 0 {
+		content = strings.Join(lines, nl) + nl
+	}
+	s, ok := d.section(title)
+	if !ok {
+		d.appendNewSection(title, content)
+		return
+	}
+	text := nl + content
+	if s.End < len(d.body) && content != "" {
+		text += nl
+	}
+	if string(d.body[s.BodyStart:s.End]) == text {
+		return
+	}
+	d.edit(s.BodyStart, s.End, text)
+}
+
+func (d *doc) appendNewSection(title, content string) {
+	nl := d.newline()
+	prefix := ""
+	if len(d.body) > 0 && !bytes.HasSuffix(d.body, []byte("\n")) {
+		prefix = nl
+	}
+	if len(d.body) > 0 {
+		prefix += nl
+	}
+	text := prefix + "## " + title + nl
+	if content != "" {
+		text += nl + content
+	}
+	d.edit(len(d.body), len(d.body), text)
+}
+
+// contentBounds returns the offsets of the first and just past the last
+// non-blank line of a section's body, or ok=false when it has none.
+func (d *doc) contentBounds(s markdown.Section) (first, last int, ok bool) {
+	first, last = -1, -1
+	for _, l := range markdown.Lines(d.body, s.BodyStart, s.End) {
+		if len(bytes.TrimSpace(l.Text)) == 0 {
+			continue
+		}
+		if first < 0 {
+			first = l.Offset
+		}
+		last = l.Offset + len(l.Text)
+	}
+	return first, last, first >= 0
+}
+
+// appendLine adds line (no line ending) after the last non-blank line of an
+// H2 section, creating the section when missing.
+func (d *doc) appendLine(title, line string) {
+	nl := d.newline()
+	s, ok := d.section(title)
+	if !ok {
+		d.appendNewSection(title, line+nl)
+		return
+	}
+	_, last, ok := d.contentBounds(s)
+	if !ok {
+		d.setSectionRaw(s, line)
+		return
+	}
+	if !bytes.HasSuffix(d.body[:last], []byte("\n")) {
+		d.edit(last, last, nl+line)
+		return
+	}
+	d.edit(last, last, line+nl)
+}
+
+// prependLine adds line before the first non-blank line of an H2 section.
+func (d *doc) prependLine(title, line string) {
+	nl := d.newline()
+	s, ok := d.section(title)
+	if !ok {
+		d.appendNewSection(title, line+nl)
+		return
+	}
+	first, _, ok := d.contentBounds(s)
+	if !ok {
+		d.setSectionRaw(s, line)
+		return
+	}
+	d.edit(first, first, line+nl)
+}
+
+func (d *doc) setSectionRaw(s markdown.Section, line string) {
+	nl := d.newline()
+	text := nl + line + nl
+	if s.End < len(d.body) {
+		text += nl
+	}
+	d.edit(s.BodyStart, s.End, text)
+}
+
+// replaceLine replaces the content of the line at body offset off (its line
+// ending is kept).
+func (d *doc) replaceLine(off int, line string) {
+	end := markdown.LineEnd(d.body, off)
+	content := bytes.TrimRight(d.body[off:end], "\r\n")
+	d.edit(off, off+len(content), line)
+}
+
+// bytes applies the queued edits and returns the new note.
+func (d *doc) bytes() ([]byte, error) {
+	body := d.body
+	if len(d.edits) > 0 {
+		edits := append([]bodyEdit(nil), d.edits...)
+		sort.SliceStable(edits, func(i, j int) bool {
+			if edits[i].start != edits[j].start {
+				return edits[i].start > edits[j].start
+			}
+			return edits[i].seq > edits[j].seq
+		})
+		var b []byte
+		b = append(b, body...)
+		for _, e := range edits {
+			b = append(b[:e.start:e.start], append([]byte(e.text), b[e.end:]...)...)
+		}
+		body = b
+	}
+	n := d.n
+	if len(d.edits) > 0 {
+		var err error
+		if n, err = n.WithBody(body); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range d.props {
+		var err error
+		if n, err = n.Set(p.key, p.value); err != nil {
+			return nil, err
+		}
+	}
+	return n.Bytes(), nil
+}

@@ -1,0 +1,265 @@
+package session
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/note"
+)
+
+// Entry line formats. Each entry is one list line ending in its Obsidian
+// block id, so a person can edit it in place and the engine reads it back:
+//
+//	update:    - 2026-11-22T14:31:00Z · progress · 40% · Wrote the handler #auth ^u-1
+//	decision:  - 2026-11-22T14:40:00Z · [[decisions/2026-11-22-use-flock|Use flock]] · **choice:** flock · **why:** … · **alternatives:** a; b · **impact:** medium · **category:** infra ^d-1
+//	blocker:   - [ ] 2026-11-22T14:41:00Z · **high** · CI is red ^b-1
+//	           - [x] 2026-11-22T14:41:00Z · **high** · CI is red · **resolved:** 2026-11-22T15:02:00Z flaky test fixed ^b-1
+//	checklist: - [ ] **MUST** Read the session history ^c-1   (^e-N for the end checklist)
+const sep = " · "
+
+// Update is one progress entry of a session (seed 000 Update model).
+type Update struct {
+	ID       string    `json:"id"` // "u-12"
+	Time     time.Time `json:"time"`
+	Type     string    `json:"type"` // progress, note, blocker, milestone
+	Progress *int      `json:"progress,omitempty"`
+	Message  string    `json:"message"`
+	Tags     []string  `json:"tags,omitempty"`
+	Line     int       `json:"line"`
+}
+
+// Decision is one decision of a session (seed 000 Decision model).
+type Decision struct {
+	ID           string    `json:"id"` // "d-3"
+	Time         time.Time `json:"time"`
+	Title        string    `json:"title"`
+	Note         string    `json:"note"` // the decision note, e.g. "decisions/2026-11-22-use-flock"
+	Choice       string    `json:"choice"`
+	Rationale    string    `json:"rationale"`
+	Alternatives []string  `json:"alternatives,omitempty"`
+	Impact       string    `json:"impact,omitempty"`
+	Category     string    `json:"category,omitempty"`
+	Line         int       `json:"line"`
+}
+
+// Blocker is one blocker of a session (seed 000 Blocker model).
+type Blocker struct {
+	ID         string     `json:"id"` // "b-2"
+	Time       time.Time  `json:"time"`
+	Severity   string     `json:"severity"` // low, medium, high, critical
+	Status     string     `json:"status"`   // active or resolved
+	Text       string     `json:"description"`
+	Resolution string     `json:"resolution,omitempty"`
+	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
+	Line       int        `json:"line"`
+}
+
+// CheckItem is one checklist item copied from the protocol.
+type CheckItem struct {
+	ID    string `json:"id"` // "c-1" (start) or "e-1" (end)
+	Level string `json:"level,omitempty"`
+	Step  string `json:"step"`
+	Done  bool   `json:"done"`
+	Line  int    `json:"line"`
+}
+
+// Problem is an entry line the engine could not read back; it is reported
+// with its note and line, and left untouched.
+type Problem struct {
+	Note string `json:"note"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+	Why  string `json:"why"`
+}
+
+func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s: %s", p.Note, p.Line, p.Why, p.Text) }
+
+var (
+	idTailRe   = regexp.MustCompile(`\^([a-z])-(\d+)\s*$`)
+	updateRe   = regexp.MustCompile(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+)\s*$`)
+	decisionRe = regexp.MustCompile(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+)\s*$`)
+	fieldRe    = regexp.MustCompile(` · \*\*(choice|why|alternatives|impact|category):\*\* `)
+	blockerRe  = regexp.MustCompile(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+)\s*$`)
+	checkRe    = regexp.MustCompile(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?) \^([ce]-\d+)\s*$`)
+	tagTailRe  = regexp.MustCompile(`(?:\s#[\p{L}\p{N}_/-]+)+$`)
+)
+
+// oneLine collapses s to one line of single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func formatUpdate(u Update) string {
+	var b strings.Builder
+	b.WriteString("- " + note.FormatTime(u.Time) + sep + u.Type)
+	if u.Progress != nil {
+		fmt.Fprintf(&b, "%s%d%%", sep, *u.Progress)
+	}
+	b.WriteString(sep + oneLine(u.Message))
+	for _, t := range u.Tags {
+		b.WriteString(" #" + t)
+	}
+	b.WriteString(" ^" + u.ID)
+	return b.String()
+}
+
+func parseUpdate(line string) (Update, bool) {
+	m := updateRe.FindStringSubmatch(line)
+	if m == nil {
+		return Update{}, false
+	}
+	t, err := time.Parse(time.RFC3339, m[1])
+	if err != nil {
+		return Update{}, false
+	}
+	u := Update{ID: m[5], Time: t, Type: m[2], Message: m[4]}
+	if m[3] != "" {
+		p, _ := strconv.Atoi(m[3])
+		u.Progress = &p
+	}
+	if tail := tagTailRe.FindString(u.Message); tail != "" {
+		u.Message = strings.TrimSpace(u.Message[:len(u.Message)-len(tail)])
+		for _, f := range strings.Fields(tail) {
+			u.Tags = append(u.Tags, strings.TrimPrefix(f, "#"))
+		}
+	}
+	return u, true
+}
+
+// linkLabel makes text safe inside a wikilink's label.
+func linkLabel(s string) string {
+	return strings.NewReplacer("[", "(", "]", ")", "|", "/", "\n", " ").Replace(oneLine(s))
+}
+
+func formatDecision(d Decision) string {
+	var b strings.Builder
+	b.WriteString("- " + note.FormatTime(d.Time) + sep + "[[" + d.Note + "|" + linkLabel(d.Title) + "]]")
+	b.WriteString(sep + "**choice:** " + oneLine(d.Choice))
+	b.WriteString(sep + "**why:** " + oneLine(d.Rationale))
+	if len(d.Alternatives) > 0 {
+		alts := make([]string, len(d.Alternatives))
+		for i, a := range d.Alternatives {
+			alts[i] = strings.ReplaceAll(oneLine(a), ";", ",")
+		}
+		b.WriteString(sep + "**alternatives:** " + strings.Join(alts, "; "))
+	}
+	if d.Impact != "" {
+		b.WriteString(sep + "**impact:** " + d.Impact)
+	}
+	if d.Category != "" {
+		b.WriteString(sep + "**category:** " + oneLine(d.Category))
+	}
+	b.WriteString(" ^" + d.ID)
+	return b.String()
+}
+
+func parseDecision(line string) (Decision, bool) {
+	m := decisionRe.FindStringSubmatch(line)
+	if m == nil {
+		return Decision{}, false
+	}
+	t, err := time.Parse(time.RFC3339, m[1])
+	if err != nil {
+		return Decision{}, false
+	}
+	d := Decision{ID: m[5], Time: t, Note: m[2], Title: m[3]}
+	rest := m[4]
+	locs := fieldRe.FindAllStringSubmatchIndex(rest, -1)
+	for i, loc := range locs {
+		end := len(rest)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		val := strings.TrimSpace(rest[loc[1]:end])
+		switch rest[loc[2]:loc[3]] {
+		case "choice":
+			d.Choice = val
+		case "why":
+			d.Rationale = val
+		case "alternatives":
+			for _, a := range strings.Split(val, ";") {
+				if a = strings.TrimSpace(a); a != "" {
+					d.Alternatives = append(d.Alternatives, a)
+				}
+			}
+		case "impact":
+			d.Impact = val
+		case "category":
+			d.Category = val
+		}
+	}
+	return d, true
+}
+
+func formatBlocker(b Blocker) string {
+	box := " "
+	if b.Status == "resolved" {
+		box = "x"
+	}
+	s := "- [" + box + "] " + note.FormatTime(b.Time) + sep + "**" + b.Severity + "**" + sep + oneLine(b.Text)
+	if b.Status == "resolved" {
+		r := ""
+		if b.ResolvedAt != nil {
+			r = note.FormatTime(*b.ResolvedAt)
+		}
+		if b.Resolution != "" {
+			r = strings.TrimSpace(r + " " + oneLine(b.Resolution))
+		}
+		if r != "" {
+			s += sep + "**resolved:** " + r
+		}
+	}
+	return s + " ^" + b.ID
+}
+
+func parseBlocker(line string) (Blocker, bool) {
+	m := blockerRe.FindStringSubmatch(line)
+	if m == nil {
+		return Blocker{}, false
+	}
+	t, err := time.Parse(time.RFC3339, m[2])
+	if err != nil {
+		return Blocker{}, false
+	}
+	b := Blocker{ID: m[6], Time: t, Severity: m[3], Text: m[4], Status: "active"}
+	if m[1] != " " {
+		b.Status = "resolved"
+	}
+	if r := m[5]; r != "" {
+		first, rest, _ := strings.Cut(r, " ")
+		if rt, err := time.Parse(time.RFC3339, first); err == nil {
+			b.ResolvedAt = &rt
+			r = rest
+		}
+		b.Resolution = strings.TrimSpace(r)
+	}
+	return b, true
+}
+
+func formatCheck(c CheckItem) string {
+	box := " "
+	if c.Done {
+		box = "x"
+	}
+	s := "- [" + box + "] "
+	if c.Level != "" {
+		s += "**" + c.Level + "** "
+	}
+	return s + oneLine(c.Step) + " ^" + c.ID
+}
+
+func parseCheck(line string) (CheckItem, bool) {
+	m := checkRe.FindStringSubmatch(line)
+	if m == nil {
+		return CheckItem{}, false
+	}
+	return CheckItem{ID: m[4], Level: m[2], Step: m[3], Done: m[1] != " "}, true
+}
+
+// idNumber returns N of an id "x-N", or 0.
+func idNumber(id string) int {
+	_, n, _ := strings.Cut(id, "-")
+	v, _ := strconv.Atoi(n)
+	return v
+}

@@ -1,0 +1,190 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/importer"
+	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// ImportReport summarises an import of session logs.
+type ImportReport struct {
+	Sessions  int                `json:"sessions"`  // archived sessions written
+	Decisions int                `json:"decisions"` // decision notes written
+	Unchanged int                `json:"unchanged"` // sessions already in the vault with the same bytes
+	Skipped   []importer.Skipped `json:"skipped"`   // sessions not written, and why
+}
+
+// ImportSessions writes parsed session logs as archived sessions of the
+// project — sessions/<id>.md with their checklists, updates, decisions and
+// outcomes; a note per decision in decisions/; lines in session-decisions.md
+// and entries in session-history.md — all in one commit. The notes are
+// rendered only from the logs (no clock), so a second import finds them
+// byte-identical and changes nothing.
+func (s *Service) ImportSessions(project string, logs []importer.Session, progress func(done, total int)) (ImportReport, vault.Result, error) {
+	var rep ImportReport
+	project, err := s.Project(project)
+	if err != nil {
+		return rep, vault.Result{}, err
+	}
+	res, err := s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		for i, l := range logs {
+			if err := s.importOne(tx, project, l, &rep); err != nil {
+				return vault.Change{}, fmt.Errorf("importing %s: %w", l.SourcePath, err)
+			}
+			if progress != nil {
+				progress(i+1, len(logs))
+			}
+		}
+		return vault.Change{Operation: "import", Summary: fmt.Sprintf("%d sessions and %d decisions from session logs", rep.Sessions, rep.Decisions)}, nil
+	})
+	return rep, res, err
+}
+
+func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, rep *ImportReport) error {
+	if err := vault.CheckName("session id", l.ID); err != nil {
+		rep.Skipped = append(rep.Skipped, importer.Skipped{Path: l.SourcePath, Reason: err.Error()})
+		return nil
+	}
+	rel := project + "/" + SessionsDir + "/" + l.ID + ".md"
+	started := l.Date.UTC()
+	st := State{Project: project, Session: l.ID, Status: StatusComplete, Objective: firstNonEmpty(l.Objective, l.ID),
+		Branch: l.Branch, Commit: l.StartCommit, Started: &started}
+	if !l.Ended.IsZero() {
+		e := l.Ended.UTC()
+		st.Ended = &e
+	}
+	// Decisions: a note each, named by the session's date.
+	seen := map[string]int{}
+	for i, d := range l.Decisions {
+		title := firstNonEmpty(d.Title, d.Choice, "Decision "+strconv.Itoa(i+1))
+		key := strings.ToLower(linkLabel(title))
+		if seen[key]++; seen[key] > 1 {
+			title += " (" + strconv.Itoa(seen[key]) + ")"
+		}
+		dec := Decision{ID: "d-" + strconv.Itoa(i+1), Time: started, Title: title, Choice: firstNonEmpty(d.Choice, title),
+			Rationale: firstNonEmpty(d.Rationale, "Not recorded in the session log."), Alternatives: d.Alternatives}
+		dec.Note = DecisionsDir + "/" + started.Format("2006-01-02") + "-" + slug(l.ID+"-"+title)
+		st.Decisions = append(st.Decisions, dec)
+	}
+	st.Summary = strings.Join(l.Outcomes, " ")
+	st.NextSteps = l.NextSteps
+	data, err := s.renderArchived(st, l)
+	if err != nil {
+		return err
+	}
+	cur, err := tx.Read(rel)
+	switch {
+	case err == nil && bytes.Equal(cur, data):
+		rep.Unchanged++
+		return nil
+	case err == nil:
+		rep.Skipped = append(rep.Skipped, importer.Skipped{Path: l.SourcePath, Reason: "the vault already has a different " + rel + "; kept the vault's copy"})
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	if err := tx.Write(rel, data); err != nil {
+		return err
+	}
+	rep.Sessions++
+	_, _, decRel := paths(project)
+	for _, dec := range st.Decisions {
+		nrel := project + "/" + dec.Note + ".md"
+		if tx.Exists(nrel) {
+			continue
+		}
+		nb, err := s.decisionNote(project, st.Session, dec)
+		if err != nil {
+			return err
+		}
+		if err := tx.Write(nrel, nb); err != nil {
+			return err
+		}
+		rep.Decisions++
+		dd, err := s.readDoc(tx, decRel)
+		if err != nil {
+			return err
+		}
+		dd.prependLine("Decisions", "- "+started.Format("2006-01-02")+sep+"[["+dec.Note+"|"+linkLabel(dec.Title)+"]] — "+oneLine(dec.Choice)+" (session "+link(SessionsDir+"/"+st.Session)+")")
+		dd.set("decisions", dd.intProp("decisions")+1)
+		db, err := dd.bytes()
+		if err != nil {
+			return err
+		}
+		if err := tx.Write(decRel, db); err != nil {
+			return err
+		}
+	}
+	when := started
+	if st.Ended != nil {
+		when = *st.Ended
+	}
+	return s.addToHistory(tx, st, when)
+}
+
+// renderArchived renders an imported session's record from the current-state
+// template, deterministically.
+func (s *Service) renderArchived(st State, l importer.Session) ([]byte, error) {
+	tmpl, err := s.render(CurrentStateNote, map[string]string{"Project": st.Project, "Now": note.FormatTime(*st.Started)})
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.parseDoc(st.Project+"/"+SessionsDir+"/"+st.Session+".md", tmpl)
+	if err != nil {
+		return nil, err
+	}
+	d.set("type", "session")
+	d.set("status", StatusComplete)
+	d.set("session", st.Session)
+	d.set("objective", st.Objective)
+	d.set("branch", st.Branch)
+	d.set("commit", st.Commit)
+	d.set("end_commit", l.EndCommit)
+	d.set("started", *st.Started)
+	d.set("ended", timeOrEmpty(st.Ended))
+	d.set("summary", oneLine(st.Summary))
+	d.set("source", l.SourcePath)
+	d.set("source_format", l.Format)
+	d.set("source_status", oneLine(l.Status))
+	if len(l.Issues) > 0 {
+		d.set("issues", l.Issues)
+	}
+	d.setSection(secObjective, []string{st.Objective})
+	var start, end []string
+	for _, c := range l.Checklist {
+		switch c.Phase {
+		case importer.PhaseStart:
+			start = append(start, formatCheck(CheckItem{ID: "c-" + strconv.Itoa(len(start)+1), Level: c.Level, Step: c.Step, Done: c.Done}))
+		case importer.PhaseEnd:
+			end = append(end, formatCheck(CheckItem{ID: "e-" + strconv.Itoa(len(end)+1), Level: c.Level, Step: c.Step, Done: c.Done}))
+		}
+	}
+	d.setSection(secStart, start)
+	var updates []string
+	for i, u := range l.Updates {
+		if strings.TrimSpace(u) == "" {
+			continue
+		}
+		updates = append(updates, formatUpdate(Update{ID: "u-" + strconv.Itoa(i+1), Time: *st.Started, Type: "note", Message: u}))
+	}
+	d.setSection(secUpdates, updates)
+	var decisions []string
+	for _, dec := range st.Decisions {
+		decisions = append(decisions, formatDecision(dec))
+	}
+	d.setSection(secDecisions, decisions)
+	d.setSection(secBlockers, nil)
+	d.setSection(secEnd, end)
+	d.setSection(secNext, bulletLines(st.NextSteps))
+	if len(l.Outcomes) > 0 {
+		d.setSection(secSummary, bulletLines(l.Outcomes))
+	}
+	return d.bytes()
+}

@@ -1,0 +1,744 @@
+package session
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// MaxMessage is the longest update message, in characters (seed 000:
+// messageLength [1, 500]).
+const MaxMessage = 500
+
+// StartOptions are the inputs of Start (seed 000 START operation).
+type StartOptions struct {
+	Project   string
+	Objective string // required, 1-500 characters
+	Epic      string
+	Linear    string // a Linear issue key, e.g. ENG-123
+	Branch    string // the code repository's branch
+	Commit    string // the code repository's starting commit
+	Continue  string // the id of an archived session this one continues
+	Force     bool   // abandon an active session instead of failing
+}
+
+// Outcome is what an operation returns: the session state after it and the
+// commits it made.
+type Outcome struct {
+	State  State        `json:"state"`
+	Result vault.Result `json:"git"`
+	// ID is the id the operation created: a session, decision or blocker id.
+	ID string `json:"id,omitempty"`
+}
+
+var linearKeyRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*-\d+$`)
+
+func checkText(flag, v string, max int) error {
+	if strings.TrimSpace(v) == "" {
+		return errs.New(errs.InvalidInput, "--%s must not be empty", flag).With("flag", flag)
+	}
+	if n := utf8.RuneCountInString(v); n > max {
+		return errs.New(errs.InvalidInput, "--%s is %d characters; at most %d are allowed", flag, n, max).With("flag", flag)
+	}
+	return nil
+}
+
+// Start begins a session: idle -> active. It fails with
+// errs.SessionAlreadyActive when a session is active (unless Force, which
+// archives that one as abandoned in the same commit).
+func (s *Service) Start(o StartOptions) (Outcome, error) {
+	if err := checkText("objective", o.Objective, MaxMessage); err != nil {
+		return Outcome{}, err
+	}
+	if o.Linear != "" && !linearKeyRe.MatchString(o.Linear) {
+		return Outcome{}, errs.New(errs.InvalidInput, "--linear %q is not an issue key like ENG-123", o.Linear).With("flag", "linear")
+	}
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if o.Continue != "" {
+		if err := vault.CheckName("session id", o.Continue); err != nil {
+			return Outcome{}, err
+		}
+	}
+	proto, err := s.Protocol(project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var out Outcome
+	cur, hist, _ := paths(project)
+	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		now := s.now()
+		d, err := s.readDoc(tx, cur)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		st := d.readState(project)
+		if st.Active() {
+			if !o.Force {
+				return vault.Change{}, errs.New(errs.SessionAlreadyActive, "session %s is already active in project %s (objective: %s); end it with `sessionvault end`, or start with --force to abandon it", st.Session, project, st.Objective).With("session", st.Session)
+			}
+			if err := s.archive(tx, d, st, StatusAbandoned, "Abandoned: a new session was started with --force.", nil, now); err != nil {
+				return vault.Change{}, err
+			}
+		}
+		if o.Continue != "" && !tx.Exists(project+"/"+SessionsDir+"/"+o.Continue+".md") {
+			return vault.Change{}, errs.New(errs.SessionNotFound, "--continue %s: no archived session %s/%s/%s.md", o.Continue, project, SessionsDir, o.Continue).With("session", o.Continue)
+		}
+		id, err := s.nextID(tx, project, now, st.Session)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		progress := 0
+		if o.Continue != "" {
+			if prev, err := s.readDoc(tx, project+"/"+SessionsDir+"/"+o.Continue+".md"); err == nil {
+				progress = prev.intProp("progress")
+			}
+		}
+		d.set("status", StatusActive)
+		d.set("session", id)
+		d.set("objective", oneLine(o.Objective))
+		d.set("progress", progress)
+		d.set("progress_start", progress)
+		d.set("epic", o.Epic)
+		d.set("linear", strings.ToUpper(o.Linear))
+		d.set("branch", o.Branch)
+		d.set("commit", o.Commit)
+		d.set("started", now)
+		d.set("updated", now)
+		if o.Continue != "" {
+			d.set("continues", link(SessionsDir+"/"+o.Continue))
+		} else {
+			d.set("continues", "")
+		}
+		d.set("version", st.Version+1)
+		d.setSection(secObjective, []string{oneLine(o.Objective)})
+		d.setSection(secStart, checklistLines(proto.Start, "c"))
+		d.setSection(secUpdates, nil)
+		d.setSection(secDecisions, nil)
+		d.setSection(secBlockers, nil)
+		d.setSection(secEnd, checklistLines(proto.End, "e"))
+		d.setSection(secNext, nil)
+		b, err := d.bytes()
+		if err != nil {
+			return vault.Change{}, err
+		}
+		if err := tx.Write(cur, b); err != nil {
+			return vault.Change{}, err
+		}
+		_ = hist
+		out.ID = id
+		return vault.Change{Operation: "start", Session: id, Summary: oneLine(o.Objective)}, nil
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	s.beat(project, out.ID)
+	out.State, err = s.Status(project)
+	return out, err
+}
+
+func checklistLines(reqs []protocol.Requirement, prefix string) []string {
+	var lines []string
+	for i, r := range reqs {
+		lines = append(lines, formatCheck(CheckItem{ID: prefix + "-" + strconv.Itoa(i+1), Level: r.Level, Step: r.Step}))
+	}
+	return lines
+}
+
+// nextID returns the next session id of the day: YYYY-MM-DD-session-NN, NN
+// counting that day's sessions in the project.
+func (s *Service) nextID(tx *vault.Tx, project string, now time.Time, current string) (string, error) {
+	prefix := now.Format("2006-01-02") + "-session-"
+	max := 0
+	consider := func(name string) {
+		if rest, ok := strings.CutPrefix(strings.TrimSuffix(name, ".md"), prefix); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n > max {
+				max = n
+			}
+		}
+	}
+	names, err := tx.List(project + "/" + SessionsDir)
+	if err != nil {
+		return "", err
+	}
+	for _, n := range names {
+		consider(n)
+	}
+	consider(current)
+	return fmt.Sprintf("%s%02d", prefix, max+1), nil
+}
+
+// activeDoc reads the current-state note and requires an active session.
+func (s *Service) activeDoc(tx *vault.Tx, project string) (*doc, State, error) {
+	cur, _, _ := paths(project)
+	d, err := s.readDoc(tx, cur)
+	if err != nil {
+		return nil, State{}, err
+	}
+	st := d.readState(project)
+	if !st.Active() {
+		return nil, st, errs.New(errs.NoActiveSession, "no active session in project %s; start one with `sessionvault start --objective ...`", project).With("project", project)
+	}
+	if s.crashed(project, &st) {
+		return nil, st, errs.New(errs.SessionCrashed, "session %s has shown no sign of life since %s (over %s); run `sessionvault recover` to resume it", st.Session, note.FormatTime(*st.LastSign), s.V.Config.HeartbeatTimeout.Duration).With("session", st.Session)
+	}
+	return d, st, nil
+}
+
+// touch queues the properties every session write updates.
+func touch(d *doc, st State, now time.Time) {
+	d.set("updated", now)
+	d.set("version", st.Version+1)
+}
+
+// UpdateOptions are the inputs of Update (seed 000 UPDATE operation).
+type UpdateOptions struct {
+	Project  string
+	Message  string // 1-500 characters
+	Progress *int   // 0-100, optional
+	Type     string // progress, note, blocker, milestone (default progress, or note without --progress)
+	Tags     []string
+}
+
+var tagRe = regexp.MustCompile(`^[\p{L}\p{N}_/-]+$`)
+
+// Update records an update in the active session.
+func (s *Service) Update(o UpdateOptions) (Outcome, error) {
+	if err := checkText("message", o.Message, MaxMessage); err != nil {
+		return Outcome{}, err
+	}
+	if o.Progress != nil && (*o.Progress < 0 || *o.Progress > 100) {
+		return Outcome{}, errs.New(errs.InvalidInput, "--progress %d is out of range; use 0-100", *o.Progress).With("flag", "progress")
+	}
+	if o.Type == "" {
+		o.Type = "progress"
+		if o.Progress == nil {
+			o.Type = "note"
+		}
+	}
+	switch o.Type {
+	case "progress", "note", "blocker", "milestone":
+	default:
+		return Outcome{}, errs.New(errs.InvalidInput, "--type %q is not one of progress, note, blocker, milestone", o.Type).With("flag", "type")
+	}
+	for _, t := range o.Tags {
+		if !tagRe.MatchString(strings.TrimPrefix(t, "#")) {
+			return Outcome{}, errs.New(errs.InvalidInput, "--tag %q: tags are letters, digits, '_', '-' and '/'", t).With("flag", "tag")
+		}
+	}
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var out Outcome
+	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		d, st, err := s.activeDoc(tx, project)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		now := s.now()
+		u := Update{ID: "u-" + strconv.Itoa(d.lastEntryNumber(secUpdates, 'u')+1), Time: now, Type: o.Type, Progress: o.Progress, Message: o.Message}
+		for _, t := range o.Tags {
+			u.Tags = append(u.Tags, strings.TrimPrefix(t, "#"))
+		}
+		d.appendLine(secUpdates, formatUpdate(u))
+		if o.Progress != nil {
+			d.set("progress", *o.Progress)
+		}
+		touch(d, st, now)
+		b, err := d.bytes()
+		if err != nil {
+			return vault.Change{}, err
+		}
+		out.ID = u.ID
+		out.State.Session = st.Session
+		return vault.Change{Operation: "update", Session: st.Session, Summary: o.Message}, tx.Write(d.path, b)
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	s.beat(project, out.State.Session)
+	return out, nil
+}
+
+// DecideOptions are the inputs of Decide (seed 000 DECIDE operation).
+type DecideOptions struct {
+	Project      string
+	Title        string // unique within the session (case-insensitive)
+	Choice       string
+	Rationale    string
+	Alternatives []string
+	Impact       string // low, medium, high (default medium)
+	Category     string
+}
+
+var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
+
+func slug(s string) string {
+	v := strings.Trim(slugRe.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(v) > 50 {
+		v = strings.TrimRight(v[:50], "-")
+	}
+	if v == "" {
+		v = "decision"
+	}
+	return v
+}
+
+// Decide records a decision: an entry in the current state, its own note in
+// decisions/, and a line at the top of session-decisions.md, in one commit.
+func (s *Service) Decide(o DecideOptions) (Outcome, error) {
+	for flag, v := range map[string]string{"title": o.Title, "choice": o.Choice, "rationale": o.Rationale} {
+		if err := checkText(flag, v, 2000); err != nil {
+			return Outcome{}, err
+		}
+	}
+	if o.Impact == "" {
+		o.Impact = "medium"
+	}
+	switch o.Impact {
+	case "low", "medium", "high":
+	default:
+		return Outcome{}, errs.New(errs.InvalidInput, "--impact %q is not one of low, medium, high", o.Impact).With("flag", "impact")
+	}
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var out Outcome
+	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		d, st, err := s.activeDoc(tx, project)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		for _, prev := range st.Decisions {
+			if strings.EqualFold(strings.TrimSpace(prev.Title), strings.TrimSpace(linkLabel(o.Title))) {
+				return vault.Change{}, errs.New(errs.DuplicateDecision, "session %s already has a decision titled %q (%s); titles are unique within a session", st.Session, prev.Title, prev.ID).With("decision", prev.ID)
+			}
+		}
+		now := s.now()
+		base := project + "/" + DecisionsDir + "/" + now.Format("2006-01-02") + "-" + slug(o.Title)
+		rel := base + ".md"
+		for i := 2; tx.Exists(rel); i++ {
+			rel = fmt.Sprintf("%s-%d.md", base, i)
+		}
+		dec := Decision{ID: "d-" + strconv.Itoa(d.lastEntryNumber(secDecisions, 'd')+1), Time: now, Title: o.Title,
+			Note: strings.TrimSuffix(strings.TrimPrefix(rel, project+"/"), ".md"), Choice: o.Choice, Rationale: o.Rationale,
+			Alternatives: o.Alternatives, Impact: o.Impact, Category: o.Category}
+		d.appendLine(secDecisions, formatDecision(dec))
+		touch(d, st, now)
+		b, err := d.bytes()
+		if err != nil {
+			return vault.Change{}, err
+		}
+		if err := tx.Write(d.path, b); err != nil {
+			return vault.Change{}, err
+		}
+		nb, err := s.decisionNote(project, st.Session, dec)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		if err := tx.Write(rel, nb); err != nil {
+			return vault.Change{}, err
+		}
+		_, _, decRel := paths(project)
+		dd, err := s.readDoc(tx, decRel)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		dd.prependLine("Decisions", "- "+now.Format("2006-01-02")+sep+"[["+dec.Note+"|"+linkLabel(dec.Title)+"]] — "+oneLine(dec.Choice)+" (session "+link(SessionsDir+"/"+st.Session)+")")
+		dd.set("decisions", dd.intProp("decisions")+1)
+		dd.set("updated", now)
+		db, err := dd.bytes()
+		if err != nil {
+			return vault.Change{}, err
+		}
+		out.ID = dec.ID
+		out.State.Session = st.Session
+		return vault.Change{Operation: "decide", Session: st.Session, Summary: o.Title}, tx.Write(decRel, db)
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	s.beat(project, out.State.Session)
+	return out, nil
+}
+
+func (s *Service) decisionNote(project, session string, d Decision) ([]byte, error) {
+	alts := "_None recorded._"
+	if len(d.Alternatives) > 0 {
+		alts = "- " + strings.Join(d.Alternatives, "\n- ")
+	}
+	return s.render("decision.md", map[string]string{
+		"ID":               note.Scalar(d.ID),
+		"Title":            note.Scalar(oneLine(d.Title)),
+		"Session":          note.Scalar(link(SessionsDir + "/" + session)),
+		"Date":             note.FormatTime(d.Time),
+		"Impact":           note.Scalar(d.Impact),
+		"Category":         note.Scalar(d.Category),
+		"Alternatives":     note.ListValue(d.Alternatives),
+		"Heading":          oneLine(d.Title),
+		"SessionLink":      link(SessionsDir+"/"+session) + " (" + link(project+"/"+CurrentStateNote) + " while it is active)",
+		"Choice":           d.Choice,
+		"Rationale":        d.Rationale,
+		"AlternativesList": alts,
+	})
+}
+
+// Block records a blocker in the active session and returns its id (b-N).
+func (s *Service) Block(project, description, severity string) (Outcome, error) {
+	if err := checkText("description", description, MaxMessage); err != nil {
+		return Outcome{}, err
+	}
+	if severity == "" {
+		severity = "medium"
+	}
+	switch severity {
+	case "low", "medium", "high", "critical":
+	default:
+		return Outcome{}, errs.New(errs.InvalidInput, "--severity %q is not one of low, medium, high, critical", severity).With("flag", "severity")
+	}
+	project, err := s.Project(project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var out Outcome
+	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		d, st, err := s.activeDoc(tx, project)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		now := s.now()
+		b := Blocker{ID: "b-" + strconv.Itoa(d.lastEntryNumber(secBlockers, 'b')+1), Time: now, Severity: severity, Status: "active", Text: description}
+		d.appendLine(secBlockers, formatBlocker(b))
+		touch(d, st, now)
+		data, err := d.bytes()
+		if err != nil {
+			return vault.Change{}, err
+		}
+		out.ID = b.ID
+		out.State.Session = st.Session
+		return vault.Change{Operation: "block", Session: st.Session, Summary: b.ID + " " + description}, tx.Write(d.path, data)
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	s.beat(project, out.State.Session)
+	return out, nil
+}
+
+// Resolve marks a blocker resolved. Unknown ids give errs.BlockerNotFound;
+// an already resolved one gives errs.BlockerResolved.
+func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
+	if !regexp.MustCompile(`^b-\d+$`).MatchString(id) {
+		return Outcome{}, errs.New(errs.BlockerNotFound, "%q is not a blocker id; blocker ids look like b-1 (see `sessionvault status`)", id).With("blocker", id)
+	}
+	project, err := s.Project(project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var out Outcome
+	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		d, st, err := s.activeDoc(tx, project)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		for _, l := range d.sectionLines(secBlockers) {
+			b, ok := parseBlocker(string(l.Content()))
+			if !ok || b.ID != id {
+				continue
+			}
+			if b.Status == "resolved" {
+				return vault.Change{}, errs.New(errs.BlockerResolved, "blocker %s of session %s is already resolved", id, st.Session).With("blocker", id)
+			}
+			now := s.now()
+			b.Status, b.Resolution, b.ResolvedAt = "resolved", resolution, &now
+			d.replaceLine(l.Offset, formatBlocker(b))
+			touch(d, st, now)
+			data, err := d.bytes()
+			if err != nil {
+				return vault.Change{}, err
+			}
+			out.ID = id
+			out.State.Session = st.Session
+			return vault.Change{Operation: "resolve", Session: st.Session, Summary: id + " " + resolution}, tx.Write(d.path, data)
+		}
+		return vault.Change{}, errs.New(errs.BlockerNotFound, "session %s has no blocker %s (see `sessionvault status` for open blockers)", st.Session, id).With("blocker", id)
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	s.beat(project, out.State.Session)
+	return out, nil
+}
+
+// End finishes the active session: active -> ending -> complete. The session
+// is archived to sessions/<id>.md, added to session-history.md, and the
+// current state is left idle with a link to it — one commit.
+func (s *Service) End(project, summary string, next []string) (Outcome, error) {
+	if summary != "" {
+		if err := checkText("summary", summary, 2000); err != nil {
+			return Outcome{}, err
+		}
+	}
+	project, err := s.Project(project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var out Outcome
+	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		cur, _, _ := paths(project)
+		d, err := s.readDoc(tx, cur)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		st := d.readState(project)
+		if !st.Active() {
+			return vault.Change{}, errs.New(errs.NoActiveSession, "no active session in project %s to end (the last one was %s)", project, st.LastSession).With("project", project)
+		}
+		now := s.now()
+		if err := s.archive(tx, d, st, StatusComplete, summary, next, now); err != nil {
+			return vault.Change{}, err
+		}
+		out.ID = st.Session
+		return vault.Change{Operation: "end", Session: st.Session, Summary: firstNonEmpty(summary, st.Objective)}, nil
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	s.V.WriteState("heartbeat-"+project, nil)
+	out.State, err = s.Status(project)
+	return out, err
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// archive writes the session record sessions/<id>.md from the current-state
+// note (with the end's summary and next steps), adds it to the history and
+// resets the current state to idle.
+func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, summary string, next []string, now time.Time) error {
+	rel := st.Project + "/" + SessionsDir + "/" + st.Session + ".md"
+	if err := vault.CheckPath(rel); err != nil {
+		return err
+	}
+	if tx.Exists(rel) {
+		return errs.New(errs.SessionAlreadyActive, "cannot archive session %s: %s already exists", st.Session, rel).With("note", rel)
+	}
+	if len(next) == 0 {
+		next = st.NextSteps
+	}
+	a, err := s.parseDoc(rel, d.n.Bytes())
+	if err != nil {
+		return err
+	}
+	a.set("type", "session")
+	a.set("status", status)
+	a.set("ended", now)
+	a.set("updated", now)
+	if st.Started != nil {
+		a.set("duration_minutes", int(now.Sub(*st.Started).Minutes()))
+	}
+	a.set("summary", oneLine(summary))
+	a.setSection(secNext, bulletLines(next))
+	if summary != "" {
+		a.setSection(secSummary, []string{summary})
+	}
+	ab, err := a.bytes()
+	if err != nil {
+		return err
+	}
+	if err := tx.Write(rel, ab); err != nil {
+		return err
+	}
+	st.Summary, st.NextSteps, st.Status = summary, next, status
+	st.Ended = &now
+	if err := s.addToHistory(tx, st, now); err != nil {
+		return err
+	}
+	d.set("status", StatusIdle)
+	d.set("session", "")
+	d.set("objective", "")
+	d.set("progress", 0)
+	d.set("progress_start", 0)
+	d.set("epic", "")
+	d.set("linear", "")
+	d.set("branch", "")
+	d.set("commit", "")
+	d.set("started", "")
+	d.set("continues", "")
+	d.set("last_session", link(SessionsDir+"/"+st.Session))
+	touch(d, st, now)
+	d.setSection(secObjective, []string{"_No active session._ The last one was " + link(SessionsDir+"/"+st.Session) + " (" + status + ")."})
+	for _, sec := range []string{secStart, secUpdates, secDecisions, secBlockers, secEnd, secNext} {
+		d.setSection(sec, nil)
+	}
+	b, err := d.bytes()
+	if err != nil {
+		return err
+	}
+	return tx.Write(d.path, b)
+}
+
+func bulletLines(items []string) []string {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		if it = oneLine(it); it != "" {
+			out = append(out, "- "+it)
+		}
+	}
+	return out
+}
+
+// Heartbeat records a sign of life of the active session in
+// .sessionvault/state (no commit: DESIGN §4).
+func (s *Service) Heartbeat(project string) (State, error) {
+	project, err := s.Project(project)
+	if err != nil {
+		return State{}, err
+	}
+	st, err := s.Status(project)
+	if err != nil {
+		return st, err
+	}
+	if !st.Active() {
+		return st, errs.New(errs.NoActiveSession, "no active session in project %s", project)
+	}
+	if st.Status == StatusCrashed {
+		return st, errs.New(errs.SessionCrashed, "session %s is crashed (no sign of life since %s); run `sessionvault recover` first", st.Session, note.FormatTime(*st.LastSign)).With("session", st.Session)
+	}
+	if err := s.beat(project, st.Session); err != nil {
+		return st, err
+	}
+	return s.Status(project)
+}
+
+func (s *Service) beat(project, session string) error {
+	return s.V.WriteState("heartbeat-"+project, []byte(note.FormatTime(s.now())+" "+session+"\n"))
+}
+
+// lastBeat returns the time of the last heartbeat of session, if any.
+func (s *Service) lastBeat(project, session string) *time.Time {
+	data, err := s.V.ReadState("heartbeat-" + project)
+	if err != nil {
+		return nil
+	}
+	ts, id, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
+	if id != session {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, ts)
+	if err != nil {
+		return nil
+	}
+	return &t
+}
+
+// crashed fills st.LastSign and reports whether an active session's last
+// sign of life (heartbeat, update, start) is older than the heartbeat
+// timeout.
+func (s *Service) crashed(project string, st *State) bool {
+	if st.Status != StatusActive && st.Status != StatusRecovered && st.Status != StatusCrashed {
+		return false
+	}
+	var last *time.Time
+	for _, t := range []*time.Time{st.Started, st.Updated, s.lastBeat(project, st.Session)} {
+		if t != nil && (last == nil || t.After(*last)) {
+			last = t
+		}
+	}
+	st.LastSign = last
+	if st.Status == StatusCrashed {
+		return true
+	}
+	return last != nil && s.now().Sub(*last) > s.V.Config.HeartbeatTimeout.Duration
+}
+
+// Recover resumes a crashed session: crashed -> recovered -> active. session,
+// if given, must name the current session. Without force, a session that is
+// alive gives errs.NotCrashed.
+func (s *Service) Recover(project, session string, force bool) (Outcome, error) {
+	project, err := s.Project(project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var out Outcome
+	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		cur, _, _ := paths(project)
+		d, err := s.readDoc(tx, cur)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		st := d.readState(project)
+		if !st.Active() {
+			return vault.Change{}, errs.New(errs.NoActiveSession, "no session to recover in project %s (status %s)", project, st.Status)
+		}
+		if session != "" && session != st.Session {
+			return vault.Change{}, errs.New(errs.SessionNotFound, "session %s is not the current session of project %s (that is %s)", session, project, st.Session).With("session", session)
+		}
+		if !s.crashed(project, &st) && !force {
+			return vault.Change{}, errs.New(errs.NotCrashed, "session %s is alive (last sign of life %s, timeout %s); nothing to recover", st.Session, note.FormatTime(*st.LastSign), s.V.Config.HeartbeatTimeout.Duration).With("session", st.Session)
+		}
+		now := s.now()
+		last := "unknown"
+		if st.LastSign != nil {
+			last = note.FormatTime(*st.LastSign)
+		}
+		u := Update{ID: "u-" + strconv.Itoa(d.lastEntryNumber(secUpdates, 'u')+1), Time: now, Type: "note", Message: "Recovered after a crash; last sign of life " + last + "."}
+		d.appendLine(secUpdates, formatUpdate(u))
+		d.set("status", StatusActive)
+		d.set("recovered", now)
+		touch(d, st, now)
+		b, err := d.bytes()
+		if err != nil {
+			return vault.Change{}, err
+		}
+		out.ID = st.Session
+		return vault.Change{Operation: "recover", Session: st.Session, Summary: "resumed after last sign of life " + last}, tx.Write(cur, b)
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	s.beat(project, out.ID)
+	out.State, err = s.Status(project)
+	return out, err
+}
+
+// Status reads the project's current state (no lock, no commit). An active
+// session whose last sign of life is too old is reported as crashed.
+func (s *Service) Status(project string) (State, error) {
+	project, err := s.Project(project)
+	if err != nil {
+		return State{}, err
+	}
+	cur, _, _ := paths(project)
+	data, err := s.V.ReadFile(cur)
+	if err != nil {
+		return State{}, errs.Wrap(errs.NoteParse, err, "reading "+cur)
+	}
+	d, err := s.parseDoc(cur, data)
+	if err != nil {
+		return State{}, err
+	}
+	st := d.readState(project)
+	if s.crashed(project, &st) {
+		st.Status = StatusCrashed
+	}
+	return st, nil
+}

@@ -1,0 +1,184 @@
+// Package session is the domain: the session model, the seed 000 lifecycle
+// state machine, the operations (start, update, decide, block, resolve, end,
+// heartbeat, recover), and how a session is rendered to and read from the
+// canonical notes (DESIGN §4, §5, §7). Every operation runs through
+// vault.Update, so it is one commit or, when it fails, no change at all.
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/markdown"
+	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/vault"
+	"github.com/sessionvault/sessionvault/templates"
+)
+
+// Service runs session operations on one vault.
+type Service struct {
+	V   *vault.Vault
+	MD  *markdown.Parser
+	Now func() time.Time // the clock; time.Now when nil
+}
+
+// New returns a Service for v using the system clock.
+func New(v *vault.Vault) *Service { return &Service{V: v, MD: markdown.New()} }
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC().Truncate(time.Second)
+	}
+	return time.Now().UTC().Truncate(time.Second)
+}
+
+// Project resolves the project to use: name if given, else the vault's
+// default_project, else the only project folder. It checks the name is safe
+// and that the project exists.
+func (s *Service) Project(name string) (string, error) {
+	if name == "" {
+		name = s.V.Config.DefaultProject
+	}
+	if name == "" {
+		ents, _ := os.ReadDir(s.V.Root)
+		var found []string
+		for _, e := range ents {
+			if e.IsDir() {
+				if _, err := os.Stat(path.Join(s.V.Root, e.Name(), CurrentStateNote)); err == nil {
+					found = append(found, e.Name())
+				}
+			}
+		}
+		if len(found) != 1 {
+			return "", errs.New(errs.Usage, "no --project given and the vault has %d projects; pass --project", len(found))
+		}
+		name = found[0]
+	}
+	if err := vault.CheckName("project", name); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(path.Join(s.V.Root, name, CurrentStateNote)); err != nil {
+		return "", errs.New(errs.SessionNotFound, "project %q has no %s in the vault; run `sessionvault init --project %s`", name, CurrentStateNote, name).With("project", name)
+	}
+	return name, nil
+}
+
+// readDoc reads and parses a note through tx. A note that does not parse is
+// an errs.NoteParse error naming the note and line; one over 10 MB is
+// errs.NoteTooLarge.
+func (s *Service) readDoc(tx *vault.Tx, rel string) (*doc, error) {
+	data, err := tx.Read(rel)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errs.New(errs.NoteParse, "%s is missing from the vault", rel).With("note", rel)
+		}
+		return nil, err
+	}
+	return s.parseDoc(rel, data)
+}
+
+func (s *Service) parseDoc(rel string, data []byte) (*doc, error) {
+	d, err := openDoc(s.MD, rel, data)
+	if err != nil {
+		var pe *note.ParseError
+		if errors.As(err, &pe) {
+			code := errs.NoteParse
+			if errors.Is(err, note.ErrTooLarge) {
+				code = errs.NoteTooLarge
+			}
+			return nil, (&errs.Error{Code: code, Message: err.Error() + " (the note is left as it is; fix it, or restore it with git)", Err: err}).With("note", rel).With("line", pe.Line)
+		}
+		return nil, err
+	}
+	return d, nil
+}
+
+// render executes a template: the vault's .sessionvault/templates/<name>
+// if present, else the embedded default.
+func (s *Service) render(name string, data any) ([]byte, error) {
+	src, err := os.ReadFile(path.Join(s.V.Root, ".sessionvault", "templates", name))
+	if errors.Is(err, fs.ErrNotExist) {
+		src, err = fs.ReadFile(templates.FS, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("template %s: %w", name, err)
+	}
+	t, err := template.New(name).Option("missingkey=error").Parse(string(src))
+	if err != nil {
+		return nil, fmt.Errorf("template %s: %w", name, err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return nil, fmt.Errorf("template %s: %w", name, err)
+	}
+	return b.Bytes(), nil
+}
+
+// Protocol returns the protocol a project follows: <project>/SESSION-PROTOCOL.md
+// if present, else the vault's SESSION-PROTOCOL.md, else the embedded default.
+func (s *Service) Protocol(project string) (*protocol.Protocol, error) {
+	for _, rel := range []string{project + "/SESSION-PROTOCOL.md", "SESSION-PROTOCOL.md"} {
+		data, err := s.V.ReadFile(rel)
+		if err == nil {
+			return protocol.Parse(s.MD, rel, data), nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	data, err := fs.ReadFile(templates.FS, "SESSION-PROTOCOL.md")
+	if err != nil {
+		return nil, err
+	}
+	return protocol.Parse(s.MD, "SESSION-PROTOCOL.md (built in)", data), nil
+}
+
+// Init writes the four canonical notes of a project from the templates,
+// keeping any that exist. It returns the paths it created.
+func (s *Service) InitProject(project string) (vault.Result, error) {
+	if err := vault.CheckName("project", project); err != nil {
+		return vault.Result{}, err
+	}
+	return s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		data := map[string]string{"Project": project, "Now": note.FormatTime(s.now())}
+		var created []string
+		for _, name := range CanonicalNotes {
+			rel := project + "/" + name
+			if tx.Exists(rel) {
+				continue
+			}
+			b, err := s.render(name, data)
+			if err != nil {
+				return vault.Change{}, err
+			}
+			if err := tx.Write(rel, b); err != nil {
+				return vault.Change{}, err
+			}
+			created = append(created, name)
+		}
+		if !tx.Exists("SESSION-PROTOCOL.md") {
+			b, err := fs.ReadFile(templates.FS, "SESSION-PROTOCOL.md")
+			if err != nil {
+				return vault.Change{}, err
+			}
+			if err := tx.Write("SESSION-PROTOCOL.md", b); err != nil {
+				return vault.Change{}, err
+			}
+			created = append(created, "SESSION-PROTOCOL.md")
+		}
+		return vault.Change{Operation: "init", Summary: fmt.Sprintf("project %s (%s)", project, strings.Join(created, ", "))}, nil
+	})
+}
+
+func paths(project string) (current, hist, decisions string) {
+	return project + "/" + CurrentStateNote, project + "/" + HistoryNote, project + "/" + DecisionsNote
+}

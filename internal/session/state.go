@@ -1,0 +1,222 @@
+package session
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/note"
+)
+
+// Canonical note names (DESIGN §2, §4) and the sections the engine owns in
+// the current-state note (by their H2 heading).
+const (
+	CurrentStateNote = "session-current-state.md"
+	HistoryNote      = "session-history.md"
+	ViolationsNote   = "session-violations-log.md"
+	DecisionsNote    = "session-decisions.md"
+	SessionsDir      = "sessions"
+	DecisionsDir     = "decisions"
+
+	secObjective = "Objective"
+	secStart     = "Start checklist"
+	secUpdates   = "Updates"
+	secDecisions = "Decisions"
+	secBlockers  = "Blockers"
+	secEnd       = "End checklist"
+	secNext      = "Next steps"
+	secSummary   = "Summary"
+)
+
+// CanonicalNotes lists the four canonical notes of a project.
+var CanonicalNotes = []string{CurrentStateNote, HistoryNote, ViolationsNote, DecisionsNote}
+
+// Lifecycle statuses (seed 000 state machine, DESIGN §2).
+const (
+	StatusIdle      = "idle"
+	StatusActive    = "active"
+	StatusEnding    = "ending"
+	StatusComplete  = "complete"
+	StatusCrashed   = "crashed"
+	StatusRecovered = "recovered"
+	StatusAbandoned = "abandoned"
+)
+
+// State is a session as read from its note: the current-state note while a
+// session is active, or an archived record in sessions/.
+type State struct {
+	Project        string      `json:"project"`
+	Status         string      `json:"status"`
+	Session        string      `json:"session,omitempty"`
+	Objective      string      `json:"objective,omitempty"`
+	Progress       int         `json:"progress"`
+	ProgressStart  int         `json:"progress_start"`
+	Epic           string      `json:"epic,omitempty"`
+	Linear         string      `json:"linear,omitempty"`
+	Branch         string      `json:"branch,omitempty"`
+	Commit         string      `json:"commit,omitempty"`
+	Continues      string      `json:"continues,omitempty"`
+	LastSession    string      `json:"last_session,omitempty"`
+	Summary        string      `json:"summary,omitempty"`
+	Started        *time.Time  `json:"started,omitempty"`
+	Updated        *time.Time  `json:"updated,omitempty"`
+	Ended          *time.Time  `json:"ended,omitempty"`
+	LastSign       *time.Time  `json:"last_heartbeat,omitempty"`
+	Version        int         `json:"version"`
+	StartChecklist []CheckItem `json:"start_checklist"`
+	EndChecklist   []CheckItem `json:"end_checklist"`
+	Updates        []Update    `json:"updates"`
+	Decisions      []Decision  `json:"decisions"`
+	Blockers       []Blocker   `json:"blockers"`
+	NextSteps      []string    `json:"next_steps,omitempty"`
+	Problems       []Problem   `json:"problems,omitempty"`
+}
+
+// Active reports whether the state holds a session that accepts entries.
+func (s *State) Active() bool {
+	return s.Status == StatusActive || s.Status == StatusRecovered || s.Status == StatusCrashed
+}
+
+// OpenBlockers returns the blockers not yet resolved.
+func (s *State) OpenBlockers() []Blocker {
+	var out []Blocker
+	for _, b := range s.Blockers {
+		if b.Status != "resolved" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func (d *doc) prop(key string) string {
+	v, _ := d.n.Get(key)
+	return v
+}
+
+func (d *doc) timeProp(key string) *time.Time {
+	v := d.prop(key)
+	if v == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return nil
+	}
+	return &t
+}
+
+func (d *doc) intProp(key string) int {
+	v, _ := strconv.Atoi(d.prop(key))
+	return v
+}
+
+// readState reads the session state from a current-state or archived note.
+// Entry lines it cannot read are reported in Problems.
+func (d *doc) readState(project string) State {
+	st := State{
+		Project:       project,
+		Status:        d.prop("status"),
+		Session:       d.prop("session"),
+		Objective:     d.prop("objective"),
+		Progress:      d.intProp("progress"),
+		ProgressStart: d.intProp("progress_start"),
+		Epic:          d.prop("epic"),
+		Linear:        d.prop("linear"),
+		Branch:        d.prop("branch"),
+		Commit:        d.prop("commit"),
+		Continues:     unlink(d.prop("continues")),
+		LastSession:   unlink(d.prop("last_session")),
+		Summary:       d.prop("summary"),
+		Started:       d.timeProp("started"),
+		Updated:       d.timeProp("updated"),
+		Ended:         d.timeProp("ended"),
+		Version:       d.intProp("version"),
+	}
+	if st.Status == "" {
+		st.Status = StatusIdle
+	}
+	st.StartChecklist = readEntries(d, &st, secStart, parseCheck)
+	st.EndChecklist = readEntries(d, &st, secEnd, parseCheck)
+	st.Updates = readEntries(d, &st, secUpdates, parseUpdate)
+	st.Decisions = readEntries(d, &st, secDecisions, parseDecision)
+	st.Blockers = readEntries(d, &st, secBlockers, parseBlocker)
+	for _, l := range d.sectionLines(secNext) {
+		if t := strings.TrimSpace(string(l.Content())); strings.HasPrefix(t, "- ") {
+			st.NextSteps = append(st.NextSteps, strings.TrimSpace(t[2:]))
+		}
+	}
+	return st
+}
+
+// readEntries parses the entry lines of one section: lines ending in a block
+// id. Lines with an id that do not parse become Problems.
+func readEntries[T any](d *doc, st *State, section string, parse func(string) (T, bool)) []T {
+	var out []T
+	for _, l := range d.sectionLines(section) {
+		line := string(l.Content())
+		if !idTailRe.MatchString(line) {
+			continue
+		}
+		e, ok := parse(line)
+		if !ok {
+			st.Problems = append(st.Problems, Problem{Note: d.path, Line: d.lineNo(l.Offset), Text: line, Why: "cannot read this " + strings.ToLower(section) + " entry back; it is kept as written"})
+			continue
+		}
+		setLine(&e, d.lineNo(l.Offset))
+		out = append(out, e)
+	}
+	return out
+}
+
+func setLine(e any, line int) {
+	switch v := e.(type) {
+	case *Update:
+		v.Line = line
+	case *Decision:
+		v.Line = line
+	case *Blocker:
+		v.Line = line
+	case *CheckItem:
+		v.Line = line
+	}
+}
+
+// lastEntryNumber returns the largest N among "^p-N" ids in a section,
+// scanning only the lines that carry one.
+func (d *doc) lastEntryNumber(section string, prefix byte) int {
+	max := 0
+	for _, l := range d.sectionLines(section) {
+		m := idTailRe.FindSubmatch(l.Content())
+		if m == nil || m[1][0] != prefix {
+			continue
+		}
+		if n, _ := strconv.Atoi(string(m[2])); n > max {
+			max = n
+		}
+	}
+	return max
+}
+
+// link renders a wikilink to a note path without its .md extension.
+func link(target string) string { return "[[" + strings.TrimSuffix(target, ".md") + "]]" }
+
+// unlink returns the target of a "[[target]]" or "[[target|label]]" value.
+func unlink(v string) string {
+	v = strings.TrimSpace(v)
+	if strings.HasPrefix(v, "[[") && strings.HasSuffix(v, "]]") {
+		v = v[2 : len(v)-2]
+		if i := strings.IndexAny(v, "|#"); i >= 0 {
+			v = v[:i]
+		}
+	}
+	return v
+}
+
+func timeOrEmpty(t *time.Time) any {
+	if t == nil {
+		return ""
+	}
+	return *t
+}
+
+var _ = note.FormatTime

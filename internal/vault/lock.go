@@ -1,0 +1,57 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+)
+
+// fileLock is a held cross-process lock (flock on .sessionvault/state/lock).
+// The kernel releases it when the process dies, so a killed sessionvault
+// never leaves the vault locked.
+type fileLock struct{ f *os.File }
+
+// lock takes the vault's cross-process lock, waiting up to the configured
+// lock timeout; past it the error carries errs.LockTimeout.
+func (v *Vault) lock() (*fileLock, error) {
+	d, err := v.stateDir("")
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(d, "lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the vault lock %s: %w", path, err)
+	}
+	deadline := time.Now().Add(v.Config.LockTimeout.Duration)
+	wait := time.Millisecond
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return &fileLock{f: f}, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, errs.New(errs.LockTimeout, "another sessionvault process has held the vault lock %s for over %s", path, v.Config.LockTimeout.Duration)
+		}
+		time.Sleep(wait)
+		if wait < 20*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+func (l *fileLock) unlock() {
+	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+	l.f.Close()
+}

@@ -1,0 +1,177 @@
+// Package vault is the vault on disk: finding it, its layout, safe paths,
+// atomic writes, the cross-process lock, and the write path that turns every
+// operation into exactly one git commit (DESIGN §4, §6). Edits made outside
+// the engine are found on the notes an operation touches and committed first,
+// as the person's own commit. A journal makes multi-note operations atomic
+// across a crash: a killed operation is rolled forward by the next one.
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/sessionvault/sessionvault/internal/config"
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/history"
+)
+
+// Vault is an opened vault. It is safe for concurrent use by several
+// goroutines: operations serialise on an in-process mutex and, across
+// processes, on a lock file.
+type Vault struct {
+	// Root is the absolute path of the vault folder.
+	Root string
+	// Config is the vault's settings.
+	Config config.Config
+
+	mu sync.Mutex // one operation at a time within this process (go-git is not thread-safe)
+}
+
+// IsVault reports whether dir holds a vault (a .sessionvault folder).
+func IsVault(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, config.Dir))
+	return err == nil && fi.IsDir()
+}
+
+// Find returns the nearest folder at or above start that is a vault, or an
+// errs.VaultNotFound error.
+func Find(start string) (string, error) {
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if IsVault(dir) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errs.New(errs.VaultNotFound, "no vault at or above %s (no .sessionvault folder); run `sessionvault init` or pass --vault", start)
+		}
+		dir = parent
+	}
+}
+
+// Open opens the vault at dir: dir must hold .sessionvault/ and be a git
+// repository. Errors carry errs.VaultNotFound or errs.ConfigInvalid.
+func Open(dir string) (*Vault, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !IsVault(abs) {
+		return nil, errs.New(errs.VaultNotFound, "%s is not a vault (no .sessionvault folder); run `sessionvault init %s` first", dir, dir)
+	}
+	if fi, err := os.Stat(filepath.Join(abs, ".git")); err != nil || !fi.IsDir() {
+		return nil, errs.New(errs.VaultNotFound, "%s is not a git repository; a vault must be one (run `sessionvault init %s`)", dir, dir)
+	}
+	cfg, err := config.Load(abs)
+	if err != nil {
+		return nil, errs.Wrap(errs.ConfigInvalid, err, "reading the vault's settings")
+	}
+	return &Vault{Root: abs, Config: cfg}, nil
+}
+
+// safeName matches a vault-relative path the engine may write: segments of
+// letters, digits, '-', '_' and '.', no segment starting with '.', joined by '/'.
+var safeName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$`)
+
+// CheckPath validates a vault-relative, slash-separated path: it must not be
+// absolute, contain "..", empty or hidden segments, or characters outside
+// letters, digits, '-', '_', '.' and '/'. Errors carry errs.PathOutsideVault.
+func CheckPath(rel string) error {
+	if rel == ".gitignore" || rel == ".sessionvault/config.yaml" || strings.HasPrefix(rel, ".sessionvault/templates/") && safeName.MatchString(strings.TrimPrefix(rel, ".sessionvault/templates/")) {
+		return nil
+	}
+	if !safeName.MatchString(rel) || strings.Contains(rel, "..") {
+		return errs.New(errs.PathOutsideVault, "%q is not a safe vault path (letters, digits, '-', '_', '.', '/' only; no '..', no leading '/' or '.')", rel)
+	}
+	return nil
+}
+
+// CheckName validates one name used to build a path (a project, a session id):
+// letters, digits, '-' and '_' only.
+func CheckName(kind, name string) error {
+	if name == "" || !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`).MatchString(name) {
+		return errs.New(errs.PathOutsideVault, "%s %q must be letters, digits, '-' and '_' (starting with a letter or digit)", kind, name)
+	}
+	return nil
+}
+
+// Abs returns the absolute path of a vault-relative path after CheckPath.
+func (v *Vault) Abs(rel string) (string, error) {
+	if err := CheckPath(rel); err != nil {
+		return "", err
+	}
+	return filepath.Join(v.Root, filepath.FromSlash(rel)), nil
+}
+
+// ReadFile reads a vault-relative file. A missing file gives an error
+// satisfying errors.Is(err, os.ErrNotExist).
+func (v *Vault) ReadFile(rel string) ([]byte, error) {
+	p, err := v.Abs(rel)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(p)
+}
+
+// stateDir returns the absolute path of the state folder, creating it.
+func (v *Vault) stateDir(sub string) (string, error) {
+	d := filepath.Join(v.Root, filepath.FromSlash(config.StateDir), sub)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", fmt.Errorf("creating %s: %w", d, err)
+	}
+	return d, nil
+}
+
+// WriteState writes a file under .sessionvault/state (not committed)
+// atomically: heartbeats and other rebuildable state.
+func (v *Vault) WriteState(name string, data []byte) error {
+	if err := CheckName("state file", strings.ReplaceAll(name, ".", "_")); err != nil {
+		return err
+	}
+	d, err := v.stateDir("")
+	if err != nil {
+		return err
+	}
+	tmp, err := v.stateDir("tmp")
+	if err != nil {
+		return err
+	}
+	return AtomicWrite(tmp, filepath.Join(d, name), data)
+}
+
+// ReadState reads a file under .sessionvault/state.
+func (v *Vault) ReadState(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(v.Root, filepath.FromSlash(config.StateDir), name))
+}
+
+// repo opens the vault's repository (per operation: DESIGN §6).
+func (v *Vault) repo() (*history.Repo, error) {
+	r, err := history.Open(v.Root)
+	if err != nil {
+		return nil, errs.Wrap(errs.VaultNotFound, err, "opening the vault's git repository")
+	}
+	return r, nil
+}
+
+// Log returns the vault's history, newest first, at most limit commits.
+func (v *Vault) Log(limit int) ([]history.CommitInfo, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	r, err := v.repo()
+	if err != nil {
+		return nil, err
+	}
+	log, err := r.Log(limit)
+	if errors.Is(err, history.ErrNoCommits) {
+		return nil, nil
+	}
+	return log, err
+}
