@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -97,7 +98,15 @@ func (a *app) service() (*session.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return session.New(v), nil
+	svc := session.New(v)
+	if now := os.Getenv("SESSIONVAULT_NOW"); now != "" {
+		t, err := time.Parse(time.RFC3339, now)
+		if err != nil {
+			return nil, errs.New(errs.Usage, "SESSIONVAULT_NOW=%q is not an RFC 3339 time like 2026-11-22T14:30:00Z", now)
+		}
+		svc.Now = func() time.Time { return t }
+	}
+	return svc, nil
 }
 
 // emit prints a result: data as {"success":true,"data":...} with --json,

@@ -189,9 +189,9 @@ func (s *Service) activeDoc(tx *vault.Tx, project string) (*doc, State, error) {
 	if !st.Active() {
 		return nil, st, errs.New(errs.NoActiveSession, "no active session in project %s; start one with `sessionvault start --objective ...`", project).With("project", project)
 	}
-	if s.crashed(project, &st) {
-		return nil, st, errs.New(errs.SessionCrashed, "session %s has shown no sign of life since %s (over %s); run `sessionvault recover` to resume it", st.Session, note.FormatTime(*st.LastSign), s.V.Config.HeartbeatTimeout.Duration).With("session", st.Session)
-	}
+	// A session that looked crashed (no sign of life for the heartbeat
+	// timeout) takes the entry anyway: the entry is itself a sign of life,
+	// and refusing it would block the agent's work.
 	return d, st, nil
 }
 
@@ -548,6 +548,9 @@ func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, summary string
 	if err != nil {
 		return err
 	}
+	if h, ok := a.md.Find(1, "Current session"); ok {
+		a.edit(h.Start, h.BodyStart, "# Session "+st.Session+a.newline())
+	}
 	a.set("type", "session")
 	a.set("status", status)
 	a.set("ended", now)
@@ -619,9 +622,6 @@ func (s *Service) Heartbeat(project string) (State, error) {
 	}
 	if !st.Active() {
 		return st, errs.New(errs.NoActiveSession, "no active session in project %s", project)
-	}
-	if st.Status == StatusCrashed {
-		return st, errs.New(errs.SessionCrashed, "session %s is crashed (no sign of life since %s); run `sessionvault recover` first", st.Session, note.FormatTime(*st.LastSign)).With("session", st.Session)
 	}
 	if err := s.beat(project, st.Session); err != nil {
 		return st, err

@@ -277,7 +277,11 @@ func (v *Vault) commitOutsideEdits(repo *history.Repo, touched []string) (string
 		return "", nil
 	}
 	sig := history.Signature{Name: v.Config.Person.Name, Email: v.Config.Person.Email, When: time.Now()}
-	msg := fmt.Sprintf("edit: %s changed outside sessionvault\n\nOperation: external-edit\n", strings.Join(changed, ", "))
+	subject := strings.Join(changed, ", ")
+	if len(changed) > 3 {
+		subject = fmt.Sprintf("%d files", len(changed))
+	}
+	msg := fmt.Sprintf("edit: %s changed outside sessionvault\n\n%s\n\nOperation: external-edit\n", subject, strings.Join(changed, "\n"))
 	hash, err := repo.Commit(history.CommitRequest{Paths: changed, Message: msg, Author: sig})
 	if errors.Is(err, history.ErrNothingToCommit) {
 		return "", nil

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// vault-example/ stays a valid vault: a copy adopted with init checks clean,
+// shows its finished and active sessions, and takes a whole lifecycle.
+func TestVaultExampleIsValid(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "vault")
+	if out, err := exec.Command("cp", "-R", "../../vault-example", dir).CombinedOutput(); err != nil {
+		t.Fatalf("copy: %v %s", err, out)
+	}
+	mustRun(t, dir, "init", dir, "--project", "demo")
+	assertClean(t, dir)
+	mustRun(t, dir, "check")
+	var res struct {
+		Data struct {
+			Status         string `json:"status"`
+			Session        string `json:"session"`
+			LastSession    string `json:"last_session"`
+			StartChecklist []struct {
+				Done bool `json:"done"`
+			} `json:"start_checklist"`
+			Blockers []struct {
+				Status string `json:"status"`
+			} `json:"blockers"`
+			Decisions []json.RawMessage `json:"decisions"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, dir, "status", "--json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	d := res.Data
+	if d.Session != "2026-11-21-session-01" || d.LastSession != "sessions/2026-11-20-session-01" || len(d.Decisions) != 1 || len(d.Blockers) != 1 || d.Blockers[0].Status != "active" {
+		t.Fatalf("status of the example = %+v", d)
+	}
+	if len(d.StartChecklist) < 3 || !d.StartChecklist[0].Done || !d.StartChecklist[1].Done || d.StartChecklist[2].Done {
+		t.Errorf("the example's ticked checklist items are not read back: %+v", d.StartChecklist)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "demo", "sessions", "2026-11-20-session-01.md")); err != nil {
+		t.Error(err)
+	}
+	mustRun(t, dir, "recover")
+	mustRun(t, dir, "resolve", "b-1")
+	mustRun(t, dir, "end", "--summary", "done")
+	assertClean(t, dir)
+	mustRun(t, dir, "check")
+}
