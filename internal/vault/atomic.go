@@ -8,12 +8,25 @@ import (
 	"time"
 )
 
-// AtomicWrite replaces path with data so that a reader, or a crash at any
-// point, sees either the old content or the new, never a torn file: the data
-// goes to a temporary file in tmpDir (same file system, outside the work
-// tree), is fsynced, renamed over path, and path's folder is fsynced. Missing
-// parent folders of path are created. The new file's mode is 0644.
-func AtomicWrite(tmpDir, path string, data []byte) error {
+// Durability of a write made with AtomicWrite.
+const (
+	// Durable fsyncs the file before the rename and its folder after it.
+	Durable = iota
+	// DurableFile fsyncs the file before the rename; the folder entry is made
+	// durable by a later barrier of the same operation (the commit's syncfs).
+	DurableFile
+	// Volatile skips fsync: for rebuildable state (heartbeats, the journal),
+	// where a power cut may lose the last write but a process kill never does.
+	Volatile
+)
+
+// AtomicWrite replaces path with data so that a reader, or a killed process
+// at any point, sees either the old content or the new, never a torn file:
+// the data goes to a temporary file in tmpDir (same file system, outside the
+// work tree), is fsynced (per durability), renamed over path, and path's
+// folder is fsynced (Durable only). Missing parent folders of path are
+// created. The new file's mode is 0644.
+func AtomicWrite(tmpDir, path string, data []byte, durability int) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("creating the folder of %s: %w", path, err)
 	}
@@ -23,7 +36,7 @@ func AtomicWrite(tmpDir, path string, data []byte) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	_, werr := f.Write(data)
-	if werr == nil {
+	if werr == nil && durability != Volatile {
 		werr = f.Sync()
 	}
 	if cerr := f.Close(); werr == nil {
@@ -36,6 +49,9 @@ func AtomicWrite(tmpDir, path string, data []byte) error {
 	if err := os.Rename(name, path); err != nil {
 		os.Remove(name)
 		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if durability != Durable {
+		return nil
 	}
 	return syncDir(filepath.Dir(path))
 }

@@ -217,7 +217,7 @@ func (v *Vault) applyJournal(repo *history.Repo, j journal) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if err := AtomicWrite(tmp, abs, j.Files[p]); err != nil {
+		if err := AtomicWrite(tmp, abs, j.Files[p], DurableFile); err != nil {
 			return "", err
 		}
 	}

@@ -131,7 +131,8 @@ func (v *Vault) stateDir(sub string) (string, error) {
 }
 
 // WriteState writes a file under .sessionvault/state (not committed)
-// atomically: heartbeats and other rebuildable state.
+// atomically but without fsync: heartbeats and other rebuildable state. A
+// killed process never loses it; a power cut may lose the last write.
 func (v *Vault) WriteState(name string, data []byte) error {
 	if err := CheckName("state file", strings.ReplaceAll(name, ".", "_")); err != nil {
 		return err
@@ -144,7 +145,7 @@ func (v *Vault) WriteState(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	return AtomicWrite(tmp, filepath.Join(d, name), data)
+	return AtomicWrite(tmp, filepath.Join(d, name), data, Volatile)
 }
 
 // ReadState reads a file under .sessionvault/state.

@@ -1,0 +1,164 @@
+// Command svbench measures sessionvault against the targets of DESIGN §10 on
+// a generated vault (default 10,000 notes and 5,000 commits): one `update` to
+// a durable commit in process and as a CLI process, and `git add && git
+// commit` of one note, interleaved round by round in the same run. It prints
+// the medians, p90s and the ratios. Run it with `make bench`.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/history/historytest"
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/sessionvault", "the sessionvault binary to time as a CLI process")
+	notes := flag.Int("notes", envInt("SESSIONVAULT_BENCH_NOTES", 10000), "notes in the generated vault")
+	commits := flag.Int("commits", envInt("SESSIONVAULT_BENCH_COMMITS", 5000), "commits in the generated vault's history")
+	rounds := flag.Int("rounds", 40, "timed rounds (each runs every variant once, in random order)")
+	keep := flag.Bool("keep", false, "keep the generated vault")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of this process (the in-process variant) to the file")
+	flag.Parse()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "svbench:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	if err := run(*bin, *notes, *commits, *rounds, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "svbench:", err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func run(bin string, notes, commits, rounds int, keep bool) error {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "svbench-")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(work)
+	}
+	dir := filepath.Join(work, "vault")
+	fmt.Fprintf(os.Stderr, "generating a vault of %d notes and %d commits in %s ...\n", notes, commits, dir)
+	t0 := time.Now()
+	if err := historytest.Generate(dir, notes, commits); err != nil {
+		return fmt.Errorf("generating the vault: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "generated in %s\n", time.Since(t0).Round(time.Millisecond))
+	if err := sh(dir, bin, "init", dir, "--project", "bench"); err != nil {
+		return err
+	}
+	if err := sh(dir, bin, "--vault", dir, "start", "--objective", "benchmark", "--branch", "bench", "--commit", "0"); err != nil {
+		return err
+	}
+	v, err := vault.Open(dir)
+	if err != nil {
+		return err
+	}
+	svc := session.New(v)
+
+	variants := []struct {
+		name string
+		op   func(i int) error
+	}{
+		{"in process: update to a durable commit", func(i int) error {
+			_, err := svc.Update(session.UpdateOptions{Project: "bench", Message: "in-process update " + strconv.Itoa(i)})
+			return err
+		}},
+		{"CLI process: sessionvault update", func(i int) error {
+			return sh(dir, bin, "--vault", dir, "update", "cli update "+strconv.Itoa(i))
+		}},
+		{"git add && git commit (one note)", func(i int) error {
+			p := historytest.NotePath(rand.Intn(notes))
+			if err := os.WriteFile(filepath.Join(dir, p), historytest.NoteContent(i, 1_000_000+i), 0o644); err != nil {
+				return err
+			}
+			if err := sh(dir, "git", "add", "--", p); err != nil {
+				return err
+			}
+			return sh(dir, "git", "commit", "-q", "-m", "bench "+strconv.Itoa(i))
+		}},
+	}
+	times := make([][]time.Duration, len(variants))
+	// One warm-up round, untimed.
+	for _, vr := range variants {
+		if err := vr.op(-1); err != nil {
+			return fmt.Errorf("%s: %w", vr.name, err)
+		}
+	}
+	for r := 0; r < rounds; r++ {
+		for _, k := range rand.Perm(len(variants)) {
+			start := time.Now()
+			if err := variants[k].op(r); err != nil {
+				return fmt.Errorf("%s: %w", variants[k].name, err)
+			}
+			times[k] = append(times[k], time.Since(start))
+		}
+		if (r+1)%10 == 0 {
+			fmt.Fprintf(os.Stderr, "round %d/%d\n", r+1, rounds)
+		}
+	}
+	if out, err := exec.Command("git", "-C", dir, "status", "--porcelain").Output(); err != nil || len(out) != 0 {
+		return fmt.Errorf("git status after the run is not clean (%v): %s", err, out)
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--no-progress").CombinedOutput(); err != nil {
+		return fmt.Errorf("git fsck after the run: %v: %s", err, out)
+	}
+	fmt.Printf("vault: %d notes, %d commits; %d rounds, variants interleaved in random order\n\n", notes, commits, rounds)
+	fmt.Printf("%-42s %10s %10s\n", "variant", "median", "p90")
+	med := make([]time.Duration, len(variants))
+	for k, vr := range variants {
+		med[k] = pct(times[k], 50)
+		fmt.Printf("%-42s %10s %10s\n", vr.name, ms(med[k]), ms(pct(times[k], 90)))
+	}
+	fmt.Printf("\ngit add && git commit / in-process update: %.1fx (target: >= 8x; DESIGN §10)\n", float64(med[2])/float64(med[0]))
+	fmt.Printf("git add && git commit / CLI update:        %.1fx\n", float64(med[2])/float64(med[1]))
+	fmt.Printf("in-process update median %s (target p50 <= 10 ms first, goal <= 5 ms); CLI update median %s (target p50 <= 20 ms)\n", ms(med[0]), ms(med[1]))
+	fmt.Printf("git status: clean; git fsck: clean\n")
+	return nil
+}
+
+func sh(dir, name string, argv ...string) error {
+	cmd := exec.Command(name, argv...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %v: %w: %s", name, argv, err, out)
+	}
+	return nil
+}
+
+func pct(ds []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)*p/100]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
