@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A session with 10,000 updates still takes updates and reads back (seed
+// 000: max session updates 10,000).
+func TestTenThousandUpdates(t *testing.T) {
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Long session")
+	mustRun(t, v, "update", "first")
+	note := filepath.Join(v, "demo", "session-current-state.md")
+	data, _ := os.ReadFile(note)
+	var b strings.Builder
+	for i := 2; i <= 10000; i++ {
+		fmt.Fprintf(&b, "- 2026-11-22T10:00:00Z · note · bulk update %d ^u-%d\n", i, i)
+	}
+	first := "· note · first ^u-1\n"
+	i := strings.Index(string(data), first) + len(first)
+	os.WriteFile(note, []byte(string(data[:i])+b.String()+string(data[i:])), 0o644)
+	if out := mustRun(t, v, "update", "after ten thousand", "--progress", "99"); strings.TrimSpace(out) != "u-10001" {
+		t.Fatalf("update printed %q, want u-10001", out)
+	}
+	var res struct {
+		Data struct {
+			Updates []struct {
+				ID string `json:"id"`
+			} `json:"updates"`
+			Progress int `json:"progress"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, v, "status", "--json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Data.Updates); n != 10001 || res.Data.Updates[n-1].ID != "u-10001" || res.Data.Progress != 99 {
+		t.Fatalf("status shows %d updates (last %v), progress %d", n, res.Data.Updates[n-1:], res.Data.Progress)
+	}
+	mustRun(t, v, "end", "--summary", "long")
+	assertClean(t, v)
+}
+
+// A note over 10 MB is refused with a clear error naming it, and nothing changes.
+func TestNoteOverTenMegabytesRefused(t *testing.T) {
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Big")
+	note := filepath.Join(v, "demo", "session-current-state.md")
+	data, _ := os.ReadFile(note)
+	big := append(data, []byte("\n## Dump\n\n"+strings.Repeat("x", 10<<20)+"\n")...)
+	os.WriteFile(note, big, 0o644)
+	head := git(t, v, "rev-parse", "HEAD")
+	_, errOut, code := run(t, v, "update", "x")
+	if code == 0 || !strings.Contains(errOut, "demo/session-current-state.md") || !strings.Contains(errOut, "NOTE_TOO_LARGE") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if git(t, v, "rev-parse", "HEAD") != head {
+		t.Fatal("a refused update made a commit")
+	}
+	if now, _ := os.ReadFile(note); len(now) != len(big) {
+		t.Fatal("the big note was changed")
+	}
+}
