@@ -191,7 +191,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 	// --json error shape.
 	out, _, _ = run(t, v, "resolve", "b-9", "--json")
 	var e struct {
-		Success bool `json:"success"`
+		Success bool                                 `json:"success"`
 		Error   struct{ Code, Name, Message string } `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(out), &e); err != nil || e.Success || e.Error.Code != "E1605" || e.Error.Name != "BLOCKER_NOT_FOUND" {
