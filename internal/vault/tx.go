@@ -146,8 +146,11 @@ func (v *Vault) Update(fn func(tx *Tx) (Change, error)) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := v.rollForward(repo); err != nil {
+	if err := v.clearKilledCommit(repo); err != nil {
 		return Result{}, err
+	}
+	if err := v.rollForward(repo); err != nil {
+		return Result{}, errs.Wrap(errs.GitWrite, err, "finishing an earlier operation that was interrupted")
 	}
 	tx := &Tx{v: v, read: map[string]bool{}, writes: map[string][]byte{}}
 	ch, err := fn(tx)
@@ -223,7 +226,7 @@ func (v *Vault) applyJournal(repo *history.Repo, j journal) (string, error) {
 	}
 	now := time.Now()
 	sig := history.Signature{Name: v.Config.Agent.Name, Email: v.Config.Agent.Email, When: now}
-	hash, err := repo.Commit(history.CommitRequest{Paths: j.Order, Message: j.Message, Author: sig})
+	hash, err := v.commit(repo, history.CommitRequest{Paths: j.Order, Message: j.Message, Author: sig})
 	if err != nil && !errors.Is(err, history.ErrNothingToCommit) {
 		return "", errs.Wrap(errs.GitWrite, err, "committing the operation (its notes are written; the next operation will commit them)")
 	}
@@ -282,7 +285,7 @@ func (v *Vault) commitOutsideEdits(repo *history.Repo, touched []string) (string
 		subject = fmt.Sprintf("%d files", len(changed))
 	}
 	msg := fmt.Sprintf("edit: %s changed outside sessionvault\n\n%s\n\nOperation: external-edit\n", subject, strings.Join(changed, "\n"))
-	hash, err := repo.Commit(history.CommitRequest{Paths: changed, Message: msg, Author: sig})
+	hash, err := v.commit(repo, history.CommitRequest{Paths: changed, Message: msg, Author: sig})
 	if errors.Is(err, history.ErrNothingToCommit) {
 		return "", nil
 	}
@@ -334,4 +337,45 @@ func commitMessage(ch Change, files map[string][]byte, paths []string) string {
 	}
 	fmt.Fprintf(&b, "Operation: %s\nState-Checksum: sha256:%s\n", ch.Operation, hex.EncodeToString(h.Sum(nil)))
 	return b.String()
+}
+
+// commitMarker is the state file that says a commit is under way: written
+// before history takes git's lock files and removed after, so that the next
+// operation can tell locks left by a killed commit from locks another git
+// process holds.
+const commitMarker = "committing"
+
+// commit runs repo.Commit between the writing and the removal of the
+// commit marker.
+func (v *Vault) commit(repo *history.Repo, req history.CommitRequest) (string, error) {
+	if err := v.WriteState(commitMarker, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n")); err != nil {
+		return "", err
+	}
+	hash, err := repo.Commit(req)
+	if rerr := os.Remove(filepath.Join(v.Root, ".sessionvault", "state", commitMarker)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+		err = rerr
+	}
+	return hash, err
+}
+
+// clearKilledCommit handles a commit marker left by a process killed while
+// committing. The caller holds the vault lock, so that process is gone; the
+// git lock files it may have left (made within seconds of its marker) are
+// removed, and locks of other git processes are left alone.
+func (v *Vault) clearKilledCommit(repo *history.Repo) error {
+	data, err := v.ReadState(commitMarker)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	at, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+	if perr == nil {
+		// A commit waits for git's locks for at most a few seconds.
+		if _, err := repo.RemoveStaleLocks(at.Add(-time.Second), at.Add(30*time.Second)); err != nil {
+			return err
+		}
+	}
+	return os.Remove(filepath.Join(v.Root, ".sessionvault", "state", commitMarker))
 }

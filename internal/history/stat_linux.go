@@ -1,0 +1,86 @@
+package history
+
+import (
+	"errors"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+func fromStatT(st *syscall.Stat_t) statData {
+	return statData{
+		ctimeSec: uint32(st.Ctim.Sec), ctimeNsec: uint32(st.Ctim.Nsec),
+		mtimeSec: uint32(st.Mtim.Sec), mtimeNsec: uint32(st.Mtim.Nsec),
+		dev: uint32(st.Dev), ino: uint32(st.Ino),
+		mode: st.Mode,
+		uid:  st.Uid, gid: st.Gid,
+		size:     uint32(st.Size),
+		fullSize: st.Size,
+	}
+}
+
+func stampOf(st *syscall.Stat_t) fileStamp {
+	return fileStamp{
+		dev: st.Dev, ino: st.Ino, size: st.Size,
+		mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
+		ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec,
+	}
+}
+
+// lstat returns the stat data of path without following a final symlink.
+func lstat(path string) (statData, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Lstat(path, &st)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return statData{}, &os.PathError{Op: "lstat", Path: path, Err: err}
+		}
+		return fromStatT(&st), nil
+	}
+}
+
+// fstatStamp returns the stamp of an open file.
+func fstatStamp(f *os.File) (fileStamp, int64, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return fileStamp{}, 0, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	return stampOf(&st), st.Mtim.Sec, nil
+}
+
+// lstatStamp returns the stamp of path and its mtime in seconds.
+func lstatStamp(path string) (fileStamp, int64, error) {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return fileStamp{}, 0, &os.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	return stampOf(&st), st.Mtim.Sec, nil
+}
+
+func isENOTDIR(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+
+const haveSyncfs = true
+
+// syncfs makes every write to the file system holding dir durable, with one
+// syncfs(2).
+func syncfs(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for {
+		err = unix.Syncfs(int(f.Fd()))
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return &os.PathError{Op: "syncfs", Path: dir, Err: err}
+	}
+	return nil
+}
