@@ -42,7 +42,7 @@ the same name is kept and the memory skipped. Idempotent.`,
 			return a.emit(map[string]any{"report": rep, "git": res}, text)
 		},
 	})
-	//TMP c.AddCommand(a.importAgentsCommand())
+	c.AddCommand(a.importAgentsCommand())
 	return c
 }
 

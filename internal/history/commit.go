@@ -253,7 +253,7 @@ func (r *Repo) commit1(paths []string, msg string, author, committer Signature) 
 	x.smudgeRacy(r.root, skip)
 	newIndex := x.rebuild(ops, cacheTreeExt(x, dirs, deltas), r.spare)
 	r.spare = nil
-	idxErr := idxLock.write(newIndex, false)
+	idxErr := idxLock.write(newIndex)
 	if err := <-objErr; err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -305,18 +305,18 @@ func (r *Repo) commit1(paths []string, msg string, author, committer Signature) 
 		if cur != head.hash {
 			return plumbing.ZeroHash, fmt.Errorf("%w: %s moved from %s to %s", ErrConcurrentUpdate, head.ref, head.hash, cur)
 		}
-		if err := refLock.write(value, false); err != nil {
+		if err := refLock.write(value); err != nil {
 			return plumbing.ZeroHash, err
 		}
-		ra, err := appendReflog(filepath.Join(r.gitdir, "logs", filepath.FromSlash(head.ref)), line, false)
+		ra, err := appendReflog(filepath.Join(r.gitdir, "logs", filepath.FromSlash(head.ref)), line)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		reflogs = append(reflogs, ra)
-	} else if err := headLock.write(value, false); err != nil {
+	} else if err := headLock.write(value); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	ra, err := appendReflog(filepath.Join(r.gitdir, "logs", "HEAD"), line, false)
+	ra, err := appendReflog(filepath.Join(r.gitdir, "logs", "HEAD"), line)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

@@ -93,15 +93,11 @@ func acquireLock(target string, timeout time.Duration) (*lockFile, error) {
 	}
 }
 
-// write writes b to the lock file and closes it, fsyncing first when sync.
-func (l *lockFile) write(b []byte, sync bool) error {
+// write writes b to the lock file and closes it (without fsync: the
+// commit's barrier makes it durable).
+func (l *lockFile) write(b []byte) error {
 	if _, err := l.f.Write(b); err != nil {
 		return fmt.Errorf("history: write %s: %w", l.path, err)
-	}
-	if sync {
-		if err := l.f.Sync(); err != nil {
-			return fmt.Errorf("history: fsync %s: %w", l.path, err)
-		}
 	}
 	return l.close()
 }

@@ -30,13 +30,17 @@
 //   - it takes HEAD.lock and <ref>.lock, compares the branch with the parent
 //     it used (ErrConcurrentUpdate otherwise), writes the new value and
 //     appends the reflogs of the branch and of HEAD;
-//   - durability: one syncfs(2) of the file system holding .git makes the
-//     objects, index.lock, the ref lock and the reflog lines durable before
-//     anything becomes visible (on systems without syncfs every new file is
-//     fsynced instead); then index.lock is renamed over the index, the ref
-//     lock over the ref, HEAD.lock is removed, and the directories holding
-//     the renamed files are fsynced. When Commit returns nil the commit is on
-//     disk.
+//   - durability: one barrier makes the new objects, index.lock, the ref
+//     lock and the reflog lines durable before anything becomes visible. On
+//     Linux it is one syncfs(2) of the file system holding .git (measured
+//     about 2 ms faster per commit than fsyncing the ~11 new files and their
+//     directories, even concurrently; the price is that it also flushes other
+//     programs' pending writes to that file system, so a large unrelated
+//     write in progress can delay a commit). Elsewhere every new file and its
+//     directory is fsynced, concurrently. Then index.lock is renamed over the
+//     index, the ref lock over the ref, HEAD.lock is removed, and the
+//     directories holding the renamed files are fsynced. When Commit returns
+//     nil the commit is on disk.
 //
 // On an error before the renames every lock it created is removed, reflog
 // appends are undone, and the repository is as it was (apart from
@@ -153,7 +157,7 @@ type Repo struct {
 	zw *zlibWriter
 
 	// syncfs selects one syncfs(2) as the durability barrier instead of
-	// concurrent fsyncs of the new files (measured in benchmarks).
+	// concurrent fsyncs of the new files; true on Linux.
 	syncfs bool
 
 	// Test hook: called after the objects and the new index are written,
@@ -240,6 +244,7 @@ func Open(dir string) (*Repo, error) {
 		root:        abs,
 		gitdir:      gitdir,
 		lockTimeout: DefaultLockTimeout,
+		syncfs:      haveSyncfs,
 	}, nil
 }
 

@@ -790,3 +790,14 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Fatalf("%d files, want %d", n, writers*each)
 	}
 }
+
+func TestFsyncBarrier(t *testing.T) {
+	r, dir := newRepo(t)
+	r.syncfs = false // the non-Linux barrier: concurrent fsyncs
+	writeFile(t, dir, "a/b.md", "b\n")
+	mustCommit(t, r, "first", "a/b.md")
+	writeFile(t, dir, "a/b.md", "c\n")
+	writeFile(t, dir, "x/y/z.md", "z\n")
+	mustCommit(t, r, "second", "a/b.md", "x/y/z.md")
+	checkConsistent(t, dir)
+}

@@ -128,8 +128,8 @@ type reflogAppend struct {
 }
 
 // appendReflog appends line to the reflog file at path, creating it and its
-// directories if missing. With sync it fsyncs the file.
-func appendReflog(path string, line []byte, sync bool) (*reflogAppend, error) {
+// directories if missing (without fsync: the commit's barrier does that).
+func appendReflog(path string, line []byte) (*reflogAppend, error) {
 	ra := &reflogAppend{path: path}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if isNotExist(err) {
@@ -154,9 +154,6 @@ func appendReflog(path string, line []byte, sync bool) (*reflogAppend, error) {
 		ra.origSize = fi.Size()
 	}
 	_, err = f.Write(line)
-	if err == nil && sync {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

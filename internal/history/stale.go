@@ -16,6 +16,8 @@ import (
 // window belongs to someone else — the git CLI, Obsidian Git — and is left
 // alone. It returns the paths removed, relative to the git directory.
 func (r *Repo) RemoveStaleLocks(from, to time.Time) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	candidates := []string{"index.lock", "HEAD.lock"}
 	if head, err := r.readHead(); err == nil && head.symbolic {
 		candidates = append(candidates, filepath.FromSlash(head.ref)+".lock")

@@ -215,3 +215,11 @@ func (d *doc) bytes() ([]byte, error) {
 	}
 	return n.Bytes(), nil
 }
+
+// retitle turns the current-state note's H1 ("# Current session") into the
+// archived record's ("# Session <id>").
+func (d *doc) retitle(id string) {
+	if h, ok := d.md.Find(1, "Current session"); ok {
+		d.edit(h.Start, h.BodyStart, "# Session "+id+d.newline())
+	}
+}

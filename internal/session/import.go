@@ -140,6 +140,7 @@ func (s *Service) renderArchived(st State, l importer.Session) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.retitle(st.Session)
 	d.set("type", "session")
 	d.set("status", StatusComplete)
 	d.set("session", st.Session)
@@ -149,7 +150,7 @@ func (s *Service) renderArchived(st State, l importer.Session) ([]byte, error) {
 	d.set("end_commit", l.EndCommit)
 	d.set("started", *st.Started)
 	d.set("ended", timeOrEmpty(st.Ended))
-	d.set("summary", oneLine(st.Summary))
+	d.set("summary", clip(oneLine(st.Summary), 200))
 	d.set("source", l.SourcePath)
 	d.set("source_format", l.Format)
 	d.set("source_status", oneLine(l.Status))
@@ -187,4 +188,12 @@ func (s *Service) renderArchived(st State, l importer.Session) ([]byte, error) {
 		d.setSection(secSummary, bulletLines(l.Outcomes))
 	}
 	return d.bytes()
+}
+
+// clip shortens s to at most n runes, ending in "…" when cut.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

@@ -548,9 +548,7 @@ func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, summary string
 	if err != nil {
 		return err
 	}
-	if h, ok := a.md.Find(1, "Current session"); ok {
-		a.edit(h.Start, h.BodyStart, "# Session "+st.Session+a.newline())
-	}
+	a.retitle(st.Session)
 	a.set("type", "session")
 	a.set("status", status)
 	a.set("ended", now)

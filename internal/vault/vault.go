@@ -29,7 +29,8 @@ type Vault struct {
 	// Config is the vault's settings.
 	Config config.Config
 
-	mu sync.Mutex // one operation at a time within this process (go-git is not thread-safe)
+	mu   sync.Mutex    // one operation at a time within this process (go-git is not thread-safe)
+	hist *history.Repo // opened on first use; it revalidates its storage on every call
 }
 
 // IsVault reports whether dir holds a vault (a .sessionvault folder).
@@ -153,12 +154,20 @@ func (v *Vault) ReadState(name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(v.Root, filepath.FromSlash(config.StateDir), name))
 }
 
-// repo opens the vault's repository (per operation: DESIGN §6).
+// repo returns the vault's repository, opening it on first use. The
+// history.Repo re-reads refs and the index on every call and reopens its
+// object storage when the packs change (an external git gc), so keeping it
+// across operations is safe (DESIGN §6) and saves the pack index load.
+// Callers hold v.mu.
 func (v *Vault) repo() (*history.Repo, error) {
+	if v.hist != nil {
+		return v.hist, nil
+	}
 	r, err := history.Open(v.Root)
 	if err != nil {
 		return nil, errs.Wrap(errs.VaultNotFound, err, "opening the vault's git repository")
 	}
+	v.hist = r
 	return r, nil
 }
 
