@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -39,7 +38,7 @@ var headerRoles = map[string]colRole{
 	"phase": colPhase,
 }
 
-var reCellCheckbox = regexp.MustCompile(`\[([ xX✓✔])\]`)
+var reCellCheckbox = lazy(`\[([ xX✓✔])\]`)
 
 // checklistFromTable turns the rows of a table into checklist items when
 // the table is a checklist: it has a step (or phase) column and a status
@@ -156,7 +155,7 @@ func checklistFromItem(g blockGroup, phase string) ChecklistItem {
 	return it
 }
 
-var reLevel = regexp.MustCompile(`^\W*(MUST[ _]NOT|MUST|SHOULD[ _]NOT|SHOULD|MAY)\b`)
+var reLevel = lazy(`^\W*(MUST[ _]NOT|MUST|SHOULD[ _]NOT|SHOULD|MAY)\b`)
 
 // normLevel maps a level cell ("MUST", "**SHOULD**", "must not",
 // "MUST_NOT") to "MUST", "MUST NOT", "SHOULD", "SHOULD NOT" or "MAY";
@@ -179,10 +178,10 @@ func leadingLevel(step string) string {
 }
 
 var (
-	reDoneMark    = regexp.MustCompile(`\[[xX✓✔]\]|✅|✔|☑|✓|🟢`)
-	reNotDoneMark = regexp.MustCompile(`\[ \]|❌|✗|✘|⬜|☐|🔴|⚠|⏳|⏭`)
-	reNotDoneWord = regexp.MustCompile(`(?i)\b(not|no|fail(ed|s|ure)?|incomplete|skip(ped)?|pending|blocked|partial(ly)?|n/?a|todo|wip|deferred|missing|in[ _-]progress|open|false|waived|violation|never)\b`)
-	reDoneWord    = regexp.MustCompile(`(?i)\b(pass(ed)?|done|complete[d]?|yes|y|ok|verified|true|success(ful)?|finished|met|resolved|present|created|read|confirmed|clean)\b`)
+	reDoneMark    = lazy(`\[[xX✓✔]\]|✅|✔|☑|✓|🟢`)
+	reNotDoneMark = lazy(`\[ \]|❌|✗|✘|⬜|☐|🔴|⚠|⏳|⏭`)
+	reNotDoneWord = lazy(`(?i)\b(not|no|fail(ed|s|ure)?|incomplete|skip(ped)?|pending|blocked|partial(ly)?|n/?a|todo|wip|deferred|missing|in[ _-]progress|open|false|waived|violation|never)\b`)
+	reDoneWord    = lazy(`(?i)\b(pass(ed)?|done|complete[d]?|yes|y|ok|verified|true|success(ful)?|finished|met|resolved|present|created|read|confirmed|clean)\b`)
 )
 
 // doneFromStatus reads a status cell: a done mark ("[x]", "✅") wins, then

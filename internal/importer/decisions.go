@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -42,7 +41,7 @@ func containsAny(s string, subs ...string) bool {
 	return false
 }
 
-var reDecisionPrefix = regexp.MustCompile(`(?i)^(decision\s*\d*[a-z]?|d-?\d+)\s*[:.)\-–—]\s*`)
+var reDecisionPrefix = lazy(`(?i)^(decision\s*\d*[a-z]?|d-?\d+)\s*[:.)\-–—]\s*`)
 
 // parseDecisionSection reads the decisions of a "Decisions" section: one
 // per sub-heading, plus the list items, table rows or paragraph of the
@@ -233,7 +232,7 @@ func splitAlternatives(v string) []string {
 	return out
 }
 
-var reBoldLead = regexp.MustCompile(`^\*\*(.+?)\*\*\s*[:\-–—]?\s*(.*)$`)
+var reBoldLead = lazy(`^\*\*(.+?)\*\*\s*[:\-–—]?\s*(.*)$`)
 
 // decisionFromItem reads a list item: "**Title**: explanation" gives a
 // decision whose title and choice are the bold text and whose rationale is
@@ -332,7 +331,7 @@ func isDecisionsHeading(title string) bool {
 	return reGenericDecisions.MatchString(normTitle(title))
 }
 
-var reGenericDecisions = regexp.MustCompile(`^(key |design |technical |important |major |main |session )?decisions?( made| log| records?| taken| summary)?$`)
+var reGenericDecisions = lazy(`^(key |design |technical |important |major |main |session )?decisions?( made| log| records?| taken| summary)?$`)
 
 // labelText returns the cleaned label of "**Key**: value" (without the
 // colon), given the value part.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -112,7 +111,7 @@ func keyList(o *jobj) string {
 	return strings.Join(keys, ", ")
 }
 
-var reMajor = regexp.MustCompile(`^\s*v?(\d+)`)
+var reMajor = lazy(`^\s*v?(\d+)`)
 
 // jsonFormat names the schema variant and returns the object holding the
 // session header fields.
@@ -431,7 +430,7 @@ func (j *jsonDoc) readDecisions() {
 	}
 }
 
-var reDigits = regexp.MustCompile(`\d+`)
+var reDigits = lazy(`\d+`)
 
 // readIssues collects references from the issue/PR keys of the header and
 // top level, then from every string in the document.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 	"unicode"
 )
@@ -204,8 +203,8 @@ func (d *mdDoc) title() string {
 }
 
 var (
-	reTitleSession = regexp.MustCompile(`(?i)^(session\s*(log|handoff|summary)?\s*[#:]?\s*[\w.-]*\d[\w.-]*|session\s*(log|handoff|summary)|handoff)\s*[:\-–—]?\s*`)
-	reTitleDate    = regexp.MustCompile(`\s*[-–—(]?\s*\d{4}-\d{2}-\d{2}\)?\s*`)
+	reTitleSession = lazy(`(?i)^(session\s*(log|handoff|summary)?\s*[#:]?\s*[\w.-]*\d[\w.-]*|session\s*(log|handoff|summary)|handoff)\s*[:\-–—]?\s*`)
+	reTitleDate    = lazy(`\s*[-–—(]?\s*\d{4}-\d{2}-\d{2}\)?\s*`)
 )
 
 // titleObjective derives an objective from a title such as

@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -59,13 +58,13 @@ func (s *mdSection) subtree() []*mdSection {
 }
 
 var (
-	reHeading   = regexp.MustCompile(`^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
-	reFence     = regexp.MustCompile("^\\s*(```|~~~)")
-	reListItem  = regexp.MustCompile(`^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$`)
-	reCheckbox  = regexp.MustCompile(`^\[([ xX✓✔])\]\s*`)
-	reRule      = regexp.MustCompile(`^\s{0,3}([-*_])(\s*([-*_]))*\s*$`)
-	reTableSep  = regexp.MustCompile(`^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$`)
-	reLabelLine = regexp.MustCompile(`^\s*\*\*[^*]{1,80}\*\*\s*:|^\s*\*\*[^*]{1,80}:\*\*`)
+	reHeading   = lazy(`^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
+	reFence     = lazy("^\\s*(```|~~~)")
+	reListItem  = lazy(`^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$`)
+	reCheckbox  = lazy(`^\[([ xX✓✔])\]\s*`)
+	reRule      = lazy(`^\s{0,3}([-*_])(\s*([-*_]))*\s*$`)
+	reTableSep  = lazy(`^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$`)
+	reLabelLine = lazy(`^\s*\*\*[^*]{1,80}\*\*\s*:|^\s*\*\*[^*]{1,80}:\*\*`)
 )
 
 // parseSections splits a Markdown document into a tree of sections. The
@@ -273,8 +272,8 @@ func splitRow(row string) []string {
 }
 
 var (
-	reLabelBold  = regexp.MustCompile(`^\*\*([^*]{1,80}?)\s*:?\s*\*\*\s*:?\s*(.*)$`)
-	reLabelPlain = regexp.MustCompile(`^([A-Za-z][A-Za-z /()-]{0,40}?)\s*:\s+(.*)$`)
+	reLabelBold  = lazy(`^\*\*([^*]{1,80}?)\s*:?\s*\*\*\s*:?\s*(.*)$`)
+	reLabelPlain = lazy(`^([A-Za-z][A-Za-z /()-]{0,40}?)\s*:\s+(.*)$`)
 )
 
 // boldLabel splits "**Key**: value" / "**Key:** value" into its key

@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -26,25 +25,25 @@ const (
 // The first matching rule wins.
 var sectionRules = []struct {
 	kind secKind
-	re   *regexp.Regexp
+	re   *lazyRegexp
 }{
-	{secNext, regexp.MustCompile(`^(recommended )?(next steps?|recommendations|next actions?|next session( .*)?|notes for (the )?next session|context for (the )?next session|follow ?ups?( actions| items| tasks| work)?|remaining (work|items|tasks)|todo|to do|open items|handoff( notes)?|future work|pending (items|work|actions))$`)},
-	{secDecisions, regexp.MustCompile(`^([a-z]+ )?decisions?( made| log| records?| taken| summary)?$|^decision \d+\b`)},
-	{secObjective, regexp.MustCompile(`^(session )?(objectives?|goals?|task|task summary|purpose|mission)$`)},
-	{secMeta, regexp.MustCompile(`^session (info|information|metadata|details|context|overview)$|^(info|information|metadata|details)$|^(current )?status$|^session$`)},
-	{secGit, regexp.MustCompile(`^(git (state|status)|branch verification|starting state)$`)},
-	{secChecklist, regexp.MustCompile(`protocol|checklist|compliance|session (start|end)|verification on resume|acceptance criteria|exit criteria|completion criteria|before closing`)},
-	{secOutcome, regexp.MustCompile(`^(session |final |key |executive |investigation |verification |findings )?(outcomes?|results?|summary|deliverables|delivery summary|conclusions?|verdict|status|state|accomplishments|impact|findings)$`)},
-	{secWork, regexp.MustCompile(`^(session )?(work log|work completed|work performed|work done|work summary|actions taken|actions|changes made|changes|progress|workflow progress|activities|timeline|implementation( summary| details| notes)?|tasks( completed)?|session log|work|execution( log)?|steps taken|what was done|completed work|work items|(session |this session )?work tracking|this session work|progress tracking|commits( this session| made)?|files (modified|changed|created)( in final pr diff)?|artifacts( created| modified| produced)?)$`)},
+	{secNext, lazy(`^(recommended )?(next steps?|recommendations|next actions?|next session( .*)?|notes for (the )?next session|context for (the )?next session|follow ?ups?( actions| items| tasks| work)?|remaining (work|items|tasks)|todo|to do|open items|handoff( notes)?|future work|pending (items|work|actions))$`)},
+	{secDecisions, lazy(`^([a-z]+ )?decisions?( made| log| records?| taken| summary)?$|^decision \d+\b`)},
+	{secObjective, lazy(`^(session )?(objectives?|goals?|task|task summary|purpose|mission)$`)},
+	{secMeta, lazy(`^session (info|information|metadata|details|context|overview)$|^(info|information|metadata|details)$|^(current )?status$|^session$`)},
+	{secGit, lazy(`^(git (state|status)|branch verification|starting state)$`)},
+	{secChecklist, lazy(`protocol|checklist|compliance|session (start|end)|verification on resume|acceptance criteria|exit criteria|completion criteria|before closing`)},
+	{secOutcome, lazy(`^(session |final |key |executive |investigation |verification |findings )?(outcomes?|results?|summary|deliverables|delivery summary|conclusions?|verdict|status|state|accomplishments|impact|findings)$`)},
+	{secWork, lazy(`^(session )?(work log|work completed|work performed|work done|work summary|actions taken|actions|changes made|changes|progress|workflow progress|activities|timeline|implementation( summary| details| notes)?|tasks( completed)?|session log|work|execution( log)?|steps taken|what was done|completed work|work items|(session |this session )?work tracking|this session work|progress tracking|commits( this session| made)?|files (modified|changed|created)( in final pr diff)?|artifacts( created| modified| produced)?)$`)},
 }
 
 var (
 	// reDecisionHeading matches a heading naming one decision:
 	// "Decision: Standardize on Pattern 2", "Decision 3 - Use Go".
-	reDecisionHeading = regexp.MustCompile(`(?i)^decision\s*\d*\s*[:\-–—]\s*\S`)
-	reTitleNoise      = regexp.MustCompile(`[^\p{L}\p{N} /&?-]+`)
-	reTitlePrefix     = regexp.MustCompile(`^((phase|step|part|stage|task) ?[\d.]+[a-z]?|\d+(\.\d+)*)\s*[:.)-]?\s*`)
-	reTitleSuffix     = regexp.MustCompile(`\s*(\(.*\)|[-:]?\s*\b(complete|completed|done|pending|in progress|skipped|required|blocking|mandatory)\b)\s*$`)
+	reDecisionHeading = lazy(`(?i)^decision\s*\d*\s*[:\-–—]\s*\S`)
+	reTitleNoise      = lazy(`[^\p{L}\p{N} /&?-]+`)
+	reTitlePrefix     = lazy(`^((phase|step|part|stage|task) ?[\d.]+[a-z]?|\d+(\.\d+)*)\s*[:.)-]?\s*`)
+	reTitleSuffix     = lazy(`\s*(\(.*\)|[-:]?\s*\b(complete|completed|done|pending|in progress|skipped|required|blocking|mandatory)\b)\s*$`)
 )
 
 // normTitle lower-cases a heading and strips numbering, emoji, status
@@ -65,7 +64,7 @@ func normTitle(title string) string {
 }
 
 // rePhaseHeading matches a numbered step heading ("Phase 2: Analysis").
-var rePhaseHeading = regexp.MustCompile(`(?i)^(phase|step|task)\s*\d`)
+var rePhaseHeading = lazy(`(?i)^(phase|step|task)\s*\d`)
 
 // kindOf classifies a section by its title. Unclassified sections inherit
 // the kind of their parent, except that a top-level "Phase N: …" heading

@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -184,4 +183,4 @@ func (d *mdDoc) offerMeta(key, val string, sc scope) {
 
 // reGitStatus matches a "Status" value describing the working tree rather
 // than the session.
-var reGitStatus = regexp.MustCompile(`(?i)^(clean|dirty)\b|working (tree|directory)|^(mergeable|ahead|behind)\b`)
+var reGitStatus = lazy(`(?i)^(clean|dirty)\b|working (tree|directory)|^(mergeable|ahead|behind)\b`)

@@ -2,7 +2,6 @@ package importer
 
 import (
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,14 +27,14 @@ func sessionID(relPath string) string {
 }
 
 var (
-	reLink       = regexp.MustCompile(`!?\[([^\]]*)\]\([^)\s]*\)`)
-	reAutoLink   = regexp.MustCompile(`<(https?://[^>\s]+)>`)
-	reEmphasis   = regexp.MustCompile(`\*\*|~~`)
-	reSpaces     = regexp.MustCompile(`\s+`)
-	reHTMLTag    = regexp.MustCompile(`</?(br|sub|sup|b|i|em|strong|code|details|summary)\s*/?>`)
-	reLeadingNum = regexp.MustCompile(`^(\d+[.)]|[-*+])\s+`)
+	reLink       = lazy(`!?\[([^\]]*)\]\([^)\s]*\)`)
+	reAutoLink   = lazy(`<(https?://[^>\s]+)>`)
+	reEmphasis   = lazy(`\*\*|~~`)
+	reSpaces     = lazy(`\s+`)
+	reHTMLTag    = lazy(`</?(br|sub|sup|b|i|em|strong|code|details|summary)\s*/?>`)
+	reLeadingNum = lazy(`^(\d+[.)]|[-*+])\s+`)
 	// reSentenceEnd ends a short title: ". ", ": ", "; ", " (", " - ", " — ".
-	reSentenceEnd = regexp.MustCompile(`[.:;]\s| \(| [-–—] `)
+	reSentenceEnd = lazy(`[.:;]\s| \(| [-–—] `)
 )
 
 // clean strips inline Markdown (emphasis, code backticks, link targets,
@@ -126,7 +125,7 @@ func appendLine(list []string, s string) []string {
 	return append(list, s)
 }
 
-var rePlaceholder = regexp.MustCompile(`(?i)^[\s*_(\[]*(none|n/?a|tbd|todo|to be (documented|determined|filled)[^)\]]*|\[migrated from markdown\]|-+|…|\.\.\.)[\s*_.)\]]*$`)
+var rePlaceholder = lazy(`(?i)^[\s*_(\[]*(none|n/?a|tbd|todo|to be (documented|determined|filled)[^)\]]*|\[migrated from markdown\]|-+|…|\.\.\.)[\s*_.)\]]*$`)
 
 // isPlaceholder reports whether s is template filler rather than content.
 func isPlaceholder(s string) bool {
@@ -134,8 +133,8 @@ func isPlaceholder(s string) bool {
 }
 
 var (
-	reDateTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2}))?)?`)
-	reNameDate = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})`)
+	reDateTime = lazy(`\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2}))?)?`)
+	reNameDate = lazy(`^(\d{4}-\d{2}-\d{2})`)
 )
 
 // timeLayouts are tried in order by parseTime on the first date-like run.
@@ -194,7 +193,7 @@ func dateFromName(relPath string) (time.Time, bool) {
 	return t, err == nil
 }
 
-var reSHA = regexp.MustCompile(`(?i)(?:^|[^0-9a-z])([0-9a-f]{7,40})(?:$|[^0-9a-z])`)
+var reSHA = lazy(`(?i)(?:^|[^0-9a-z])([0-9a-f]{7,40})(?:$|[^0-9a-z])`)
 
 // commitSHA returns the first 7-40 digit hex run of s, lower-cased, or "".
 func commitSHA(s string) string {
@@ -262,7 +261,7 @@ func humanize(key string) string {
 // "Semantic slug orchestration". It returns "" when the name has no slug.
 func slugObjective(id string) string {
 	s := reNameDate.ReplaceAllString(id, "")
-	s = regexp.MustCompile(`(?i)^[-_]*(session[-_]?[0-9a-z]*[0-9][0-9a-z]*|session)[-_]*`).ReplaceAllString(s, "")
+	s = lazy(`(?i)^[-_]*(session[-_]?[0-9a-z]*[0-9][0-9a-z]*|session)[-_]*`).ReplaceAllString(s, "")
 	s = strings.Trim(strings.NewReplacer("-", " ", "_", " ").Replace(s), " ")
 	if !strings.ContainsFunc(s, unicode.IsLetter) {
 		return ""
@@ -308,12 +307,12 @@ func (r *refs) list() []string {
 }
 
 var (
-	reGitHubRef = regexp.MustCompile(`github\.com/[\w.-]+/[\w.-]+/(pull|issues)/(\d+)`)
+	reGitHubRef = lazy(`github\.com/[\w.-]+/[\w.-]+/(pull|issues)/(\d+)`)
 	// rePRRef matches "PR #7", "pull request #7", "PR 4927" (two or more
 	// digits) and "PR-194"/"pr202" (three or more), but not "PR1"/"PR2"
 	// (pull requests numbered within a plan).
-	rePRRef   = regexp.MustCompile(`(?i)\b(?:(?:PR|pull request)\s?#\s?(\d{1,6})|PR\s(\d{2,6})|PR-?(\d{3,6}))\b`)
-	reHashRef = regexp.MustCompile(`(?i)(\b[a-z]+\b)?[\s(]*(?:^|[^\w&#/])#(\d{2,6})\b`)
+	rePRRef   = lazy(`(?i)\b(?:(?:PR|pull request)\s?#\s?(\d{1,6})|PR\s(\d{2,6})|PR-?(\d{3,6}))\b`)
+	reHashRef = lazy(`(?i)(\b[a-z]+\b)?[\s(]*(?:^|[^\w&#/])#(\d{2,6})\b`)
 )
 
 // notIssueWords precede "#N" when N numbers something other than an issue.
