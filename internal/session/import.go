@@ -94,7 +94,6 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 		return err
 	}
 	rep.Sessions++
-	_, _, decRel := paths(project)
 	for _, dec := range st.Decisions {
 		nrel := project + "/" + dec.Note + ".md"
 		if tx.Exists(nrel) {
@@ -108,17 +107,7 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 			return err
 		}
 		rep.Decisions++
-		dd, err := s.readDoc(tx, decRel)
-		if err != nil {
-			return err
-		}
-		dd.prependLine("Decisions", "- "+started.Format("2006-01-02")+sep+"[["+dec.Note+"|"+linkLabel(dec.Title)+"]] — "+oneLine(dec.Choice)+" (session "+link(SessionsDir+"/"+st.Session)+")")
-		dd.set("decisions", dd.intProp("decisions")+1)
-		db, err := dd.bytes()
-		if err != nil {
-			return err
-		}
-		if err := tx.Write(decRel, db); err != nil {
+		if err := s.logDecision(tx, project, st.Session, dec, started, false); err != nil {
 			return err
 		}
 	}

@@ -201,6 +201,47 @@ func touch(d *doc, st State, now time.Time) {
 	d.set("version", st.Version+1)
 }
 
+// entryOp is the body of an operation on the active session: it queues its
+// edits on d (the current-state note) and may write other notes through tx.
+// It returns the commit's description and the id it created.
+type entryOp func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error)
+
+// onActive runs op on the project's active session as one commit: it reads
+// the current state (errs.NoActiveSession when idle), runs op, bumps
+// updated and version, writes the note, and records a heartbeat.
+func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
+	project, err := s.Project(project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var out Outcome
+	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		d, st, err := s.activeDoc(tx, project)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		now := s.now()
+		ch, id, err := op(tx, d, st, now)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		touch(d, st, now)
+		b, err := d.bytes()
+		if err != nil {
+			return vault.Change{}, err
+		}
+		out.ID = id
+		out.State.Session = st.Session
+		ch.Session = st.Session
+		return ch, tx.Write(d.path, b)
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	s.beat(project, out.State.Session)
+	return out, nil
+}
+
 // UpdateOptions are the inputs of Update (seed 000 UPDATE operation).
 type UpdateOptions struct {
 	Project  string
@@ -236,17 +277,7 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 			return Outcome{}, errs.New(errs.InvalidInput, "--tag %q: tags are letters, digits, '_', '-' and '/'", t).With("flag", "tag")
 		}
 	}
-	project, err := s.Project(o.Project)
-	if err != nil {
-		return Outcome{}, err
-	}
-	var out Outcome
-	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
-		d, st, err := s.activeDoc(tx, project)
-		if err != nil {
-			return vault.Change{}, err
-		}
-		now := s.now()
+	return s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
 		u := Update{ID: "u-" + strconv.Itoa(d.lastEntryNumber(secUpdates, 'u')+1), Time: now, Type: o.Type, Progress: o.Progress, Message: o.Message}
 		for _, t := range o.Tags {
 			u.Tags = append(u.Tags, strings.TrimPrefix(t, "#"))
@@ -255,20 +286,8 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 		if o.Progress != nil {
 			d.set("progress", *o.Progress)
 		}
-		touch(d, st, now)
-		b, err := d.bytes()
-		if err != nil {
-			return vault.Change{}, err
-		}
-		out.ID = u.ID
-		out.State.Session = st.Session
-		return vault.Change{Operation: "update", Session: st.Session, Summary: o.Message}, tx.Write(d.path, b)
+		return vault.Change{Operation: "update", Summary: o.Message}, u.ID, nil
 	})
-	if err != nil {
-		return Outcome{}, err
-	}
-	s.beat(project, out.State.Session)
-	return out, nil
 }
 
 // DecideOptions are the inputs of Decide (seed 000 DECIDE operation).
@@ -311,67 +330,53 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 	default:
 		return Outcome{}, errs.New(errs.InvalidInput, "--impact %q is not one of low, medium, high", o.Impact).With("flag", "impact")
 	}
-	project, err := s.Project(o.Project)
-	if err != nil {
-		return Outcome{}, err
-	}
-	var out Outcome
-	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
-		d, st, err := s.activeDoc(tx, project)
-		if err != nil {
-			return vault.Change{}, err
-		}
+	return s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
 		for _, prev := range st.Decisions {
 			if strings.EqualFold(strings.TrimSpace(prev.Title), strings.TrimSpace(linkLabel(o.Title))) {
-				return vault.Change{}, errs.New(errs.DuplicateDecision, "session %s already has a decision titled %q (%s); titles are unique within a session", st.Session, prev.Title, prev.ID).With("decision", prev.ID)
+				return vault.Change{}, "", errs.New(errs.DuplicateDecision, "session %s already has a decision titled %q (%s); titles are unique within a session", st.Session, prev.Title, prev.ID).With("decision", prev.ID)
 			}
 		}
-		now := s.now()
-		base := project + "/" + DecisionsDir + "/" + now.Format("2006-01-02") + "-" + slug(o.Title)
+		base := st.Project + "/" + DecisionsDir + "/" + now.Format("2006-01-02") + "-" + slug(o.Title)
 		rel := base + ".md"
 		for i := 2; tx.Exists(rel); i++ {
 			rel = fmt.Sprintf("%s-%d.md", base, i)
 		}
 		dec := Decision{ID: "d-" + strconv.Itoa(d.lastEntryNumber(secDecisions, 'd')+1), Time: now, Title: o.Title,
-			Note: strings.TrimSuffix(strings.TrimPrefix(rel, project+"/"), ".md"), Choice: o.Choice, Rationale: o.Rationale,
+			Note: strings.TrimSuffix(strings.TrimPrefix(rel, st.Project+"/"), ".md"), Choice: o.Choice, Rationale: o.Rationale,
 			Alternatives: o.Alternatives, Impact: o.Impact, Category: o.Category}
 		d.appendLine(secDecisions, formatDecision(dec))
-		touch(d, st, now)
-		b, err := d.bytes()
+		nb, err := s.decisionNote(st.Project, st.Session, dec)
 		if err != nil {
-			return vault.Change{}, err
-		}
-		if err := tx.Write(d.path, b); err != nil {
-			return vault.Change{}, err
-		}
-		nb, err := s.decisionNote(project, st.Session, dec)
-		if err != nil {
-			return vault.Change{}, err
+			return vault.Change{}, "", err
 		}
 		if err := tx.Write(rel, nb); err != nil {
-			return vault.Change{}, err
+			return vault.Change{}, "", err
 		}
-		_, _, decRel := paths(project)
-		dd, err := s.readDoc(tx, decRel)
-		if err != nil {
-			return vault.Change{}, err
+		if err := s.logDecision(tx, st.Project, st.Session, dec, now, true); err != nil {
+			return vault.Change{}, "", err
 		}
-		dd.prependLine("Decisions", "- "+now.Format("2006-01-02")+sep+"[["+dec.Note+"|"+linkLabel(dec.Title)+"]] — "+oneLine(dec.Choice)+" (session "+link(SessionsDir+"/"+st.Session)+")")
-		dd.set("decisions", dd.intProp("decisions")+1)
-		dd.set("updated", now)
-		db, err := dd.bytes()
-		if err != nil {
-			return vault.Change{}, err
-		}
-		out.ID = dec.ID
-		out.State.Session = st.Session
-		return vault.Change{Operation: "decide", Session: st.Session, Summary: o.Title}, tx.Write(decRel, db)
+		return vault.Change{Operation: "decide", Summary: o.Title}, dec.ID, nil
 	})
+}
+
+// logDecision puts a decision's line at the top of session-decisions.md
+// (newest first), and when touch is set, its updated property.
+func (s *Service) logDecision(tx *vault.Tx, project, session string, dec Decision, when time.Time, touch bool) error {
+	_, _, rel := paths(project)
+	dd, err := s.readDoc(tx, rel)
 	if err != nil {
-		return Outcome{}, err
+		return err
 	}
-	s.beat(project, out.State.Session)
-	return out, nil
+	dd.prependLine("Decisions", "- "+when.Format("2006-01-02")+sep+"[["+dec.Note+"|"+linkLabel(dec.Title)+"]] — "+oneLine(dec.Choice)+" (session "+link(SessionsDir+"/"+session)+")")
+	dd.set("decisions", dd.intProp("decisions")+1)
+	if touch {
+		dd.set("updated", when)
+	}
+	b, err := dd.bytes()
+	if err != nil {
+		return err
+	}
+	return tx.Write(rel, b)
 }
 
 func (s *Service) decisionNote(project, session string, d Decision) ([]byte, error) {
@@ -408,33 +413,11 @@ func (s *Service) Block(project, description, severity string) (Outcome, error) 
 	default:
 		return Outcome{}, errs.New(errs.InvalidInput, "--severity %q is not one of low, medium, high, critical", severity).With("flag", "severity")
 	}
-	project, err := s.Project(project)
-	if err != nil {
-		return Outcome{}, err
-	}
-	var out Outcome
-	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
-		d, st, err := s.activeDoc(tx, project)
-		if err != nil {
-			return vault.Change{}, err
-		}
-		now := s.now()
+	return s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
 		b := Blocker{ID: "b-" + strconv.Itoa(d.lastEntryNumber(secBlockers, 'b')+1), Time: now, Severity: severity, Status: "active", Text: description}
 		d.appendLine(secBlockers, formatBlocker(b))
-		touch(d, st, now)
-		data, err := d.bytes()
-		if err != nil {
-			return vault.Change{}, err
-		}
-		out.ID = b.ID
-		out.State.Session = st.Session
-		return vault.Change{Operation: "block", Session: st.Session, Summary: b.ID + " " + description}, tx.Write(d.path, data)
+		return vault.Change{Operation: "block", Summary: b.ID + " " + description}, b.ID, nil
 	})
-	if err != nil {
-		return Outcome{}, err
-	}
-	s.beat(project, out.State.Session)
-	return out, nil
 }
 
 // Resolve marks a blocker resolved. Unknown ids give errs.BlockerNotFound;
@@ -443,43 +426,21 @@ func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
 	if !regexp.MustCompile(`^b-\d+$`).MatchString(id) {
 		return Outcome{}, errs.New(errs.BlockerNotFound, "%q is not a blocker id; blocker ids look like b-1 (see `sessionvault status`)", id).With("blocker", id)
 	}
-	project, err := s.Project(project)
-	if err != nil {
-		return Outcome{}, err
-	}
-	var out Outcome
-	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
-		d, st, err := s.activeDoc(tx, project)
-		if err != nil {
-			return vault.Change{}, err
-		}
+	return s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
 		for _, l := range d.sectionLines(secBlockers) {
 			b, ok := parseBlocker(string(l.Content()))
 			if !ok || b.ID != id {
 				continue
 			}
 			if b.Status == "resolved" {
-				return vault.Change{}, errs.New(errs.BlockerResolved, "blocker %s of session %s is already resolved", id, st.Session).With("blocker", id)
+				return vault.Change{}, "", errs.New(errs.BlockerResolved, "blocker %s of session %s is already resolved", id, st.Session).With("blocker", id)
 			}
-			now := s.now()
 			b.Status, b.Resolution, b.ResolvedAt = "resolved", resolution, &now
 			d.replaceLine(l.Offset, formatBlocker(b))
-			touch(d, st, now)
-			data, err := d.bytes()
-			if err != nil {
-				return vault.Change{}, err
-			}
-			out.ID = id
-			out.State.Session = st.Session
-			return vault.Change{Operation: "resolve", Session: st.Session, Summary: id + " " + resolution}, tx.Write(d.path, data)
+			return vault.Change{Operation: "resolve", Summary: id + " " + resolution}, id, nil
 		}
-		return vault.Change{}, errs.New(errs.BlockerNotFound, "session %s has no blocker %s (see `sessionvault status` for open blockers)", st.Session, id).With("blocker", id)
+		return vault.Change{}, "", errs.New(errs.BlockerNotFound, "session %s has no blocker %s (see `sessionvault status` for open blockers)", st.Session, id).With("blocker", id)
 	})
-	if err != nil {
-		return Outcome{}, err
-	}
-	s.beat(project, out.State.Session)
-	return out, nil
 }
 
 // End finishes the active session: active -> ending -> complete. The session
