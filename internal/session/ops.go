@@ -187,7 +187,11 @@ func (s *Service) activeDoc(tx *vault.Tx, project string) (*doc, State, error) {
 	}
 	st := d.readState(project)
 	if !st.Active() {
-		return nil, st, errs.New(errs.NoActiveSession, "no active session in project %s; start one with `sessionvault start --objective ...`", project).With("project", project)
+		last := ""
+		if st.LastSession != "" {
+			last = " (the last one was " + st.LastSession + ")"
+		}
+		return nil, st, errs.New(errs.NoActiveSession, "no active session in project %s%s; start one with `sessionvault start --objective ...`", project, last).With("project", project)
 	}
 	// A session that looked crashed (no sign of life for the heartbeat
 	// timeout) takes the entry anyway: the entry is itself a sign of life,
@@ -458,14 +462,9 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 	}
 	var out Outcome
 	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
-		cur, _, _ := paths(project)
-		d, err := s.readDoc(tx, cur)
+		d, st, err := s.activeDoc(tx, project)
 		if err != nil {
 			return vault.Change{}, err
-		}
-		st := d.readState(project)
-		if !st.Active() {
-			return vault.Change{}, errs.New(errs.NoActiveSession, "no active session in project %s to end (the last one was %s)", project, st.LastSession).With("project", project)
 		}
 		now := s.now()
 		if err := s.archive(tx, d, st, StatusComplete, summary, next, now); err != nil {
@@ -639,14 +638,9 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 	}
 	var out Outcome
 	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
-		cur, _, _ := paths(project)
-		d, err := s.readDoc(tx, cur)
+		d, st, err := s.activeDoc(tx, project)
 		if err != nil {
 			return vault.Change{}, err
-		}
-		st := d.readState(project)
-		if !st.Active() {
-			return vault.Change{}, errs.New(errs.NoActiveSession, "no session to recover in project %s (status %s)", project, st.Status)
 		}
 		if session != "" && session != st.Session {
 			return vault.Change{}, errs.New(errs.SessionNotFound, "session %s is not the current session of project %s (that is %s)", session, project, st.Session).With("session", session)
@@ -669,7 +663,7 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 			return vault.Change{}, err
 		}
 		out.ID = st.Session
-		return vault.Change{Operation: "recover", Session: st.Session, Summary: "resumed after last sign of life " + last}, tx.Write(cur, b)
+		return vault.Change{Operation: "recover", Session: st.Session, Summary: "resumed after last sign of life " + last}, tx.Write(d.path, b)
 	})
 	if err != nil {
 		return Outcome{}, err
