@@ -141,6 +141,12 @@ func run(bin string, notes, commits, rounds int, keep bool) error {
 	fmt.Printf("\ngit add && git commit / in-process update: %.1fx (target: >= 8x; DESIGN §10)\n", float64(med[2])/float64(med[0]))
 	fmt.Printf("git add && git commit / CLI update:        %.1fx\n", float64(med[2])/float64(med[1]))
 	fmt.Printf("in-process update median %s (target p50 <= 10 ms first, goal <= 5 ms); CLI update median %s (target p50 <= 20 ms)\n", ms(med[0]), ms(med[1]))
+	t1 := time.Now()
+	rep, err := svc.Check(nil)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("parse every note (check, in process): %d notes in %s (target <= 1 s)\n", rep.Notes, ms(time.Since(t1)))
 	fmt.Printf("git status: clean; git fsck: clean\n")
 	return nil
 }
