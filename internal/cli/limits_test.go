@@ -65,3 +65,29 @@ func TestNoteOverTenMegabytesRefused(t *testing.T) {
 		t.Fatal("the big note was changed")
 	}
 }
+
+// session-history.md keeps the last 10 sessions in full and older ones as
+// links, newest first.
+func TestHistoryKeepsTenInFull(t *testing.T) {
+	v := newVault(t)
+	for i := 1; i <= 12; i++ {
+		mustRun(t, v, "start", "--objective", fmt.Sprintf("objective %d", i))
+		mustRun(t, v, "end", "--summary", fmt.Sprintf("summary %d", i))
+	}
+	data, _ := os.ReadFile(filepath.Join(v, "demo", "session-history.md"))
+	h := string(data)
+	if n := strings.Count(h, "\n### "); n != 10 {
+		t.Errorf("%d sessions in full, want 10", n)
+	}
+	older := h[strings.Index(h, "## Older sessions"):]
+	if strings.Count(older, "\n- [[sessions/") != 2 || strings.Index(older, "objective 2") > strings.Index(older, "objective 1") || !strings.Contains(older, "objective 1") {
+		t.Errorf("older sessions should list objective 2 then objective 1 as links:\n%s", older)
+	}
+	if strings.Index(h, "objective 12") > strings.Index(h, "objective 11") {
+		t.Error("recent sessions are not newest first")
+	}
+	if !strings.Contains(h, "\nsessions: 12\n") {
+		t.Error("sessions property is not 12")
+	}
+	assertClean(t, v)
+}
