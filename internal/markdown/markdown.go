@@ -51,19 +51,10 @@ type Table struct {
 	Line       int // 1-based
 }
 
-// Link is a wikilink found in the body.
-type Link struct {
-	Target   string // the note name, e.g. "sessions/2026-11-22-session-01"
-	Fragment string // after '#', e.g. "^d-3"; empty when absent
-	Embed    bool
-	Offset   int // of its first byte ('[' or '!')
-}
-
 // Doc is the structure of one parsed source.
 type Doc struct {
 	Sections []Section // every heading at the top level of the document, in order
 	Tables   []Table
-	Links    []Link
 }
 
 // Parse parses src (a note's body) and returns its structure. It never fails:
@@ -88,12 +79,6 @@ func (p *Parser) Parse(src []byte) *Doc {
 			}
 		}
 	}
-	_ = ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if wl, ok := n.(*wikilink.Node); ok && entering {
-			d.Links = append(d.Links, Link{Target: string(wl.Target), Fragment: string(wl.Fragment), Embed: wl.Embed, Offset: clamp(wl.Pos(), len(src))})
-		}
-		return ast.WalkContinue, nil
-	})
 	return d
 }
 

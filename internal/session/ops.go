@@ -75,7 +75,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var out Outcome
-	cur, hist, _ := paths(project)
+	cur, _, _ := paths(project)
 	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
 		now := s.now()
 		d, err := s.readDoc(tx, cur)
@@ -135,7 +135,6 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		if err := tx.Write(cur, b); err != nil {
 			return vault.Change{}, err
 		}
-		_ = hist
 		out.ID = id
 		return vault.Change{Operation: "start", Session: id, Summary: oneLine(o.Objective)}, nil
 	})

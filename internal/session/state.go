@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/sessionvault/sessionvault/internal/note"
 )
 
 // Canonical note names (DESIGN §2, §4) and the sections the engine owns in
@@ -218,5 +216,3 @@ func timeOrEmpty(t *time.Time) any {
 	}
 	return *t
 }
-
-var _ = note.FormatTime

@@ -85,10 +85,8 @@ func (tx *Tx) List(relDir string) ([]string, error) {
 		seen[e.Name()] = true
 	}
 	for rel := range tx.writes {
-		if dir, name, ok := strings.Cut(rel, "/"); ok && dir == relDir && !strings.Contains(name, "/") {
+		if name, ok := strings.CutPrefix(rel, relDir+"/"); ok && !strings.Contains(name, "/") {
 			seen[name] = true
-		} else if strings.HasPrefix(rel, relDir+"/") && !strings.Contains(rel[len(relDir)+1:], "/") {
-			seen[rel[len(relDir)+1:]] = true
 		}
 	}
 	out := make([]string, 0, len(seen))

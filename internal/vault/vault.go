@@ -95,10 +95,12 @@ func CheckPath(rel string) error {
 	return nil
 }
 
+var simpleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
 // CheckName validates one name used to build a path (a project, a session id):
 // letters, digits, '-' and '_' only.
 func CheckName(kind, name string) error {
-	if name == "" || !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`).MatchString(name) {
+	if !simpleName.MatchString(name) {
 		return errs.New(errs.PathOutsideVault, "%s %q must be letters, digits, '-' and '_' (starting with a letter or digit)", kind, name)
 	}
 	return nil
