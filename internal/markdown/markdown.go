@@ -51,10 +51,19 @@ type Table struct {
 	Line       int // 1-based
 }
 
+// Fence is a fenced code block at the top level: its info string (e.g.
+// "markdown") and the byte range of its content, fences excluded.
+type Fence struct {
+	Info       string
+	Start, End int
+	Line       int // 1-based line of the first content line
+}
+
 // Doc is the structure of one parsed source.
 type Doc struct {
 	Sections []Section // every heading at the top level of the document, in order
 	Tables   []Table
+	Fences   []Fence
 }
 
 // Parse parses src (a note's body) and returns its structure. It never fails:
@@ -68,6 +77,15 @@ func (p *Parser) Parse(src []byte) *Doc {
 			d.Sections = append(d.Sections, headingSection(src, n))
 		case *extast.Table:
 			d.Tables = append(d.Tables, tableRange(src, n))
+		case *ast.FencedCodeBlock:
+			if n.Lines().Len() > 0 {
+				f := Fence{Start: n.Lines().At(0).Start, End: n.Lines().At(n.Lines().Len() - 1).Stop}
+				if n.Info != nil {
+					f.Info = strings.TrimSpace(string(n.Info.Segment.Value(src)))
+				}
+				f.Line = 1 + bytes.Count(src[:f.Start], []byte{'\n'})
+				d.Fences = append(d.Fences, f)
+			}
 		}
 	}
 	for i := range d.Sections {

@@ -42,12 +42,20 @@ var levelRe = regexp.MustCompile(`(?i)^\**\s*(MUST NOT|SHOULD NOT|MUST|SHOULD|MA
 // Parse reads a protocol document. path is only recorded. A requirement
 // belongs to the start or end checklist by the nearest heading above it whose
 // title mentions "start" or "end" (case-insensitive); tables need a column
-// headed Req, Level or Requirement and one headed Step.
+// headed Req, Level or Requirement and one headed Step. Checklists given as a
+// template inside a ```markdown fence are read too.
 func Parse(p *markdown.Parser, path string, src []byte) *Protocol {
-	doc := p.Parse(src)
 	out := &Protocol{Path: path}
+	parseInto(p, out, src, 0, "")
+	return out
+}
+
+// parseInto adds the requirements of src to out; lineBase is the number of
+// lines before src in the document, outer the phase of the enclosing section.
+func parseInto(p *markdown.Parser, out *Protocol, src []byte, lineBase int, outer Phase) {
+	doc := p.Parse(src)
 	phaseAt := func(off int) Phase {
-		var ph Phase
+		ph := outer
 		for _, s := range doc.Sections {
 			if s.Start > off {
 				break
@@ -98,7 +106,7 @@ func Parse(p *markdown.Parser, path string, src []byte) *Protocol {
 			continue
 		}
 		for i, row := range rows[1:] {
-			r := Requirement{Phase: ph, Line: t.Line + 2 + i}
+			r := Requirement{Phase: ph, Line: lineBase + t.Line + 2 + i}
 			if reqCol < len(row) {
 				if m := levelRe.FindStringSubmatch(strings.TrimSpace(row[reqCol])); m != nil {
 					r.Level = normaliseLevel(m[1])
@@ -115,7 +123,12 @@ func Parse(p *markdown.Parser, path string, src []byte) *Protocol {
 			}
 		}
 	}
-	if len(out.Start) == 0 && len(out.End) == 0 {
+	for _, f := range doc.Fences {
+		if info := strings.ToLower(f.Info); info == "markdown" || info == "md" {
+			parseInto(p, out, src[f.Start:f.End], lineBase+f.Line-1, phaseAt(f.Start))
+		}
+	}
+	if len(out.Start) == 0 && len(out.End) == 0 && outer == "" {
 		for _, s := range doc.Sections {
 			ph := phaseAt(s.Start)
 			if ph == "" || !strings.Contains(strings.ToLower(s.Title), "checklist") {
@@ -123,12 +136,11 @@ func Parse(p *markdown.Parser, path string, src []byte) *Protocol {
 			}
 			for _, l := range markdown.Lines(src, s.BodyStart, s.End) {
 				if m := taskRe.FindSubmatch(l.Content()); m != nil {
-					add(Requirement{Phase: ph, Step: strings.TrimSpace(string(m[1])), Line: 1 + strings.Count(string(src[:l.Offset]), "\n")})
+					add(Requirement{Phase: ph, Step: strings.TrimSpace(string(m[1])), Line: lineBase + 1 + strings.Count(string(src[:l.Offset]), "\n")})
 				}
 			}
 		}
 	}
-	return out
 }
 
 var taskRe = regexp.MustCompile(`^\s*[-*+] \[[ xX]\] (.+)$`)

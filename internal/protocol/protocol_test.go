@@ -1,0 +1,50 @@
+package protocol
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/markdown"
+	"github.com/sessionvault/sessionvault/templates"
+)
+
+func corpus(t *testing.T) string {
+	wd, _ := os.Getwd()
+	for d := wd; filepath.Dir(d) != d; d = filepath.Dir(d) {
+		if p := filepath.Join(d, "shared", "corpus", "ai-agents"); func() bool { fi, err := os.Stat(p); return err == nil && fi.IsDir() }() {
+			return p
+		}
+	}
+	t.Fatalf("shared/corpus/ai-agents not found above %s", wd)
+	return ""
+}
+
+// Both real protocol versions and the default one give start and end
+// checklists with their levels.
+func TestParseRealProtocols(t *testing.T) {
+	def, _ := templates.FS.ReadFile("SESSION-PROTOCOL.md")
+	c := corpus(t)
+	old, _ := os.ReadFile(filepath.Join(c, "history", "SESSION-PROTOCOL@bdacb6b19dcb.md"))
+	cur, _ := os.ReadFile(filepath.Join(c, ".agents", "SESSION-PROTOCOL.md"))
+	p := markdown.New()
+	for _, tc := range []struct {
+		name       string
+		src        []byte
+		start, end int
+		firstLevel string
+	}{
+		{"default", def, 5, 5, "MUST"},
+		{"ai-agents 2026-01 (tables)", old, 13, 11, "MUST"},
+		{"ai-agents v3.0 (task lists)", cur, 5, 7, ""},
+	} {
+		got := Parse(p, tc.name, tc.src)
+		if len(got.Start) != tc.start || len(got.End) != tc.end {
+			t.Errorf("%s: %d start and %d end items, want %d and %d", tc.name, len(got.Start), len(got.End), tc.start, tc.end)
+			continue
+		}
+		if got.Start[0].Level != tc.firstLevel || got.Start[0].Step == "" || got.Start[0].Line == 0 {
+			t.Errorf("%s: first start item = %+v", tc.name, got.Start[0])
+		}
+	}
+}
