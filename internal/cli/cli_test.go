@@ -2,15 +2,27 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(cleanupM{m}, map[string]func(){
 		"sessionvault": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
+}
+
+// cleanupM runs the tests, then removes the binary the robustness tests built.
+type cleanupM struct{ m *testing.M }
+
+func (c cleanupM) Run() int {
+	code := c.m.Run()
+	if robustBin != "" {
+		os.RemoveAll(filepath.Dir(robustBin))
+	}
+	return code
 }
 
 // TestScripts runs the end-to-end CLI scripts in testdata/script: whole
