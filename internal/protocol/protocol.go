@@ -27,6 +27,7 @@ type Requirement struct {
 	Level    string `json:"level"` // MUST, MUST NOT, SHOULD, SHOULD NOT, MAY, or "" when the source gives none
 	Step     string `json:"step"`
 	Evidence string `json:"evidence,omitempty"` // how the source says evidence is checked
+	Check    Check  `json:"check"`              // the evidence rule read from Evidence
 	Line     int    `json:"line"`               // 1-based line in the protocol document
 }
 
@@ -117,6 +118,7 @@ func parseInto(p *markdown.Parser, out *Protocol, src []byte, lineBase int, oute
 			}
 			if evCol >= 0 && evCol < len(row) {
 				r.Evidence = row[evCol]
+				r.Check = ParseCheck(r.Evidence)
 			}
 			if r.Step != "" {
 				add(r)

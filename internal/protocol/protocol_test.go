@@ -34,7 +34,7 @@ func TestParseRealProtocols(t *testing.T) {
 		start, end int
 		firstLevel string
 	}{
-		{"default", def, 5, 5, "MUST"},
+		{"default", def, 5, 4, "MUST"},
 		{"ai-agents 2026-01 (tables)", old, 13, 11, "MUST"},
 		{"ai-agents v3.0 (task lists)", cur, 5, 7, ""},
 	} {
@@ -46,5 +46,49 @@ func TestParseRealProtocols(t *testing.T) {
 		if got.Start[0].Level != tc.firstLevel || got.Start[0].Step == "" || got.Start[0].Line == 0 {
 			t.Errorf("%s: first start item = %+v", tc.name, got.Start[0])
 		}
+	}
+}
+
+func TestDefaultProtocolChecks(t *testing.T) {
+	def, _ := templates.FS.ReadFile("SESSION-PROTOCOL.md")
+	got := Parse(markdown.New(), "default", def)
+	want := []Check{{KindFile, "session-current-state.md"}, {KindSection, "Objective"}, {KindRun, `test "$(git rev-parse --abbrev-ref HEAD)" != main`}, {KindCommit, ""}, {KindFile, "session-history.md"}}
+	for i, w := range want {
+		if got.Start[i].Check != w {
+			t.Errorf("start %d: check %+v, want %+v", i, got.Start[i].Check, w)
+		}
+	}
+	if ParseCheck("Tool output present").Verifiable() {
+		t.Error("free text must not be verifiable by the engine")
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	p := DefaultPolicy()
+	cases := []struct {
+		mode    Mode
+		tool    string
+		blocked bool
+	}{
+		{Analysis, "Edit", true}, {Analysis, "Bash", true}, {Analysis, "Read", false},
+		{Planning, "Write", true}, {Planning, "Bash", false},
+		{Coding, "Edit", false}, {Disabled, "Bash", false},
+		{Analysis, "Editor", false}, // whole-name match only
+	}
+	for _, c := range cases {
+		if got := p.BlockedBy(c.mode, c.tool); got != c.blocked {
+			t.Errorf("%s blocks %s = %v, want %v", c.mode, c.tool, got, c.blocked)
+		}
+	}
+	for _, tool := range []string{"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch"} {
+		if !p.IsReadOnly(tool) {
+			t.Errorf("%s is not read-only", tool)
+		}
+	}
+	if p.IsReadOnly("Bash") || p.IsReadOnly("Edit") {
+		t.Error("Bash/Edit must not be read-only")
+	}
+	if _, err := ParseMode("typing"); err == nil {
+		t.Error("bad mode accepted")
 	}
 }

@@ -18,6 +18,7 @@ import (
 //	blocker:   - [ ] 2026-11-22T14:41:00Z · **high** · CI is red ^b-1
 //	           - [x] 2026-11-22T14:41:00Z · **high** · CI is red · **resolved:** 2026-11-22T15:02:00Z flaky test fixed ^b-1
 //	checklist: - [ ] **MUST** Read the session history ^c-1   (^e-N for the end checklist)
+//	           - [x] **MUST** Read the session history · **evidence:** file demo/session-history.md sha256:… ^c-1
 const sep = " · "
 
 // Update is one progress entry of a session (seed 000 Update model).
@@ -59,11 +60,12 @@ type Blocker struct {
 
 // CheckItem is one checklist item copied from the protocol.
 type CheckItem struct {
-	ID    string `json:"id"` // "c-1" (start) or "e-1" (end)
-	Level string `json:"level,omitempty"`
-	Step  string `json:"step"`
-	Done  bool   `json:"done"`
-	Line  int    `json:"line"`
+	ID       string `json:"id"` // "c-1" (start) or "e-1" (end)
+	Level    string `json:"level,omitempty"`
+	Step     string `json:"step"`
+	Done     bool   `json:"done"`
+	Evidence string `json:"evidence,omitempty"` // what the engine verified, e.g. "file demo/x.md sha256:…"; empty for a person's tick
+	Line     int    `json:"line"`
 }
 
 // Problem is an entry line the engine could not read back; it is reported
@@ -83,7 +85,7 @@ var (
 	decisionRe = regexp.MustCompile(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+)\s*$`)
 	fieldRe    = regexp.MustCompile(` · \*\*(choice|why|alternatives|impact|category):\*\* `)
 	blockerRe  = regexp.MustCompile(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+)\s*$`)
-	checkRe    = regexp.MustCompile(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?) \^([ce]-\d+)\s*$`)
+	checkRe    = regexp.MustCompile(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?)(?: · \*\*evidence:\*\* (.*?))? \^([ce]-\d+)\s*$`)
 	tagTailRe  = regexp.MustCompile(`(?:\s#[\p{L}\p{N}_/-]+)+$`)
 )
 
@@ -246,7 +248,11 @@ func formatCheck(c CheckItem) string {
 	if c.Level != "" {
 		s += "**" + c.Level + "** "
 	}
-	return s + oneLine(c.Step) + " ^" + c.ID
+	s += oneLine(c.Step)
+	if c.Evidence != "" {
+		s += sep + "**evidence:** " + oneLine(c.Evidence)
+	}
+	return s + " ^" + c.ID
 }
 
 func parseCheck(line string) (CheckItem, bool) {
@@ -254,7 +260,7 @@ func parseCheck(line string) (CheckItem, bool) {
 	if m == nil {
 		return CheckItem{}, false
 	}
-	return CheckItem{ID: m[4], Level: m[2], Step: m[3], Done: m[1] != " "}, true
+	return CheckItem{ID: m[5], Level: m[2], Step: m[3], Evidence: m[4], Done: m[1] != " "}, true
 }
 
 // idNumber returns N of an id "x-N", or 0.
