@@ -269,3 +269,5 @@ func idNumber(id string) int {
 	v, _ := strconv.Atoi(n)
 	return v
 }
+
+func idPattern(p string) *regexp.Regexp { return regexp.MustCompile(p) }

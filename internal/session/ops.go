@@ -142,6 +142,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		return Outcome{}, err
 	}
 	s.beat(project, out.ID)
+	s.Sign(project)
 	out.State, err = s.Status(project)
 	return out, err
 }
@@ -242,6 +243,7 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 		return Outcome{}, err
 	}
 	s.beat(project, out.State.Session)
+	s.Sign(project)
 	return out, nil
 }
 
@@ -476,6 +478,7 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 		return Outcome{}, err
 	}
 	s.V.WriteState("heartbeat-"+project, nil)
+	s.Sign(project)
 	out.State, err = s.Status(project)
 	return out, err
 }
@@ -668,6 +671,7 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 		return Outcome{}, err
 	}
 	s.beat(project, out.ID)
+	s.Sign(project)
 	out.State, err = s.Status(project)
 	return out, err
 }

@@ -148,7 +148,7 @@ func (s *Service) InitProject(project string) (vault.Result, error) {
 	if err := vault.CheckName("project", project); err != nil {
 		return vault.Result{}, err
 	}
-	return s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+	res, err := s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
 		data := map[string]string{"Project": project, "Now": note.FormatTime(s.now())}
 		var created []string
 		for _, name := range CanonicalNotes {
@@ -177,6 +177,12 @@ func (s *Service) InitProject(project string) (vault.Result, error) {
 		}
 		return vault.Change{Operation: "init", Summary: fmt.Sprintf("project %s (%s)", project, strings.Join(created, ", "))}, nil
 	})
+	if _, serr := s.V.ReadState("signature-" + project); err == nil && serr != nil {
+		// A new project, or one adopted by init: sign its state. An existing
+		// signature is left alone, so init never accepts a change silently.
+		err = s.Sign(project)
+	}
+	return res, err
 }
 
 func paths(project string) (current, hist, decisions string) {

@@ -56,6 +56,7 @@ type State struct {
 	Continues      string      `json:"continues,omitempty"`
 	LastSession    string      `json:"last_session,omitempty"`
 	Summary        string      `json:"summary,omitempty"`
+	Mode           string      `json:"mode,omitempty"`
 	Started        *time.Time  `json:"started,omitempty"`
 	Updated        *time.Time  `json:"updated,omitempty"`
 	Ended          *time.Time  `json:"ended,omitempty"`
@@ -125,6 +126,7 @@ func (d *doc) readState(project string) State {
 		Continues:     unlink(d.prop("continues")),
 		LastSession:   unlink(d.prop("last_session")),
 		Summary:       d.prop("summary"),
+		Mode:          d.prop("mode"),
 		Started:       d.timeProp("started"),
 		Updated:       d.timeProp("updated"),
 		Ended:         d.timeProp("ended"),

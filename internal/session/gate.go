@@ -1,0 +1,422 @@
+package session
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// EvidenceOptions are the inputs of RecordEvidence.
+type EvidenceOptions struct {
+	Project string
+	Item    string // checklist item id: c-N (start) or e-N (end)
+	File    string // --file: for `file` evidence
+	SHA     string // --sha: for `commit` evidence
+	Run     bool   // --run: run the protocol's command for `run` evidence
+	Dir     string // the code repository (commands and commits are checked there); "" = current folder
+}
+
+// requirementFor returns the protocol requirement behind a checklist id.
+func requirementFor(p *protocol.Protocol, id string) (protocol.Requirement, bool) {
+	n := idNumber(id)
+	list := p.Start
+	if strings.HasPrefix(id, "e-") {
+		list = p.End
+	}
+	if n < 1 || n > len(list) {
+		return protocol.Requirement{}, false
+	}
+	return list[n-1], true
+}
+
+// RecordEvidence verifies the evidence for one checklist item and, when it
+// holds, ticks the item with what was verified — one commit. Evidence is
+// checked by the engine, never taken on the agent's word (seed 001): a file's
+// SHA-256, a commit that exists, the protocol's own command exiting 0, a
+// non-empty section. Items whose evidence is a person's tick are refused.
+func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
+	if !checkIDRe.MatchString(o.Item) {
+		return Outcome{}, errs.New(errs.InvalidInput, "%q is not a checklist item id; ids look like c-1 (start) or e-1 (end), see `sessionvault status`", o.Item).With("item", o.Item)
+	}
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	proto, err := s.Protocol(project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	req, ok := requirementFor(proto, o.Item)
+	if !ok {
+		return Outcome{}, errs.New(errs.InvalidInput, "the protocol (%s) has no checklist item %s", proto.Path, o.Item).With("item", o.Item)
+	}
+	return s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
+		section := secStart
+		if strings.HasPrefix(o.Item, "e-") {
+			section = secEnd
+		}
+		for _, l := range d.sectionLines(section) {
+			c, ok := parseCheck(string(l.Content()))
+			if !ok || c.ID != o.Item {
+				continue
+			}
+			ev, err := s.verify(d, project, req, o)
+			if err != nil {
+				return vault.Change{}, "", err
+			}
+			c.Done, c.Evidence = true, ev
+			d.replaceLine(l.Offset, formatCheck(c))
+			return vault.Change{Operation: "evidence", Summary: o.Item + " " + ev}, o.Item, nil
+		}
+		return vault.Change{}, "", errs.New(errs.InvalidInput, "session %s has no checklist item %s in its %s", st.Session, o.Item, strings.ToLower(section)).With("item", o.Item)
+	})
+}
+
+var checkIDRe = idPattern(`^[ce]-\d+$`)
+
+// verify checks one requirement's evidence and returns the text recorded.
+func (s *Service) verify(d *doc, project string, req protocol.Requirement, o EvidenceOptions) (string, error) {
+	fail := func(format string, args ...any) error {
+		return errs.New(errs.InvalidInput, "%s (%s): "+format, append([]any{o.Item, req.Step}, args...)...).With("item", o.Item)
+	}
+	need := func(flag string, given bool) error {
+		if !given {
+			return fail("its evidence is `%s`; record it with %s", checkRule(req.Check), flag)
+		}
+		return nil
+	}
+	switch req.Check.Kind {
+	case protocol.KindFile:
+		if err := need("--file PATH", o.File != ""); err != nil {
+			return "", err
+		}
+		path := o.File
+		if !filepath.IsAbs(path) {
+			if _, err := os.Stat(filepath.Join(o.Dir, path)); err == nil {
+				path = filepath.Join(o.Dir, path)
+			} else {
+				path = filepath.Join(s.V.Root, project, path)
+			}
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", fail("cannot read %s: %v", o.File, err)
+		}
+		if want := req.Check.Arg; want != "" && filepath.Base(path) != want && !strings.HasSuffix(filepath.ToSlash(path), "/"+want) {
+			return "", fail("the protocol asks for %s, not %s", want, o.File)
+		}
+		sum := sha256.Sum256(data)
+		return fmt.Sprintf("file %s sha256:%s", o.File, hex.EncodeToString(sum[:8])), nil
+	case protocol.KindCommit:
+		if err := need("--sha SHA", o.SHA != ""); err != nil {
+			return "", err
+		}
+		out, err := exec.Command("git", "-C", dirOr(o.Dir), "rev-parse", "--verify", "--quiet", o.SHA+"^{commit}").Output()
+		if err != nil {
+			return "", fail("commit %s does not exist in the code repository at %s", o.SHA, dirOr(o.Dir))
+		}
+		return "commit " + strings.TrimSpace(string(out)), nil
+	case protocol.KindRun:
+		if err := need("--run", o.Run); err != nil {
+			return "", err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "sh", "-c", req.Check.Arg)
+		cmd.Dir = dirOr(o.Dir)
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fail("`%s` failed (%v): %s", req.Check.Arg, err, strings.TrimSpace(string(out)))
+		}
+		return fmt.Sprintf("run exit 0 in %s", time.Since(start).Round(time.Millisecond)), nil
+	case protocol.KindSection:
+		sec, ok := d.section(req.Check.Arg)
+		if !ok {
+			return "", fail("the current state has no section %q", req.Check.Arg)
+		}
+		if _, _, has := d.contentBounds(sec); !has {
+			return "", fail("section %q of the current state is empty", req.Check.Arg)
+		}
+		return "section " + req.Check.Arg + " not empty", nil
+	case protocol.KindTool:
+		return "", fail("its evidence is a `%s` tool call, recorded by the PostToolUse hook", req.Check.Arg)
+	default:
+		return "", fail("its evidence (%q) is a person's tick in Obsidian; the agent cannot record it", req.Evidence)
+	}
+}
+
+func checkRule(c protocol.Check) string {
+	if c.Arg != "" {
+		return string(c.Kind) + ": " + c.Arg
+	}
+	return string(c.Kind)
+}
+
+func dirOr(d string) string {
+	if d == "" {
+		return "."
+	}
+	return d
+}
+
+// Missing is an unmet blocking requirement of a gate, with what to do.
+type Missing struct {
+	ID   string `json:"id"`
+	Step string `json:"step"`
+	Do   string `json:"do"`
+}
+
+// Gate returns the MUST items of a checklist ("start" or "end") that are not
+// done, each with the command that records its evidence.
+func (s *Service) Gate(st State, proto *protocol.Protocol, phase protocol.Phase) []Missing {
+	items, reqs := st.StartChecklist, proto.Start
+	if phase == protocol.End {
+		items, reqs = st.EndChecklist, proto.End
+	}
+	var out []Missing
+	for _, it := range items {
+		if it.Done || !protocol.Blocking(it.Level) {
+			continue
+		}
+		m := Missing{ID: it.ID, Step: it.Step, Do: "a person ticks it in " + CurrentStateNote}
+		if n := idNumber(it.ID); n >= 1 && n <= len(reqs) {
+			switch c := reqs[n-1].Check; c.Kind {
+			case protocol.KindFile:
+				m.Do = "read " + firstNonEmpty(c.Arg, "the file") + ", then run `sessionvault evidence record " + it.ID + " --file " + firstNonEmpty(c.Arg, "PATH") + "`"
+			case protocol.KindCommit:
+				m.Do = "run `sessionvault evidence record " + it.ID + " --sha <commit>`"
+			case protocol.KindRun:
+				m.Do = "run `sessionvault evidence record " + it.ID + " --run` (it runs: " + c.Arg + ")"
+			case protocol.KindSection:
+				m.Do = "fill the " + c.Arg + " section, then run `sessionvault evidence record " + it.ID + "`"
+			case protocol.KindTool:
+				m.Do = "call a tool matching " + c.Arg
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// SetMode records a mode change (seed 004) in the current state's mode
+// property and its Mode history section — one commit. Disabled is recorded as
+// the person's escape hatch.
+func (s *Service) SetMode(project string, mode protocol.Mode) (Outcome, error) {
+	project, err := s.Project(project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var out Outcome
+	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		cur, _, _ := paths(project)
+		d, err := s.readDoc(tx, cur)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		st := d.readState(project)
+		from := firstNonEmpty(d.prop("mode"), string(protocol.Coding))
+		if from == string(mode) {
+			return vault.Change{Operation: "mode"}, nil
+		}
+		now := s.now()
+		line := "- " + note.FormatTime(now) + sep + from + " → " + string(mode)
+		if mode == protocol.Disabled {
+			line += sep + "gates off: the person's escape hatch"
+		}
+		d.appendLine("Mode history", line)
+		d.set("mode", string(mode))
+		touch(d, st, now)
+		b, err := d.bytes()
+		if err != nil {
+			return vault.Change{}, err
+		}
+		out.ID = string(mode)
+		return vault.Change{Operation: "mode", Session: st.Session, Summary: from + " → " + string(mode)}, tx.Write(cur, b)
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	s.Sign(project)
+	out.State, err = s.Status(project)
+	return out, err
+}
+
+// ModeOrDefault returns the session's mode (coding when unset).
+func (st *State) ModeOrDefault() protocol.Mode {
+	if m, err := protocol.ParseMode(st.Mode); err == nil {
+		return m
+	}
+	return protocol.Coding
+}
+
+// key returns the HMAC key: $SESSIONVAULT_SECRET, else a random key kept in
+// .sessionvault/state/key (mode 0600), created on first use.
+func (s *Service) key() ([]byte, error) {
+	if k := os.Getenv("SESSIONVAULT_SECRET"); k != "" {
+		return []byte(k), nil
+	}
+	p := filepath.Join(s.V.Root, ".sessionvault", "state", "key")
+	if k, err := os.ReadFile(p); err == nil && len(k) >= 32 {
+		return k, nil
+	}
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return os.ReadFile(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Write(k); err != nil {
+		return nil, err
+	}
+	return k, f.Sync()
+}
+
+// canonical renders a state as JSON with keys sorted at every depth (seed
+// 004 REQ-003), leaving out what is derived from the layout (line numbers)
+// or from outside the note (last sign of life).
+func canonical(st State) ([]byte, error) {
+	st.LastSign = nil
+	st.Problems = nil
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	var tree any
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		return nil, err
+	}
+	stripLines(tree)
+	return json.Marshal(tree) // encoding/json sorts map keys
+}
+
+func stripLines(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		delete(t, "line")
+		for _, c := range t {
+			stripLines(c)
+		}
+	case []any:
+		for _, c := range t {
+			stripLines(c)
+		}
+	}
+}
+
+func (s *Service) mac(st State) (string, error) {
+	k, err := s.key()
+	if err != nil {
+		return "", err
+	}
+	c, err := canonical(st)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, k)
+	m.Write(c)
+	return hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// Sign records the HMAC-SHA256 of the project's current state in
+// .sessionvault/state/signature-<project>. Every operation that commits the
+// current state signs it; so does `accept`.
+func (s *Service) Sign(project string) error {
+	st, err := s.readState(project)
+	if err != nil {
+		return err
+	}
+	m, err := s.mac(st)
+	if err != nil {
+		return err
+	}
+	return s.V.WriteState("signature-"+project, []byte(m+"\n"))
+}
+
+// ErrTampered says the current state differs from what the engine last
+// signed: it was changed outside sessionvault and not yet accepted.
+var ErrTampered = errors.New("the current state was changed outside sessionvault since the engine last signed it")
+
+// Verified reads the project's current state and checks it against its
+// signature. It fails with errs.NoteParse when the note is missing or
+// broken, and with ErrTampered (errs.Conflict) when it was changed outside
+// the engine; a person accepts such a change with `sessionvault accept`.
+func (s *Service) Verified(project string) (State, error) {
+	st, err := s.readState(project)
+	if err != nil {
+		return st, err
+	}
+	want, err := s.V.ReadState("signature-" + project)
+	if err != nil {
+		return st, &errs.Error{Code: errs.Conflict, Message: "the current state of project " + project + " has no signature (" + err.Error() + ")", Err: ErrTampered}
+	}
+	got, err := s.mac(st)
+	if err != nil {
+		return st, err
+	}
+	if !hmac.Equal([]byte(strings.TrimSpace(string(want))), []byte(got)) {
+		return st, &errs.Error{Code: errs.Conflict, Message: project + "/" + CurrentStateNote + " was changed outside sessionvault since the engine last signed it", Err: ErrTampered}
+	}
+	return st, nil
+}
+
+// readState reads the current state without the crash check.
+func (s *Service) readState(project string) (State, error) {
+	cur, _, _ := paths(project)
+	data, err := s.V.ReadFile(cur)
+	if err != nil {
+		return State{}, errs.Wrap(errs.NoteParse, err, "reading "+cur)
+	}
+	d, err := s.parseDoc(cur, data)
+	if err != nil {
+		return State{}, err
+	}
+	st := d.readState(project)
+	st.Mode = d.prop("mode")
+	return st, nil
+}
+
+// Accept is a person's acceptance of the current state as it is: edits made
+// outside sessionvault are committed as the person's, and the state is
+// signed again. It is the way out after the hooks found the state changed
+// behind the engine's back.
+func (s *Service) Accept(project string) (vault.Result, error) {
+	project, err := s.Project(project)
+	if err != nil {
+		return vault.Result{}, err
+	}
+	cur, _, _ := paths(project)
+	if _, err := s.readState(project); err != nil {
+		return vault.Result{}, err
+	}
+	hash, err := s.V.CommitOutsideEdits([]string{cur})
+	if err != nil {
+		return vault.Result{}, err
+	}
+	return vault.Result{PersonCommit: hash}, s.Sign(project)
+}
+
+
