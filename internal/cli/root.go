@@ -28,6 +28,9 @@ type app struct {
 	stdout   io.Writer
 	stderr   io.Writer
 	stdin    io.Reader
+	// exit, when non-zero, is the exit code of a command that succeeded in
+	// answering but must report a decision by its code (hooks, gates).
+	exit int
 }
 
 // Main runs the sessionvault command line with args (without the program
@@ -41,7 +44,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {
-		return 0
+		return a.exit
 	}
 	return a.fail(err)
 }
@@ -70,6 +73,8 @@ or above the current one that holds .sessionvault/.`,
 		a.initCommand(), a.startCommand(), a.updateCommand(), a.decideCommand(), a.blockCommand(),
 		a.resolveCommand(), a.endCommand(), a.statusCommand(), a.heartbeatCommand(), a.recoverCommand(),
 		a.logCommand(), a.checkCommand(), a.importCommand(),
+		a.hookCommand(), a.hooksCommand(), a.evidenceCommand(), a.modeCommand(), a.acceptCommand(),
+		a.gateCommand(), a.blockedReasonCommand(),
 	)
 	return root
 }

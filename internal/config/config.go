@@ -42,6 +42,15 @@ type Config struct {
 	HistoryFull int `yaml:"history_full"`
 	// LockTimeout bounds the wait for the vault lock (default 30s).
 	LockTimeout Duration `yaml:"lock_timeout"`
+	// DefaultMode is the mode a vault starts in: analysis, planning, coding
+	// (default) or disabled (seed 004).
+	DefaultMode string `yaml:"default_mode"`
+	// ReadOnlyTools are Claude Code tool names (regular expressions) the
+	// PreToolUse hook always allows; empty means the built-in list.
+	ReadOnlyTools []string `yaml:"read_only_tools"`
+	// ModeBlocks maps a mode to the tools it blocks (regular expressions);
+	// modes not listed keep the built-in policy.
+	ModeBlocks map[string][]string `yaml:"mode_blocks"`
 }
 
 // Duration is a time.Duration written in YAML as "30m", "1h30m".
@@ -138,5 +147,11 @@ heartbeat_timeout: 30m
 history_full: 10
 # How long a command waits for another sessionvault process holding the vault.
 lock_timeout: 30s
+# Claude Code hooks: tools that are always allowed, and the tools each mode
+# blocks (regular expressions on the tool name). Leave out to use the defaults:
+# read_only_tools: [Read, Glob, Grep, LS, WebFetch, WebSearch, TodoWrite, NotebookRead, BashOutput]
+# mode_blocks:
+#   analysis: [Edit, MultiEdit, Write, NotebookEdit, Bash]
+#   planning: [Edit, MultiEdit, Write, NotebookEdit]
 `)
 }

@@ -418,5 +418,3 @@ func (s *Service) Accept(project string) (vault.Result, error) {
 	}
 	return vault.Result{PersonCommit: hash}, s.Sign(project)
 }
-
-

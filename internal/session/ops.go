@@ -121,6 +121,9 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 			d.set("continues", "")
 		}
 		d.set("version", st.Version+1)
+		if d.prop("mode") == "" {
+			d.set("mode", firstNonEmpty(s.V.Config.DefaultMode, "coding"))
+		}
 		d.setSection(secObjective, []string{oneLine(o.Objective)})
 		d.setSection(secStart, checklistLines(proto.Start, "c"))
 		d.setSection(secUpdates, nil)

@@ -1,0 +1,109 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/session"
+)
+
+func nowUTC() time.Time { return time.Now().UTC() }
+
+// SessionStart prints the resume prompt as additional context (Claude Code
+// hooks: SessionStart, hookSpecificOutput.additionalContext): objective,
+// status, open checklist items, open blockers, latest updates and decisions,
+// and for a crashed or compacted session how to recover. It never blocks.
+func (h Handler) SessionStart(in Input) Response {
+	svc, err := h.Open()
+	if err != nil {
+		return Allow()
+	}
+	project, err := svc.Project(h.Project)
+	if err != nil {
+		return Allow()
+	}
+	st, err := svc.Status(project)
+	if err != nil {
+		return contextResponse("sessionvault: the session state cannot be read (" + err.Error() + "). Ask a person to fix it.")
+	}
+	proto, _ := svc.Protocol(project)
+	limit := h.PromptLimit
+	if limit <= 0 {
+		limit = 8 << 10
+	}
+	return contextResponse(ResumePrompt(svc, st, proto, in.Source, limit))
+}
+
+func contextResponse(text string) Response {
+	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{
+		"hookEventName": "SessionStart", "additionalContext": text}})
+	return Response{Stdout: string(out) + "\n"}
+}
+
+// ResumePrompt renders the bounded markdown summary an agent gets to
+// continue: at most limit bytes, cut at a line boundary.
+func ResumePrompt(svc *session.Service, st session.State, proto *protocol.Protocol, source string, limit int) string {
+	var b strings.Builder
+	if !st.Active() {
+		fmt.Fprintf(&b, "# sessionvault: no active session in %s\n\nStart one: `sessionvault start --objective \"...\"`.", st.Project)
+		if st.LastSession != "" {
+			fmt.Fprintf(&b, " The last session was %s.", st.LastSession)
+		}
+		return clip(b.String(), limit)
+	}
+	fmt.Fprintf(&b, "# sessionvault: session %s (%s)\n\n", st.Session, st.Status)
+	fmt.Fprintf(&b, "- Objective: %s\n- Progress: %d%%\n- Mode: %s\n", st.Objective, st.Progress, st.ModeOrDefault())
+	if st.Status == session.StatusCrashed {
+		b.WriteString("\nThe session shows no recent sign of life: run `sessionvault recover` to resume it.\n")
+	}
+	if source == "compact" || source == "resume" {
+		b.WriteString("\nYour context was " + map[string]string{"compact": "compacted", "resume": "resumed"}[source] + ": this summary is the state to continue from; `sessionvault status` shows more.\n")
+	}
+	if proto != nil {
+		for _, g := range []struct {
+			name  string
+			phase protocol.Phase
+		}{{"Start checklist", protocol.Start}, {"End checklist", protocol.End}} {
+			if missing := svc.Gate(st, proto, g.phase); len(missing) > 0 {
+				fmt.Fprintf(&b, "\n## %s: open MUST items\n", g.name)
+				for _, m := range missing {
+					fmt.Fprintf(&b, "- %s %s: %s\n", m.ID, m.Step, m.Do)
+				}
+			}
+		}
+	}
+	if open := st.OpenBlockers(); len(open) > 0 {
+		b.WriteString("\n## Open blockers\n")
+		for _, bl := range open {
+			fmt.Fprintf(&b, "- %s [%s] %s\n", bl.ID, bl.Severity, bl.Text)
+		}
+	}
+	if n := len(st.Updates); n > 0 {
+		b.WriteString("\n## Latest updates\n")
+		for _, u := range st.Updates[max(0, n-5):] {
+			fmt.Fprintf(&b, "- %s %s: %s\n", note.FormatTime(u.Time), u.Type, u.Message)
+		}
+	}
+	if n := len(st.Decisions); n > 0 {
+		b.WriteString("\n## Decisions\n")
+		for _, d := range st.Decisions[max(0, n-5):] {
+			fmt.Fprintf(&b, "- %s: %s (%s)\n", d.Title, d.Choice, d.Rationale)
+		}
+	}
+	return clip(b.String(), limit)
+}
+
+func clip(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:limit-len("\n…")], '\n')
+	if cut < 0 {
+		cut = limit - len("\n…")
+	}
+	return s[:cut] + "\n…"
+}

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionvault/sessionvault/integrations/claudecode"
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/session"
+)
+
+func usageError(c *cobra.Command, msg string) error {
+	return errs.New(errs.Usage, "%s (see `%s --help`)", msg, c.CommandPath())
+}
+
+func (a *app) hooksCommand() *cobra.Command {
+	c := &cobra.Command{Use: "hooks install", Short: "Install sessionvault's Claude Code hooks"}
+	var dir string
+	install := &cobra.Command{
+		Use:   "install [--project-dir DIR]",
+		Short: "Merge sessionvault's hook entries into DIR/.claude/settings.json",
+		Long: `Adds PreToolUse, PostToolUse, SessionStart, PreCompact and Stop entries that run
+this binary with this vault, keeping every other key and hook of the file.
+Running it twice changes nothing.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			v, err := a.openVault()
+			if err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			command := quote(exe) + " --vault " + quote(v.Root)
+			if a.project != "" {
+				command += " --project " + quote(a.project)
+			}
+			changed, path, err := claudecode.Install(dir, command)
+			if err != nil {
+				return errs.Wrap(errs.ConfigInvalid, err, "installing the hooks")
+			}
+			text := path + ": hooks installed"
+			if !changed {
+				text = path + ": hooks already installed, nothing changed"
+			}
+			return a.emit(map[string]any{"settings": path, "changed": changed}, text)
+		},
+	}
+	install.Flags().StringVar(&dir, "project-dir", ".", "the Claude Code project folder")
+	c.AddCommand(install)
+	return c
+}
+
+func quote(s string) string {
+	if strings.ContainsAny(s, " \t'\"$") {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return s
+}
+
+func (a *app) evidenceCommand() *cobra.Command {
+	c := &cobra.Command{Use: "evidence record ITEM", Short: "Record verified evidence for a checklist item"}
+	var o session.EvidenceOptions
+	rec := &cobra.Command{
+		Use:   "record ITEM [--file F | --sha S | --run]",
+		Short: "Verify an item's evidence as the protocol says, and tick it",
+		Long: `Verifies the evidence the protocol's Evidence column names for ITEM (c-N of the
+start checklist, e-N of the end checklist) and ticks the item with what was
+verified — one commit:
+
+  file: NAME    --file PATH   the file exists; its SHA-256 is recorded
+  commit        --sha SHA     the commit exists in the code repository (current folder)
+  run: COMMAND  --run         the protocol's command exits 0 in the current folder
+  section: NAME (no flag)     that section of the current state is not empty
+
+Items whose evidence is a person's tick cannot be recorded by the agent.`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
+			o.Project, o.Item = a.project, argv[0]
+			out, err := svc.RecordEvidence(o)
+			if err != nil {
+				return err
+			}
+			return a.emit(out, "recorded "+out.ID)
+		},
+	}
+	rec.Flags().StringVar(&o.File, "file", "", "the file read, for `file` evidence")
+	rec.Flags().StringVar(&o.SHA, "sha", "", "a commit, for `commit` evidence")
+	rec.Flags().BoolVar(&o.Run, "run", false, "run the protocol's command, for `run` evidence")
+	c.AddCommand(rec)
+	return c
+}
+
+func (a *app) modeCommand() *cobra.Command {
+	c := &cobra.Command{Use: "mode set MODE", Short: "Set the mode: analysis, planning, coding or disabled"}
+	c.AddCommand(&cobra.Command{
+		Use:   "set analysis|planning|coding|disabled",
+		Short: "Record a mode change (disabled turns the gates off: a person's escape hatch)",
+		Long: `Sets what kind of work the PreToolUse hook allows: analysis blocks editing tools
+and Bash, planning blocks editing tools, coding blocks nothing the mode decides.
+disabled turns every gate off; it is the person's escape hatch and the hook does
+not let the agent set it. Each change is recorded in the Mode history section.`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			mode, err := protocol.ParseMode(argv[0])
+			if err != nil {
+				return usageError(c, err.Error())
+			}
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
+			out, err := svc.SetMode(a.project, mode)
+			if err != nil {
+				return err
+			}
+			return a.emit(out, "mode "+string(mode))
+		},
+	})
+	return c
+}
+
+func (a *app) acceptCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "accept",
+		Short: "A person accepts the current state as it is (after the hooks found it changed)",
+		Long: `When session-current-state.md was changed outside sessionvault (the note
+rewritten by an agent's tool, or edited while no sessionvault operation ran),
+the PreToolUse hook denies every non-read-only tool. Review the change (git diff
+in the vault), then run accept: the edit is committed as yours and the state is
+signed again. The hook does not let the agent run this.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
+			project, err := svc.Project(a.project)
+			if err != nil {
+				return err
+			}
+			res, err := svc.Accept(project)
+			if err != nil {
+				return err
+			}
+			return a.emit(res, "accepted the current state of "+project)
+		},
+	}
+}
+
+func (a *app) gateCommand() *cobra.Command {
+	c := &cobra.Command{Use: "gate validate start|end", Short: "Check a phase's gate: which MUST items lack evidence"}
+	c.AddCommand(&cobra.Command{
+		Use:   "validate start|end",
+		Short: "List the MUST items of the start or end checklist that lack evidence; exit 1 if any",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			phase := protocol.Phase(argv[0])
+			if phase != protocol.Start && phase != protocol.End {
+				return usageError(c, fmt.Sprintf("phase %q: use start or end", argv[0]))
+			}
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
+			project, err := svc.Project(a.project)
+			if err != nil {
+				return err
+			}
+			st, err := svc.Verified(project)
+			if err != nil {
+				return err
+			}
+			proto, err := svc.Protocol(project)
+			if err != nil {
+				return err
+			}
+			missing := svc.Gate(st, proto, phase)
+			if len(missing) == 0 {
+				return a.emit(map[string]any{"phase": phase, "passed": true}, "gate "+string(phase)+": passed")
+			}
+			var b strings.Builder
+			for _, m := range missing {
+				fmt.Fprintf(&b, "\n  %s %s: %s", m.ID, m.Step, m.Do)
+			}
+			e := errs.New(errs.InvalidInput, "gate %s: %d MUST item(s) lack evidence:%s", phase, len(missing), b.String())
+			e.Details = map[string]any{"phase": phase, "missing": missing}
+			return e
+		},
+	})
+	return c
+}
+
+func (a *app) blockedReasonCommand() *cobra.Command {
+	var tool string
+	c := &cobra.Command{
+		Use:   "blocked-reason [--tool NAME]",
+		Short: "Say why the PreToolUse hook would block a tool now (default Edit), and what to do",
+		Args:  args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			resp := a.hookHandler().PreToolUse(claudecode.Input{HookEventName: "PreToolUse", ToolName: tool, ToolInput: []byte(`{}`)})
+			if resp.Exit == 0 {
+				return a.emit(map[string]any{"tool": tool, "blocked": false}, tool+" is allowed")
+			}
+			reason := strings.TrimSpace(strings.TrimPrefix(resp.Stderr, "sessionvault blocked this tool call: "))
+			return a.emit(map[string]any{"tool": tool, "blocked": true, "reason": reason}, tool+" is blocked: "+reason)
+		},
+	}
+	c.Flags().StringVar(&tool, "tool", "Edit", "the Claude Code tool name")
+	return c
+}
