@@ -15,7 +15,7 @@ type Kind string
 // satisfies it.
 const (
 	KindFile    Kind = "file"    // a file exists; its SHA-256 is recorded when the evidence is recorded
-	KindCommit  Kind = "commit"  // a commit SHA that exists in the code repository
+	KindCommit  Kind = "commit"  // a commit SHA that exists in the code repository; `commit: new` = made during the session
 	KindRun     Kind = "run"     // a command from the protocol that exits 0
 	KindTool    Kind = "tool"    // a tool call seen by the PostToolUse hook, by tool-name pattern
 	KindSection Kind = "section" // a section of the current-state note is non-empty

@@ -36,6 +36,9 @@ type Protocol struct {
 	Path  string
 	Start []Requirement
 	End   []Requirement
+	// Unphased holds the lines of requirement rows outside the start and end
+	// sections: no gate checks them.
+	Unphased []int
 }
 
 var levelRe = regexp.MustCompile(`(?i)^\**\s*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY|REQUIRED|RECOMMENDED|OPTIONAL|SHALL NOT|SHALL)\s*\**$`)
@@ -85,9 +88,6 @@ func parseInto(p *markdown.Parser, out *Protocol, src []byte, lineBase int, oute
 	}
 	for _, t := range doc.Tables {
 		ph := phaseAt(t.Start)
-		if ph == "" {
-			continue
-		}
 		rows := markdown.TableRows(src, t)
 		if len(rows) < 2 {
 			continue
@@ -120,9 +120,16 @@ func parseInto(p *markdown.Parser, out *Protocol, src []byte, lineBase int, oute
 				r.Evidence = row[evCol]
 				r.Check = ParseCheck(r.Evidence)
 			}
-			if r.Step != "" {
-				add(r)
+			if r.Step == "" {
+				continue
 			}
+			if ph == "" {
+				if r.Level != "" {
+					out.Unphased = append(out.Unphased, r.Line)
+				}
+				continue
+			}
+			add(r)
 		}
 	}
 	for _, f := range doc.Fences {

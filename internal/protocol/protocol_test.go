@@ -3,6 +3,7 @@ package protocol
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sessionvault/sessionvault/internal/markdown"
@@ -90,5 +91,54 @@ func TestPolicy(t *testing.T) {
 	}
 	if _, err := ParseMode("typing"); err == nil {
 		t.Error("bad mode accepted")
+	}
+}
+
+func TestLint(t *testing.T) {
+	p := markdown.New()
+	def, _ := templates.FS.ReadFile("SESSION-PROTOCOL.md")
+	if f := Lint(Parse(p, "default", def), DefaultPolicy()); len(f) != 0 {
+		t.Errorf("the default protocol has findings: %v", f)
+	}
+	bad := []byte("# P\n\n| Req | Step | Evidence |\n|---|---|---|\n| MUST | Orphan rule | `person` |\n\n" +
+		"## Session start\n\n| Req | Step | Evidence |\n|---|---|---|\n" +
+		"| MUST | Commit the session's changes | `commit` |\n" +
+		"| MUST | Summarise the session | `section: Summary` |\n" +
+		"| MUST | Edit the changelog | `tool: Edit` |\n" +
+		"| MUST | Read the handoff | `file: handoff.md` |\n" +
+		"| SHOULD | Read the handoff | `file: handoff.md` |\n" +
+		"| MUST | Note the starting commit | `commit` |\n\n" +
+		"## Session end\n\n| Req | Step | Evidence |\n|---|---|---|\n" +
+		"| MUST | Commit all changes | `commit` |\n" +
+		"| MUST | Write handoff.md for the next session | `file: handoff.md` |\n" +
+		"| MUST | Call the linter | `tool: [unclosed` |\n")
+	findings := Lint(Parse(p, "bad", bad), DefaultPolicy())
+	want := map[int]string{
+		5:  "unreachable",
+		11: "a commit made during the session",
+		12: "only `sessionvault end` writes",
+		13: "the gate itself blocks that tool",
+		14: "which only the end step on line 23 creates",
+		15: "duplicate of the start item on line 14",
+		24: "can never match",
+	}
+	got := map[int]string{}
+	for _, f := range findings {
+		got[f.Line] += f.Message
+	}
+	for line, frag := range want {
+		if !strings.Contains(got[line], frag) {
+			t.Errorf("line %d: want a finding containing %q, got %q", line, frag, got[line])
+		}
+	}
+	if len(findings) != len(want) {
+		t.Errorf("findings = %v", findings)
+	}
+	c := corpus(t)
+	for _, f := range []string{filepath.Join(c, "history", "SESSION-PROTOCOL@bdacb6b19dcb.md"), filepath.Join(c, ".agents", "SESSION-PROTOCOL.md")} {
+		src, _ := os.ReadFile(f)
+		for _, fd := range Lint(Parse(p, f, src), DefaultPolicy()) {
+			t.Logf("%s: %s", filepath.Base(f), fd)
+		}
 	}
 }
