@@ -13,7 +13,9 @@ type Finding struct {
 	Message  string `json:"message"`
 }
 
-func (f Finding) String() string { return fmt.Sprintf("line %d: %s: %s", f.Line, f.Severity, f.Message) }
+func (f Finding) String() string {
+	return fmt.Sprintf("line %d: %s: %s", f.Line, f.Severity, f.Message)
+}
 
 // endOnlySections are written only by `sessionvault end`.
 var endOnlySections = map[string]bool{"summary": true, "next steps": true}
