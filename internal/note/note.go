@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -59,6 +60,9 @@ type Note struct {
 	// yamlLines holds the offset of each line start inside the YAML text,
 	// relative to yamlStart.
 	yamlLines []int
+	// lines holds the offset of every line start of the note, built on the
+	// first LineOf call.
+	lines []int
 }
 
 // Parse reads src as a note. path is used only in errors. Front matter is
@@ -179,10 +183,11 @@ func (n *Note) Body() []byte { return n.src[n.bodyStart:] }
 
 // LineOf returns the 1-based line number of byte offset off in the note.
 func (n *Note) LineOf(off int) int {
-	if off > len(n.src) {
-		off = len(n.src)
+	if n.lines == nil {
+		n.lines = lineStarts(n.src)
 	}
-	return 1 + bytes.Count(n.src[:off], []byte{'\n'})
+	// The number of line starts at or before off.
+	return sort.Search(len(n.lines), func(i int) bool { return n.lines[i] > off })
 }
 
 // Keys returns the front matter's property names in file order.

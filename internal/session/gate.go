@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -295,44 +294,12 @@ func (s *Service) key() ([]byte, error) {
 	return k, f.Sync()
 }
 
-// canonical renders a state as JSON with keys sorted at every depth (seed
-// 004 REQ-003), leaving out what is derived from the layout (line numbers)
-// or from outside the note (last sign of life).
-func canonical(st State) ([]byte, error) {
-	st.LastSign = nil
-	st.Problems = nil
-	raw, err := json.Marshal(st)
-	if err != nil {
-		return nil, err
-	}
-	var tree any
-	if err := json.Unmarshal(raw, &tree); err != nil {
-		return nil, err
-	}
-	stripLines(tree)
-	return json.Marshal(tree) // encoding/json sorts map keys
-}
-
-func stripLines(v any) {
-	switch t := v.(type) {
-	case map[string]any:
-		delete(t, "line")
-		for _, c := range t {
-			stripLines(c)
-		}
-	case []any:
-		for _, c := range t {
-			stripLines(c)
-		}
-	}
-}
-
-func (s *Service) mac(st State) (string, error) {
+func (s *Service) mac(d *doc) (string, error) {
 	k, err := s.key()
 	if err != nil {
 		return "", err
 	}
-	c, err := canonical(st)
+	c, err := d.canonicalForm()
 	if err != nil {
 		return "", err
 	}
@@ -345,11 +312,11 @@ func (s *Service) mac(st State) (string, error) {
 // .sessionvault/state/signature-<project>. Every operation that commits the
 // current state signs it; so does `accept`.
 func (s *Service) Sign(project string) error {
-	st, err := s.readState(project)
+	d, err := s.currentDoc(project)
 	if err != nil {
 		return err
 	}
-	m, err := s.mac(st)
+	m, err := s.mac(d)
 	if err != nil {
 		return err
 	}
@@ -365,15 +332,16 @@ var ErrTampered = errors.New("the current state was changed outside sessionvault
 // broken, and with ErrTampered (errs.Conflict) when it was changed outside
 // the engine; a person accepts such a change with `sessionvault accept`.
 func (s *Service) Verified(project string) (State, error) {
-	st, err := s.readState(project)
+	d, err := s.currentDoc(project)
 	if err != nil {
-		return st, err
+		return State{}, err
 	}
+	st := d.readLite(project)
 	want, err := s.V.ReadState("signature-" + project)
 	if err != nil {
 		return st, &errs.Error{Code: errs.Conflict, Message: "the current state of project " + project + " has no signature (" + err.Error() + ")", Err: ErrTampered}
 	}
-	got, err := s.mac(st)
+	got, err := s.mac(d)
 	if err != nil {
 		return st, err
 	}
@@ -383,20 +351,14 @@ func (s *Service) Verified(project string) (State, error) {
 	return st, nil
 }
 
-// readState reads the current state without the crash check.
-func (s *Service) readState(project string) (State, error) {
+// currentDoc reads and parses the project's current-state note.
+func (s *Service) currentDoc(project string) (*doc, error) {
 	cur, _, _ := paths(project)
 	data, err := s.V.ReadFile(cur)
 	if err != nil {
-		return State{}, errs.Wrap(errs.NoteParse, err, "reading "+cur)
+		return nil, errs.Wrap(errs.NoteParse, err, "reading "+cur)
 	}
-	d, err := s.parseDoc(cur, data)
-	if err != nil {
-		return State{}, err
-	}
-	st := d.readState(project)
-	st.Mode = d.prop("mode")
-	return st, nil
+	return s.parseDoc(cur, data)
 }
 
 // Accept is a person's acceptance of the current state as it is: edits made
@@ -409,7 +371,7 @@ func (s *Service) Accept(project string) (vault.Result, error) {
 		return vault.Result{}, err
 	}
 	cur, _, _ := paths(project)
-	if _, err := s.readState(project); err != nil {
+	if _, err := s.currentDoc(project); err != nil {
 		return vault.Result{}, err
 	}
 	hash, err := s.V.CommitOutsideEdits([]string{cur})

@@ -1,9 +1,13 @@
 package session
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // Canonical note names (DESIGN §2, §4) and the sections the engine owns in
@@ -112,6 +116,21 @@ func (d *doc) intProp(key string) int {
 // readState reads the session state from a current-state or archived note.
 // Entry lines it cannot read are reported in Problems.
 func (d *doc) readState(project string) State {
+	st := d.readLite(project)
+	st.Updates = readEntries(d, &st, secUpdates, parseUpdate)
+	st.Decisions = readEntries(d, &st, secDecisions, parseDecision)
+	st.Blockers = readEntries(d, &st, secBlockers, parseBlocker)
+	for _, l := range d.sectionLines(secNext) {
+		if t := strings.TrimSpace(string(l.Content())); strings.HasPrefix(t, "- ") {
+			st.NextSteps = append(st.NextSteps, strings.TrimSpace(t[2:]))
+		}
+	}
+	return st
+}
+
+// readLite reads the properties and the checklists only: what the hooks
+// decide on, without reading every update of a long session.
+func (d *doc) readLite(project string) State {
 	st := State{
 		Project:       project,
 		Status:        d.prop("status"),
@@ -137,15 +156,45 @@ func (d *doc) readState(project string) State {
 	}
 	st.StartChecklist = readEntries(d, &st, secStart, parseCheck)
 	st.EndChecklist = readEntries(d, &st, secEnd, parseCheck)
-	st.Updates = readEntries(d, &st, secUpdates, parseUpdate)
-	st.Decisions = readEntries(d, &st, secDecisions, parseDecision)
-	st.Blockers = readEntries(d, &st, secBlockers, parseBlocker)
-	for _, l := range d.sectionLines(secNext) {
-		if t := strings.TrimSpace(string(l.Content())); strings.HasPrefix(t, "- ") {
-			st.NextSteps = append(st.NextSteps, strings.TrimSpace(t[2:]))
+	return st
+}
+
+// ownedSections are the H2 sections the engine writes in the current-state
+// note; their entry lines are part of the signed state.
+var ownedSections = []string{secObjective, secStart, secUpdates, secDecisions, secBlockers, secEnd, secNext, "Mode history"}
+
+// canonicalForm is what the state's HMAC covers (seed 004 REQ-003): the
+// front matter properties as a JSON object with sorted keys (scalars as
+// text, lists as arrays), then, for each owned section in a fixed order, a
+// line "## TITLE" followed by its non-blank lines, trimmed. A person's
+// whitespace-only edit, or an edit outside the owned sections, does not
+// change it; any change to a property or an entry does.
+func (d *doc) canonicalForm() ([]byte, error) {
+	props := map[string]any{}
+	for _, k := range d.n.Keys() {
+		node, _ := d.n.Node(k)
+		if v, ok := d.n.Get(k); ok {
+			props[k] = v
+		} else if node != nil && node.Kind == yaml.SequenceNode {
+			props[k] = d.n.GetList(k)
+		} else {
+			props[k] = nil
 		}
 	}
-	return st
+	out, err := json.Marshal(props) // encoding/json sorts map keys
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, '\n')
+	for _, title := range ownedSections {
+		out = append(out, "## "+title+"\n"...)
+		for _, l := range d.sectionLines(title) {
+			if t := bytes.TrimSpace(l.Content()); len(t) > 0 {
+				out = append(append(out, t...), '\n')
+			}
+		}
+	}
+	return out, nil
 }
 
 // readEntries parses the entry lines of one section: lines ending in a block

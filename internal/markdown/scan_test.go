@@ -1,0 +1,81 @@
+package markdown
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func corpusDir(t *testing.T) string {
+	wd, _ := os.Getwd()
+	for d := wd; filepath.Dir(d) != d; d = filepath.Dir(d) {
+		p := filepath.Join(d, "shared", "corpus", "ai-agents")
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return p
+		}
+	}
+	t.Fatalf("shared/corpus/ai-agents not found above %s", wd)
+	return ""
+}
+
+// The fast scanner finds the same H1-H3 sections, with the same ranges, as
+// goldmark on every real note (front matter left out, as the engine does).
+func TestScanMatchesGoldmark(t *testing.T) {
+	p := New()
+	checked, differ := 0, 0
+	filepath.WalkDir(corpusDir(t), func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(path, ".md") {
+			return nil
+		}
+		src, _ := os.ReadFile(path)
+		if strings.HasPrefix(string(src), "---\n") {
+			if i := strings.Index(string(src[4:]), "\n---\n"); i >= 0 {
+				src = src[4+i+5:]
+			}
+		}
+		want := filter(p.Parse(src).Sections)
+		got := filter(ScanSections(src))
+		checked++
+		if !same(got, want) {
+			differ++
+			if differ <= 5 {
+				t.Errorf("%s: scan %v\n goldmark %v", path, titles(got), titles(want))
+			}
+		}
+		return nil
+	})
+	t.Logf("%d notes checked, %d differ", checked, differ)
+}
+
+func filter(ss []Section) []Section {
+	var out []Section
+	for _, s := range ss {
+		if s.Level <= 3 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func same(a, b []Section) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Level != y.Level || x.Title != y.Title || x.Start != y.Start || x.BodyStart != y.BodyStart {
+			return false
+		}
+	}
+	return true
+}
+
+func titles(ss []Section) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, strings.Repeat("#", s.Level)+" "+s.Title)
+	}
+	return out
+}
