@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -15,6 +16,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/history/historytest"
@@ -148,6 +150,82 @@ func run(bin string, notes, commits, rounds int, keep bool) error {
 	}
 	fmt.Printf("parse every note (check, in process): %d notes in %s (target <= 1 s)\n", rep.Notes, ms(time.Since(t1)))
 	fmt.Printf("git status: clean; git fsck: clean\n")
+	return benchHook(bin, work, rounds)
+}
+
+// benchHook times the PreToolUse decision, process start to exit, on a
+// session with 10,000 updates whose start protocol is complete (DESIGN §10:
+// p50 <= 5 ms): Edit (allowed after verifying the signed state and the
+// gate) and Read (the read-only fast path).
+func benchHook(bin, work string, rounds int) error {
+	v := filepath.Join(work, "hookvault")
+	code := filepath.Join(work, "code")
+	steps := [][]string{
+		{"git", "init", "-q", "-b", "feat/bench", code},
+		{"git", "-C", code, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "--allow-empty", "-m", "start"},
+		{bin, "init", v, "--project", "demo"},
+		{bin, "--vault", v, "start", "--objective", "hook benchmark"},
+		{bin, "--vault", v, "update", "first"},
+	}
+	for _, st := range steps {
+		if err := sh(work, st[0], st[1:]...); err != nil {
+			return err
+		}
+	}
+	note := filepath.Join(v, "demo", "session-current-state.md")
+	data, err := os.ReadFile(note)
+	if err != nil {
+		return err
+	}
+	first := []byte("· note · first ^u-1\n")
+	i := bytes.Index(data, first) + len(first)
+	var b bytes.Buffer
+	b.Write(data[:i])
+	for n := 2; n <= 10000; n++ {
+		fmt.Fprintf(&b, "- 2026-11-22T10:00:00Z · note · bulk update number %d with a few more words ^u-%d\n", n, n)
+	}
+	b.Write(data[i:])
+	if err := os.WriteFile(note, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	for _, st := range [][]string{
+		{"--vault", v, "accept"},
+		{"--vault", v, "evidence", "record", "c-1", "--file", "session-current-state.md"},
+		{"--vault", v, "evidence", "record", "c-2"},
+		{"--vault", v, "evidence", "record", "c-3", "--run"},
+	} {
+		if err := sh(code, bin, st...); err != nil {
+			return err
+		}
+	}
+	hook := func(tool string) (time.Duration, error) {
+		cmd := exec.Command(bin, "--vault", v, "hook", "pre-tool-use")
+		cmd.Dir = code
+		cmd.Stdin = strings.NewReader(`{"session_id":"b","cwd":"` + code + `","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_input":{"file_path":"` + code + `/x.go"}}`)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		d := time.Since(start)
+		if err != nil {
+			return d, fmt.Errorf("hook denied %s: %v: %s", tool, err, out)
+		}
+		return d, nil
+	}
+	var edit, read []time.Duration
+	for r := 0; r < rounds; r++ {
+		d, err := hook("Edit")
+		if err != nil {
+			return err
+		}
+		edit = append(edit, d)
+		if d, err = hook("Read"); err != nil {
+			return err
+		}
+		read = append(read, d)
+	}
+	fmt.Printf("\nPreToolUse hook, process start to exit, session with 10,000 updates (%d rounds):\n", rounds)
+	fmt.Printf("%-42s %10s %10s\n", "Edit (state verified, gate passed)", ms(pct(edit, 50)), ms(pct(edit, 90)))
+	fmt.Printf("%-42s %10s %10s\n", "Read (read-only fast path)", ms(pct(read, 50)), ms(pct(read, 90)))
+	fmt.Printf("target p50 <= 5 ms (DESIGN §10)\n")
 	return nil
 }
 

@@ -96,7 +96,7 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 		return Deny(err.Error() + "; failing closed")
 	}
 	cmd := bashCommand(in)
-	st, err := svc.Verified(project)
+	st, err := svc.VerifiedFast(project)
 	if err != nil {
 		if cmd != nil && cmd.readOnly() {
 			return Allow()
@@ -120,6 +120,9 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	}
 	if mode := st.ModeOrDefault(); h.Policy.BlockedBy(mode, in.ToolName) {
 		return Deny(fmt.Sprintf("mode %s does not allow %s. If the work calls for it, switch: `sessionvault mode set coding`", mode, in.ToolName))
+	}
+	if !session.OpenMust(st.StartChecklist) {
+		return Allow()
 	}
 	proto, err := svc.Protocol(project)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -379,4 +380,84 @@ func (s *Service) Accept(project string) (vault.Result, error) {
 		return vault.Result{}, err
 	}
 	return vault.Result{PersonCommit: hash}, s.Sign(project)
+}
+
+// verifiedCache is the last verified reading of a current-state note, kept
+// in .sessionvault/state/verified-<project>.json so that a hook decision does
+// not re-read a long session while the note is unchanged. It is itself
+// HMAC-signed, over the note's stat identity, the signature and the state.
+type verifiedCache struct {
+	Stat      string `json:"stat"` // size, mtime (ns), inode, ctime (ns)
+	Signature string `json:"signature"`
+	State     State  `json:"state"`
+	MAC       string `json:"mac"`
+}
+
+func statIdentity(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano()) + statExtra(fi), nil
+}
+
+func (s *Service) cacheMAC(c verifiedCache) (string, error) {
+	k, err := s.key()
+	if err != nil {
+		return "", err
+	}
+	c.MAC = ""
+	data, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, k)
+	m.Write(data)
+	return hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// VerifiedFast is Verified with a cache: while the note's stat identity and
+// the signature are those of the last successful verification, the state
+// read then is returned without reading the note again. Anything else —
+// a changed note, a changed signature, a cache that does not check — falls
+// back to Verified.
+func (s *Service) VerifiedFast(project string) (State, error) {
+	cur, _, _ := paths(project)
+	abs := filepath.Join(s.V.Root, filepath.FromSlash(cur))
+	id, statErr := statIdentity(abs)
+	sig, sigErr := s.V.ReadState("signature-" + project)
+	if statErr == nil && sigErr == nil {
+		if data, err := s.V.ReadState("verified-" + project + ".json"); err == nil {
+			var c verifiedCache
+			if json.Unmarshal(data, &c) == nil && c.Stat == id && c.Signature == string(sig) {
+				if want, err := s.cacheMAC(c); err == nil && hmac.Equal([]byte(want), []byte(c.MAC)) {
+					return c.State, nil
+				}
+			}
+		}
+	}
+	st, err := s.Verified(project)
+	if err != nil || statErr != nil || sigErr != nil {
+		return st, err
+	}
+	// Record the reading only if the note did not change while it was read.
+	if id2, err := statIdentity(abs); err == nil && id2 == id {
+		c := verifiedCache{Stat: id, Signature: string(sig), State: st}
+		if c.MAC, err = s.cacheMAC(c); err == nil {
+			if data, err := json.Marshal(c); err == nil {
+				s.V.WriteState("verified-"+project+".json", data)
+			}
+		}
+	}
+	return st, nil
+}
+
+// OpenMust reports whether a checklist has a MUST item not done.
+func OpenMust(items []CheckItem) bool {
+	for _, it := range items {
+		if !it.Done && protocol.Blocking(it.Level) {
+			return true
+		}
+	}
+	return false
 }
