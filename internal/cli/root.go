@@ -74,7 +74,7 @@ or above the current one that holds .sessionvault/.`,
 		a.resolveCommand(), a.endCommand(), a.statusCommand(), a.heartbeatCommand(), a.recoverCommand(),
 		a.logCommand(), a.checkCommand(), a.importCommand(),
 		a.hookCommand(), a.hooksCommand(), a.evidenceCommand(), a.modeCommand(), a.acceptCommand(),
-		a.gateCommand(), a.blockedReasonCommand(), a.protocolCommand(),
+		a.gateCommand(), a.blockedReasonCommand(), a.protocolCommand(), a.phaseCommand(),
 	)
 	return root
 }

@@ -121,6 +121,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 			d.set("continues", "")
 		}
 		d.set("version", st.Version+1)
+		d.set("phase", PhaseInit)
 		if d.prop("mode") == "" {
 			d.set("mode", firstNonEmpty(s.V.Config.DefaultMode, "coding"))
 		}
@@ -471,6 +472,13 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 			return vault.Change{}, err
 		}
 		now := s.now()
+		if proto, err := s.Protocol(project); err == nil {
+			if missing := s.Gate(st, proto, protocol.End); len(missing) > 0 {
+				if err := s.logViolations(tx, st, string(protocol.End), missing, now); err != nil {
+					return vault.Change{}, err
+				}
+			}
+		}
 		if err := s.archive(tx, d, st, StatusComplete, summary, next, now); err != nil {
 			return vault.Change{}, err
 		}
@@ -549,6 +557,7 @@ func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, summary string
 	d.set("commit", "")
 	d.set("started", "")
 	d.set("continues", "")
+	d.set("phase", "")
 	d.set("last_session", link(SessionsDir+"/"+st.Session))
 	touch(d, st, now)
 	d.setSection(secObjective, []string{"_No active session._ The last one was " + link(SessionsDir+"/"+st.Session) + " (" + status + ")."})
