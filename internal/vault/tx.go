@@ -22,7 +22,7 @@ import (
 // the operation's function returns without error.
 type Tx struct {
 	v      *Vault
-	read   map[string]bool
+	read   map[string]readMark // what each read returned, to detect a change before writing
 	writes map[string][]byte
 	order  []string
 }
@@ -39,8 +39,41 @@ func (tx *Tx) Read(rel string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	tx.read[rel] = true
-	return os.ReadFile(p)
+	data, err := os.ReadFile(p)
+	if _, seen := tx.read[rel]; !seen {
+		tx.read[rel] = markOf(data, err)
+	}
+	return data, err
+}
+
+// readMark identifies what a read returned: the content's hash, or that the
+// file was missing.
+type readMark struct {
+	missing bool
+	sum     [32]byte
+}
+
+func markOf(data []byte, err error) readMark {
+	if err != nil {
+		return readMark{missing: true}
+	}
+	return readMark{sum: sha256.Sum256(data)}
+}
+
+// changedSinceRead returns a path read by the Tx whose content changed since
+// (a person saving in Obsidian mid-operation), or "".
+func (tx *Tx) changedSinceRead() string {
+	for rel, m := range tx.read {
+		p, err := tx.v.Abs(rel)
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if markOf(data, err) != m {
+			return rel
+		}
+	}
+	return ""
 }
 
 // Write records rel's new content, to be written atomically and committed
@@ -150,10 +183,24 @@ func (v *Vault) Update(fn func(tx *Tx) (Change, error)) (Result, error) {
 	if err := v.rollForward(repo); err != nil {
 		return Result{}, errs.Wrap(errs.GitWrite, err, "finishing an earlier operation that was interrupted")
 	}
-	tx := &Tx{v: v, read: map[string]bool{}, writes: map[string][]byte{}}
-	ch, err := fn(tx)
-	if err != nil {
-		return Result{}, err
+	// Optimistic concurrency: if a note the operation read changes before
+	// its writes (a person saving in Obsidian), the operation runs again on
+	// the new content; after a few tries it fails with a conflict rather
+	// than overwrite the edit.
+	var tx *Tx
+	var ch Change
+	for attempt := 1; ; attempt++ {
+		tx = &Tx{v: v, read: map[string]readMark{}, writes: map[string][]byte{}}
+		if ch, err = fn(tx); err != nil {
+			return Result{}, err
+		}
+		changed := tx.changedSinceRead()
+		if changed == "" {
+			break
+		}
+		if attempt == 3 {
+			return Result{}, errs.New(errs.Conflict, "%s kept changing while the operation ran (3 tries); nothing was written, try again", changed).With("note", changed)
+		}
 	}
 	var res Result
 	touched := tx.touched()

@@ -1,0 +1,100 @@
+package vault
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/history"
+)
+
+func newVault(t *testing.T) *Vault {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := history.Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, ".sessionvault"), 0o755)
+	v, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Update(func(tx *Tx) (Change, error) {
+		return Change{Operation: "init", Summary: "x"}, tx.Write(".gitignore", []byte(".sessionvault/state/\n"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func appendOp(rel, line string, during func(pass int)) func(tx *Tx) (Change, error) {
+	pass := 0
+	return func(tx *Tx) (Change, error) {
+		pass++
+		cur, _ := tx.Read(rel)
+		if during != nil {
+			during(pass)
+		}
+		return Change{Operation: "append", Summary: line}, tx.Write(rel, append(cur, []byte(line+"\n")...))
+	}
+}
+
+// A person's save between the operation's read and its write is not lost:
+// the operation runs again on the new content.
+func TestEditDuringOperationIsKept(t *testing.T) {
+	v := newVault(t)
+	note := filepath.Join(v.Root, "n.md")
+	if _, err := v.Update(appendOp("n.md", "engine 1", nil)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := v.Update(appendOp("n.md", "engine 2", func(pass int) {
+		if pass == 1 {
+			f, _ := os.OpenFile(note, os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString("person\n")
+			f.Close()
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(note)
+	if string(got) != "engine 1\nperson\nengine 2\n" {
+		t.Fatalf("note = %q", got)
+	}
+	out, _ := exec.Command("git", "-C", v.Root, "log", "--format=%an|%s").Output()
+	if !strings.Contains(string(out), "vault editor|edit: n.md") {
+		t.Errorf("the person's edit is not its own commit:\n%s", out)
+	}
+}
+
+// A note that keeps changing gives a conflict and nothing is written.
+func TestEndlessEditsGiveConflict(t *testing.T) {
+	v := newVault(t)
+	note := filepath.Join(v.Root, "n.md")
+	os.WriteFile(note, []byte("start\n"), 0o644)
+	_, err := v.Update(appendOp("n.md", "engine", func(pass int) {
+		os.WriteFile(note, []byte(strings.Repeat("x", pass)+"\n"), 0o644)
+	}))
+	if !errs.Is(err, errs.Conflict) {
+		t.Fatalf("err = %v, want a conflict", err)
+	}
+	if got, _ := os.ReadFile(note); strings.Contains(string(got), "engine") {
+		t.Fatalf("the operation wrote despite the conflict: %q", got)
+	}
+}
+
+func TestCheckPathRefusesEscapes(t *testing.T) {
+	for _, p := range []string{"../x.md", "/etc/passwd", "a/../../b", ".git/config", "a//b", "", "a/.hidden/b"} {
+		if CheckPath(p) == nil {
+			t.Errorf("%q accepted", p)
+		}
+	}
+	for _, p := range []string{"demo/session-current-state.md", "demo/sessions/2026-11-22-session-01.md", ".gitignore", ".sessionvault/config.yaml"} {
+		if err := CheckPath(p); err != nil {
+			t.Errorf("%q refused: %v", p, err)
+		}
+	}
+}
