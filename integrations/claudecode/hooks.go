@@ -201,12 +201,16 @@ func (c *svCommand) personOnly() bool {
 	return false
 }
 
-// PostToolUse records a heartbeat of the active session (in
+// PostToolUse records a heartbeat of the active session and, when the
+// protocol has `tool:` evidence matching the tool, the call as evidence (in
 // .sessionvault/state, no commit). It never blocks.
 func (h Handler) PostToolUse(in Input) Response {
 	svc, err := h.Open()
 	if err != nil {
 		return Allow()
+	}
+	if project, err := svc.Project(h.Project); err == nil {
+		svc.RecordToolCall(project, in.ToolName)
 	}
 	svc.Heartbeat(h.Project)
 	return Allow()

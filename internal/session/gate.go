@@ -154,7 +154,11 @@ func (s *Service) verify(d *doc, project string, req protocol.Requirement, o Evi
 		}
 		return "section " + req.Check.Arg + " not empty", nil
 	case protocol.KindTool:
-		return "", fail("its evidence is a `%s` tool call, recorded by the PostToolUse hook", req.Check.Arg)
+		tool, at, ok := s.toolSeen(project, d.prop("session"), o.Item)
+		if !ok {
+			return "", fail("its evidence is a call of a tool matching %s, recorded by the PostToolUse hook; none was seen in this session", req.Check.Arg)
+		}
+		return "tool " + tool + " seen " + note.FormatTime(at), nil
 	default:
 		return "", fail("its evidence (%q) is a person's tick in Obsidian; the agent cannot record it", req.Evidence)
 	}
@@ -192,6 +196,11 @@ func (s *Service) Gate(st State, proto *protocol.Protocol, phase protocol.Phase)
 	for _, it := range items {
 		if it.Done || !protocol.Blocking(it.Level) {
 			continue
+		}
+		if n := idNumber(it.ID); n >= 1 && n <= len(reqs) && reqs[n-1].Check.Kind == protocol.KindTool {
+			if _, _, seen := s.toolSeen(st.Project, st.Session, it.ID); seen {
+				continue
+			}
 		}
 		m := Missing{ID: it.ID, Step: it.Step, Do: "a person ticks it in " + CurrentStateNote}
 		if n := idNumber(it.ID); n >= 1 && n <= len(reqs) {
@@ -452,7 +461,8 @@ func (s *Service) VerifiedFast(project string) (State, error) {
 	return st, nil
 }
 
-// OpenMust reports whether a checklist has a MUST item not done.
+// OpenMust reports whether a checklist has a MUST item not done (a
+// `tool:` item the PostToolUse hook saw counts as done only in Gate).
 func OpenMust(items []CheckItem) bool {
 	for _, it := range items {
 		if !it.Done && protocol.Blocking(it.Level) {

@@ -1,0 +1,105 @@
+package session
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/protocol"
+)
+
+// RecordToolCall is called by the PostToolUse hook: when a checklist item's
+// evidence is `tool: PATTERN` and the tool's name matches, the call is
+// recorded in .sessionvault/state/tools-<project> (no commit), one signed
+// line per call: "<session> <item> <tool> <time> <hmac>". It returns the
+// items it recorded.
+func (s *Service) RecordToolCall(project, tool string) ([]string, error) {
+	st, err := s.VerifiedFast(project)
+	if err != nil || !st.Active() {
+		return nil, err
+	}
+	proto, err := s.Protocol(project)
+	if err != nil {
+		return nil, err
+	}
+	var recorded []string
+	for _, group := range []struct {
+		prefix string
+		reqs   []protocol.Requirement
+	}{{"c-", proto.Start}, {"e-", proto.End}} {
+		for i, r := range group.reqs {
+			if r.Check.Kind != protocol.KindTool {
+				continue
+			}
+			re, err := regexp.Compile("^(?:" + r.Check.Arg + ")$")
+			if err != nil || !re.MatchString(tool) {
+				continue
+			}
+			id := group.prefix + itoa(i+1)
+			line := st.Session + " " + id + " " + tool + " " + note.FormatTime(s.now())
+			mac, err := s.lineMAC(line)
+			if err != nil {
+				return recorded, err
+			}
+			if err := s.appendState("tools-"+project, line+" "+mac+"\n"); err != nil {
+				return recorded, err
+			}
+			recorded = append(recorded, id)
+		}
+	}
+	return recorded, nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func (s *Service) lineMAC(line string) (string, error) {
+	k, err := s.key()
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, k)
+	m.Write([]byte(line))
+	return hex.EncodeToString(m.Sum(nil))[:32], nil
+}
+
+func (s *Service) appendState(name, line string) error {
+	p := filepath.Join(s.V.Root, ".sessionvault", "state", name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(line)
+	return err
+}
+
+// toolSeen returns the tool and time of a signed tool-call record of
+// session for item, or ok=false.
+func (s *Service) toolSeen(project, session, item string) (tool string, at time.Time, ok bool) {
+	data, err := s.V.ReadState("tools-" + project)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 5 || f[0] != session || f[1] != item {
+			continue
+		}
+		if mac, err := s.lineMAC(strings.Join(f[:4], " ")); err != nil || !hmac.Equal([]byte(mac), []byte(f[4])) {
+			continue
+		}
+		t, _ := time.Parse(time.RFC3339, f[3])
+		return f[2], t, true
+	}
+	return "", time.Time{}, false
+}
