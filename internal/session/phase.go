@@ -21,6 +21,7 @@ const (
 	PhaseWorking   = "WORKING"
 	PhaseComplete  = "COMPLETE"
 	PhaseViolation = "VIOLATION"
+	PhaseBlocked   = "BLOCKED"
 )
 
 // AdvancePhase moves the active session through its next gate: INIT (or
@@ -36,10 +37,18 @@ func (s *Service) AdvancePhase(project string) (Outcome, error) {
 		if err != nil {
 			return vault.Change{}, "", err
 		}
-		from := firstNonEmpty(d.prop("phase"), PhaseInit)
 		gate, to := protocol.Start, PhaseWorking
+		full := d.readState(st.Project)
+		for _, b := range full.OpenBlockers() {
+			if b.Severity == "critical" {
+				d.set("phase", PhaseBlocked)
+				gateErr = errs.New(errs.InvalidInput, "session %s is blocked by critical blocker %s (%s); resolve it first (`sessionvault resolve %s`)", st.Session, b.ID, b.Text, b.ID).With("blocker", b.ID)
+				return vault.Change{Operation: "phase", Summary: currentPhase(d) + " → " + PhaseBlocked + " (" + b.ID + ")"}, PhaseBlocked, nil
+			}
+		}
+		from := currentPhase(d)
 		switch from {
-		case PhaseInit, PhaseViolation:
+		case PhaseInit, PhaseViolation, PhaseBlocked:
 		case PhaseWorking:
 			gate, to = protocol.End, PhaseComplete
 		default:
@@ -108,3 +117,5 @@ func (s *Service) logViolations(tx *vault.Tx, st State, phase string, missing []
 
 // cell makes text safe inside a markdown table cell.
 func cell(s string) string { return strings.ReplaceAll(oneLine(s), "|", `\|`) }
+
+func currentPhase(d *doc) string { return firstNonEmpty(d.prop("phase"), PhaseInit) }
