@@ -140,11 +140,7 @@ in the vault), then run accept: the edit is committed as yours and the state is
 signed again. The hook does not let the agent run this.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			svc, err := a.service()
-			if err != nil {
-				return err
-			}
-			project, err := svc.Project(a.project)
+			svc, project, err := a.projectService()
 			if err != nil {
 				return err
 			}
@@ -168,11 +164,7 @@ func (a *app) gateCommand() *cobra.Command {
 			if phase != protocol.Start && phase != protocol.End {
 				return usageError(c, fmt.Sprintf("phase %q: use start or end", argv[0]))
 			}
-			svc, err := a.service()
-			if err != nil {
-				return err
-			}
-			project, err := svc.Project(a.project)
+			svc, project, err := a.projectService()
 			if err != nil {
 				return err
 			}

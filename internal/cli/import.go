@@ -25,11 +25,7 @@ already present with the same bytes are left as they are; a different file of
 the same name is kept and the memory skipped. Idempotent.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			svc, err := a.service()
-			if err != nil {
-				return err
-			}
-			project, err := svc.Project(a.project)
+			svc, project, err := a.projectService()
 			if err != nil {
 				return err
 			}

@@ -37,11 +37,7 @@ when there is an error.`,
 					policy = policyFrom(v)
 				}
 			} else {
-				svc, err := a.service()
-				if err != nil {
-					return err
-				}
-				project, err := svc.Project(a.project)
+				svc, project, err := a.projectService()
 				if err != nil {
 					return err
 				}

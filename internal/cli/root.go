@@ -114,6 +114,16 @@ func (a *app) service() (*session.Service, error) {
 	return svc, nil
 }
 
+// projectService opens the vault and resolves --project.
+func (a *app) projectService() (*session.Service, string, error) {
+	svc, err := a.service()
+	if err != nil {
+		return nil, "", err
+	}
+	project, err := svc.Project(a.project)
+	return svc, project, err
+}
+
 // emit prints a result: data as {"success":true,"data":...} with --json,
 // else the text.
 func (a *app) emit(data any, text string) error {
