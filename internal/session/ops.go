@@ -2,6 +2,8 @@ package session
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -709,4 +711,38 @@ func (s *Service) Status(project string) (State, error) {
 		st.Status = StatusCrashed
 	}
 	return st, nil
+}
+
+// Sessions returns the project's sessions: the active one (if any) and every
+// archived record in sessions/, read in full.
+func (s *Service) Sessions(project string) ([]State, error) {
+	project, err := s.Project(project)
+	if err != nil {
+		return nil, err
+	}
+	var out []State
+	if st, err := s.Status(project); err == nil && st.Active() {
+		out = append(out, st)
+	}
+	dir := filepath.Join(s.V.Root, project, SessionsDir)
+	ents, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		rel := project + "/" + SessionsDir + "/" + e.Name()
+		data, err := s.V.ReadFile(rel)
+		if err != nil {
+			return nil, err
+		}
+		d, err := s.parseDoc(rel, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d.readState(project))
+	}
+	return out, nil
 }
