@@ -746,3 +746,38 @@ func (s *Service) Sessions(project string) ([]State, error) {
 	}
 	return out, nil
 }
+
+// MarkCrashed records, as one commit, that the project's active session has
+// shown no sign of life for the heartbeat timeout (status crashed; DESIGN
+// §7). It returns the session marked, or "" when there was nothing to mark.
+func (s *Service) MarkCrashed(project string) (string, error) {
+	st, err := s.Status(project)
+	if err != nil || st.Status != StatusCrashed {
+		return "", err
+	}
+	var marked string
+	_, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+		cur, _, _ := paths(project)
+		d, err := s.readDoc(tx, cur)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		st := d.readState(project)
+		if !s.crashed(project, &st) || d.prop("status") == StatusCrashed {
+			return vault.Change{Operation: "crash"}, nil
+		}
+		now := s.now()
+		d.set("status", StatusCrashed)
+		touch(d, st, now)
+		b, err := d.bytes()
+		if err != nil {
+			return vault.Change{}, err
+		}
+		marked = st.Session
+		return vault.Change{Operation: "crash", Session: st.Session, Summary: "no sign of life since " + note.FormatTime(*st.LastSign)}, tx.Write(cur, b)
+	})
+	if err == nil && marked != "" {
+		s.Sign(project)
+	}
+	return marked, err
+}

@@ -1,0 +1,241 @@
+// Package daemon is `sessionvault serve`: it runs the sync on a robfig/cron
+// schedule (runs never overlap), watches the vault with fsnotify and commits
+// a person's edits promptly (debounced), marks sessions with a stale
+// heartbeat as crashed, and serves /healthz and Prometheus /metrics on a
+// loopback address. It stops when its context ends, after the running job.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/robfig/cron/v3"
+
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/syncer"
+)
+
+// Daemon holds what serve runs. Sync may be nil (no sync target configured).
+type Daemon struct {
+	Svc      *session.Service
+	Projects []string
+	Sync     func(ctx context.Context) (syncer.Summary, error)
+	Schedule string        // robfig/cron spec, e.g. "@every 15m"
+	Listen   string        // loopback address for /healthz and /metrics, e.g. 127.0.0.1:7878
+	Debounce time.Duration // quiet time before a person's edits are committed (default 2s)
+	Log      *slog.Logger
+
+	metrics *metrics
+	ready   chan string // receives the bound address (tests)
+}
+
+type metrics struct {
+	reg        *prometheus.Registry
+	syncRuns   *prometheus.CounterVec
+	syncItems  *prometheus.CounterVec
+	commits    *prometheus.CounterVec
+	crashMarks prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.syncRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sessionvault_sync_runs_total", Help: "Sync runs by result (ok, stopped, error)."}, []string{"result"})
+	m.syncItems = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sessionvault_sync_items_total", Help: "Sessions handled by sync runs, by outcome."}, []string{"outcome"})
+	m.commits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sessionvault_commits_total", Help: "Commits the daemon made, by kind (person-edit, crash)."}, []string{"kind"})
+	m.crashMarks = prometheus.NewCounter(prometheus.CounterOpts{Name: "sessionvault_sessions_marked_crashed_total", Help: "Sessions marked crashed for a stale heartbeat."})
+	m.reg.MustRegister(m.syncRuns, m.syncItems, m.commits, m.crashMarks, prometheus.NewGoCollector())
+	for _, r := range []string{"ok", "stopped", "error"} {
+		m.syncRuns.WithLabelValues(r)
+	}
+	for _, o := range []string{"created", "updated", "unchanged", "failed"} {
+		m.syncItems.WithLabelValues(o)
+	}
+	return m
+}
+
+// Run serves until ctx ends, then waits for the running job and returns nil.
+func (d *Daemon) Run(ctx context.Context) error {
+	if d.Log == nil {
+		d.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if d.Debounce <= 0 {
+		d.Debounce = 2 * time.Second
+	}
+	d.metrics = newMetrics()
+	host, _, err := net.SplitHostPort(d.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", d.Listen, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--listen %q: serve listens on a loopback address only (127.0.0.1, ::1, localhost)", d.Listen)
+	}
+	ln, err := net.Listen("tcp", d.Listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", d.Listen, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	d.Log.Info("serving", "listen", ln.Addr().String(), "schedule", d.Schedule, "vault", d.Svc.V.Root)
+	if d.ready != nil {
+		d.ready <- ln.Addr().String()
+	}
+
+	jobCtx, cancelJobs := context.WithCancel(context.Background())
+	defer cancelJobs()
+	c := cron.New(cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
+	if d.Sync != nil {
+		if _, err := c.AddFunc(d.Schedule, func() { d.runSync(jobCtx) }); err != nil {
+			ln.Close()
+			return fmt.Errorf("--schedule %q: %w", d.Schedule, err)
+		}
+	}
+	c.AddFunc("@every 1m", func() { d.markCrashed() })
+	c.Start()
+
+	var wg sync.WaitGroup
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if err := d.watch(watchCtx, &wg); err != nil {
+		d.Log.Warn("watching the vault failed; person edits are committed by the next operation", "error", err.Error())
+	}
+
+	<-ctx.Done()
+	d.Log.Info("stopping: waiting for the running job")
+	stopped := c.Stop() // no new runs; wait for the running one
+	select {
+	case <-stopped.Done():
+	case <-time.After(4 * time.Second):
+		cancelJobs() // a run that will not finish in time is interrupted; its ledger is saved per item
+		<-stopped.Done()
+	}
+	stopWatch()
+	wg.Wait()
+	shut, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	srv.Shutdown(shut)
+	d.Log.Info("stopped")
+	return nil
+}
+
+func (d *Daemon) runSync(ctx context.Context) {
+	start := time.Now()
+	sum, err := d.Sync(ctx)
+	m := d.metrics
+	m.syncItems.WithLabelValues("created").Add(float64(sum.Created))
+	m.syncItems.WithLabelValues("updated").Add(float64(sum.Updated))
+	m.syncItems.WithLabelValues("unchanged").Add(float64(sum.Unchanged))
+	m.syncItems.WithLabelValues("failed").Add(float64(sum.Failed))
+	switch {
+	case err != nil:
+		m.syncRuns.WithLabelValues("error").Inc()
+		d.Log.Error("sync", "error", err.Error(), "summary", sum.String())
+	case sum.Stopped != "":
+		m.syncRuns.WithLabelValues("stopped").Inc()
+		d.Log.Warn("sync stopped", "reason", sum.Stopped, "summary", sum.String())
+	default:
+		m.syncRuns.WithLabelValues("ok").Inc()
+		d.Log.Info("sync", "summary", sum.String(), "ms", time.Since(start).Milliseconds())
+	}
+}
+
+func (d *Daemon) markCrashed() {
+	for _, p := range d.Projects {
+		marked, err := d.Svc.MarkCrashed(p)
+		if err != nil {
+			d.Log.Error("marking crashed sessions", "project", p, "error", err.Error())
+			continue
+		}
+		if marked != "" {
+			d.metrics.crashMarks.Inc()
+			d.metrics.commits.WithLabelValues("crash").Inc()
+			d.Log.Warn("session marked crashed", "project", p, "session", marked)
+		}
+	}
+}
+
+// watch commits a person's edits to notes, debounced, and re-signs the
+// projects' current state after committing them.
+func (d *Daemon) watch(ctx context.Context, wg *sync.WaitGroup) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	root := d.Svc.V.Root
+	add := func(dir string) {
+		filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+			if err != nil || !e.IsDir() {
+				return nil
+			}
+			if p != root && strings.HasPrefix(e.Name(), ".") {
+				return filepath.SkipDir
+			}
+			w.Add(p)
+			return nil
+		})
+	}
+	add(root)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer w.Close()
+		pending := map[string]bool{}
+		timer := time.NewTimer(time.Hour)
+		timer.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-w.Events:
+				if ev.Op&fsnotify.Create != 0 {
+					if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
+						add(ev.Name)
+					}
+				}
+				rel, err := filepath.Rel(root, ev.Name)
+				if err != nil || !strings.HasSuffix(rel, ".md") || strings.HasPrefix(rel, ".") {
+					continue
+				}
+				pending[filepath.ToSlash(rel)] = true
+				timer.Reset(d.Debounce)
+			case err := <-w.Errors:
+				d.Log.Warn("watch", "error", fmt.Sprint(err))
+			case <-timer.C:
+				var paths []string
+				for p := range pending {
+					paths = append(paths, p)
+				}
+				pending = map[string]bool{}
+				hash, err := d.Svc.V.CommitOutsideEdits(paths)
+				if err != nil {
+					d.Log.Error("committing a person's edits", "error", err.Error())
+					continue
+				}
+				if hash != "" {
+					d.metrics.commits.WithLabelValues("person-edit").Inc()
+					d.Log.Info("committed a person's edits", "commit", hash, "paths", len(paths))
+					for _, p := range d.Projects {
+						if err := d.Svc.Sign(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+							d.Log.Warn("re-signing", "project", p, "error", err.Error())
+						}
+					}
+				}
+			}
+		}
+	}()
+	return nil
+}

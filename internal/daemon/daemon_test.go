@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/history"
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/syncer"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+func TestServe(t *testing.T) {
+	dir := t.TempDir()
+	history.Init(dir)
+	os.MkdirAll(filepath.Join(dir, ".sessionvault"), 0o755)
+	v, err := vault.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Update(func(tx *vault.Tx) (vault.Change, error) {
+		return vault.Change{Operation: "init", Summary: "ignore"}, tx.Write(".gitignore", []byte(".sessionvault/state/\n"))
+	})
+	svc := session.New(v)
+	if _, err := svc.InitProject("demo"); err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	d := &Daemon{Svc: svc, Projects: []string{"demo"}, Schedule: "@every 1s", Listen: "127.0.0.1:0", Debounce: 200 * time.Millisecond,
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), ready: make(chan string, 1),
+		Sync: func(ctx context.Context) (syncer.Summary, error) {
+			runs.Add(1)
+			return syncer.Summary{Created: 1}, nil
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	addr := <-d.ready
+	get := func(path string) string {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if h := get("/healthz"); strings.TrimSpace(h) != "ok" {
+		t.Fatalf("/healthz = %q", h)
+	}
+	// A person's edit is committed as theirs, promptly.
+	note := filepath.Join(dir, "demo", "session-current-state.md")
+	f, _ := os.OpenFile(note, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("\n## Person\n\nhello\n")
+	f.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		out, _ := exec.Command("git", "-C", dir, "log", "-1", "--format=%an").Output()
+		if strings.TrimSpace(string(out)) == "vault editor" && runs.Load() > 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out, _ := exec.Command("git", "-C", dir, "log", "-1", "--format=%an").Output(); strings.TrimSpace(string(out)) != "vault editor" {
+		t.Errorf("the person's edit was not committed: last author %q", out)
+	}
+	if _, err := svc.Verified("demo"); err != nil {
+		t.Errorf("state not re-signed after the person's edit: %v", err)
+	}
+	if m := get("/metrics"); !strings.Contains(m, `sessionvault_sync_runs_total{result="ok"}`) || !strings.Contains(m, "sessionvault_commits_total") {
+		t.Errorf("/metrics lacks the counters:\n%.400s", m)
+	}
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not stop within 5 s")
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("too slow to stop")
+	}
+	if s, _ := exec.Command("git", "-C", dir, "status", "--porcelain").Output(); len(s) != 0 {
+		t.Errorf("git status not clean: %s", s)
+	}
+}
+
+func TestServeRefusesNonLoopback(t *testing.T) {
+	d := &Daemon{Listen: "0.0.0.0:0", Svc: &session.Service{V: &vault.Vault{}}}
+	if err := d.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Fatalf("err = %v", err)
+	}
+}
