@@ -24,6 +24,12 @@ test:
 bench: build
 	$(GO) run ./cmd/svbench -bin $(BIN)
 
+# Regenerate the Linear GraphQL client (integrations/linear/generated.go) from
+# operations.graphql + schema.graphql; `make test` fails while it is stale.
+.PHONY: generate
+generate:
+	cd integrations/linear && $(GO) tool genqlient
+
 fmt:
 	gofmt -w cmd internal integrations templates
 

@@ -51,6 +51,25 @@ type Config struct {
 	// ModeBlocks maps a mode to the tools it blocks (regular expressions);
 	// modes not listed keep the built-in policy.
 	ModeBlocks map[string][]string `yaml:"mode_blocks"`
+	// Linear configures the sync to Linear (DESIGN §8).
+	Linear Linear `yaml:"linear"`
+}
+
+// Linear is the sync-to-Linear settings. The API key is never here: it comes
+// from LINEAR_API_KEY only.
+type Linear struct {
+	// Schedule is the robfig/cron spec of `serve`'s sync (default "@every 15m").
+	Schedule string `yaml:"schedule"`
+	// StateOnStart and StateOnEnd are workflow state names set on the linked
+	// issue when a session starts and ends ("" = leave the state alone).
+	StateOnStart string `yaml:"state_on_start"`
+	StateOnEnd   string `yaml:"state_on_end"`
+	// DecisionLabel is added to the issue when its session records decisions.
+	DecisionLabel string `yaml:"decision_label"`
+	// NoteURL is the base of the link back to a session note, e.g.
+	// "obsidian://open?vault=work&file=" (the note's path is appended); "" =
+	// no link.
+	NoteURL string `yaml:"note_url"`
 }
 
 // Duration is a time.Duration written in YAML as "30m", "1h30m".
@@ -107,6 +126,9 @@ func Load(vaultDir string) (Config, error) {
 	if c.LockTimeout.Duration <= 0 {
 		c.LockTimeout = d.LockTimeout
 	}
+	if c.Linear.Schedule == "" {
+		c.Linear.Schedule = "@every 15m"
+	}
 	envOverride(&c.Agent.Name, "SESSIONVAULT_AGENT_NAME")
 	envOverride(&c.Agent.Email, "SESSIONVAULT_AGENT_EMAIL")
 	envOverride(&c.Person.Name, "SESSIONVAULT_PERSON_NAME")
@@ -153,5 +175,13 @@ lock_timeout: 30s
 # mode_blocks:
 #   analysis: [Edit, MultiEdit, Write, NotebookEdit, Bash]
 #   planning: [Edit, MultiEdit, Write, NotebookEdit]
+# Linear sync (sessionvault sync linear / serve). The API key comes from
+# LINEAR_API_KEY only, never from this file.
+linear:
+  schedule: "@every 15m"
+  state_on_start: ""
+  state_on_end: ""
+  decision_label: ""
+  note_url: ""
 `)
 }

@@ -151,6 +151,20 @@ func (v *Vault) WriteState(name string, data []byte) error {
 	return AtomicWrite(tmp, filepath.Join(d, name), data, Volatile)
 }
 
+// WriteStateDurable is WriteState with fsync of the file and its folder: for
+// state whose loss would cost more than a rebuild (the sync ledger).
+func (v *Vault) WriteStateDurable(name string, data []byte) error {
+	d, err := v.stateDir("")
+	if err != nil {
+		return err
+	}
+	tmp, err := v.stateDir("tmp")
+	if err != nil {
+		return err
+	}
+	return AtomicWrite(tmp, filepath.Join(d, name), data, Durable)
+}
+
 // ReadState reads a file under .sessionvault/state.
 func (v *Vault) ReadState(name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(v.Root, filepath.FromSlash(config.StateDir), name))
