@@ -141,3 +141,32 @@ func TestSyncDownBadKeyAndNoLeak(t *testing.T) {
 	})
 	assertClean(t, v)
 }
+
+// The config's mappings: the issue's state on start and on end, a label for
+// decisions, and an attachment linking back to the note (upserted by URL).
+func TestSyncConfigMappings(t *testing.T) {
+	fake := lineartest.New(t, lineartest.WithKey(testKey))
+	t.Setenv("LINEAR_API_URL", fake.URL())
+	t.Setenv("LINEAR_API_KEY", testKey)
+	fake.AddIssue("ENG-42", "Mapped")
+	v := newVault(t)
+	cfg := filepath.Join(v, ".sessionvault", "config.yaml")
+	data, _ := os.ReadFile(cfg)
+	data = []byte(strings.NewReplacer(`state_on_start: ""`, `state_on_start: "In Progress"`, `state_on_end: ""`, `state_on_end: "Done"`,
+		`decision_label: ""`, `decision_label: "decision"`, `note_url: ""`, `note_url: "https://vault.example.invalid/"`).Replace(string(data)))
+	os.WriteFile(cfg, data, 0o644)
+	mustRun(t, v, "start", "--objective", "Mapped work", "--branch", "eng-42-mapped")
+	mustRun(t, v, "sync", "linear")
+	is := fake.Issue("ENG-42")
+	if is.State != "In Progress" || len(fake.Comments("ENG-42")) != 1 {
+		t.Fatalf("after start: state %q, %d comments", is.State, len(fake.Comments("ENG-42")))
+	}
+	mustRun(t, v, "decide", "--title", "T", "--choice", "C", "--rationale", "R")
+	mustRun(t, v, "end", "--summary", "done")
+	mustRun(t, v, "sync", "linear")
+	mustRun(t, v, "sync", "linear")
+	is = fake.Issue("ENG-42")
+	if is.State != "Done" || len(is.Labels) != 1 || is.Labels[0] != "decision" || len(is.Attachments) != 1 || len(fake.Comments("ENG-42")) != 1 {
+		t.Fatalf("after end: %+v, %d comments", is, len(fake.Comments("ENG-42")))
+	}
+}
