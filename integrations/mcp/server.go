@@ -1,0 +1,372 @@
+// Package mcp is sessionvault's MCP server (official go-sdk): every session
+// operation as a tool, and the canonical notes as resources. A tool call runs
+// the same session.Service method as its CLI verb — same validation, same
+// notes, one commit per change. Errors come back as tool errors (isError)
+// carrying the stable code, and the server keeps serving.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sessionvault/sessionvault/integrations/claudecode"
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/session"
+)
+
+// Server wires the tools to one vault's session service.
+type Server struct {
+	svc     *session.Service
+	project string
+	policy  protocol.Policy
+}
+
+// New returns the MCP server for svc's vault and project ("" = the default
+// project), with policy used by get_blocked_reason.
+func New(svc *session.Service, project string, policy protocol.Policy, version string) *mcp.Server {
+	s := &Server{svc: svc, project: project, policy: policy}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sessionvault", Version: version}, nil)
+	s.addTools(srv)
+	s.addResources(srv)
+	srv.AddReceivingMiddleware(codeSchemaErrors)
+	return srv
+}
+
+// codeSchemaErrors gives the SDK's own argument-validation errors (a tool
+// called with `progress: "abc"`) the stable code our handlers' errors carry.
+func codeSchemaErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.CallToolResult); ok && err == nil && r.IsError {
+			for _, c := range r.Content {
+				if t, ok := c.(*mcp.TextContent); ok && strings.HasPrefix(t.Text, "validating") {
+					t.Text = errs.InvalidInput.ID + " " + errs.InvalidInput.Name + ": invalid argument: " + t.Text
+				}
+			}
+		}
+		return res, err
+	}
+}
+
+// toolErr renders an error with its stable code: "E1602 NO_ACTIVE_SESSION: …".
+func toolErr(err error) error {
+	c := errs.CodeOf(err)
+	return fmt.Errorf("%s %s: %s", c.ID, c.Name, err.Error())
+}
+
+func readOnly() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{ReadOnlyHint: true} }
+
+// asMap turns a value into its JSON object form (structured output).
+func asMap(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	return m
+}
+
+// Inputs and outputs. Argument names follow the CLI flags.
+type (
+	StartIn struct {
+		Objective string `json:"objective" jsonschema:"what this session is for (1-500 characters)"`
+		Epic      string `json:"epic,omitempty" jsonschema:"epic or larger goal"`
+		Linear    string `json:"linear,omitempty" jsonschema:"Linear issue key, e.g. ENG-123"`
+		Branch    string `json:"branch,omitempty" jsonschema:"code branch"`
+		Commit    string `json:"commit,omitempty" jsonschema:"starting commit SHA"`
+		Continue  string `json:"continue,omitempty" jsonschema:"id of an archived session this one continues"`
+		Force     bool   `json:"force,omitempty" jsonschema:"abandon an active session and start anyway"`
+	}
+	UpdateIn struct {
+		Message  string   `json:"message" jsonschema:"the update, 1-500 characters"`
+		Progress *int     `json:"progress,omitempty" jsonschema:"session progress, 0-100"`
+		Type     string   `json:"type,omitempty" jsonschema:"progress, note, blocker or milestone"`
+		Tags     []string `json:"tags,omitempty" jsonschema:"tags for the update"`
+	}
+	DecideIn struct {
+		Title        string   `json:"title" jsonschema:"short title, unique within the session"`
+		Choice       string   `json:"choice" jsonschema:"what was chosen"`
+		Rationale    string   `json:"rationale" jsonschema:"why"`
+		Alternatives []string `json:"alternatives,omitempty" jsonschema:"alternatives considered"`
+		Impact       string   `json:"impact,omitempty" jsonschema:"low, medium or high (default medium)"`
+		Category     string   `json:"category,omitempty" jsonschema:"category, e.g. architecture"`
+	}
+	BlockIn struct {
+		Description string `json:"description" jsonschema:"what blocks the work"`
+		Severity    string `json:"severity,omitempty" jsonschema:"low, medium, high or critical (default medium)"`
+	}
+	ResolveIn struct {
+		BlockerID  string `json:"blocker_id" jsonschema:"the blocker's id, e.g. b-1"`
+		Resolution string `json:"resolution,omitempty" jsonschema:"how it was resolved"`
+	}
+	EndIn struct {
+		Summary string   `json:"summary,omitempty" jsonschema:"what the session did"`
+		Next    []string `json:"next,omitempty" jsonschema:"next steps"`
+	}
+	EmptyIn struct{}
+	GateIn  struct {
+		Phase string `json:"phase" jsonschema:"start or end"`
+	}
+	EvidenceIn struct {
+		Item string `json:"item" jsonschema:"checklist item id: c-N (start) or e-N (end)"`
+		File string `json:"file,omitempty" jsonschema:"the file read, for file evidence"`
+		SHA  string `json:"sha,omitempty" jsonschema:"a commit, for commit evidence"`
+		Run  bool   `json:"run,omitempty" jsonschema:"run the protocol's command, for run evidence"`
+	}
+	BlockedIn struct {
+		Tool string `json:"tool,omitempty" jsonschema:"Claude Code tool name (default Edit)"`
+	}
+	ModeIn struct {
+		Mode string `json:"mode" jsonschema:"analysis, planning, coding or disabled"`
+	}
+
+	// Result is what a mutating tool returns: the id it created or touched,
+	// the session, and the commits made.
+	Result struct {
+		ID           string `json:"id,omitempty" jsonschema:"the id created or touched (session, update, decision, blocker, item, phase or mode)"`
+		Session      string `json:"session,omitempty" jsonschema:"the session id"`
+		Commit       string `json:"commit,omitempty" jsonschema:"the operation's commit"`
+		PersonCommit string `json:"person_commit,omitempty" jsonschema:"a commit of edits made outside sessionvault, made first"`
+	}
+	StateOut struct {
+		State map[string]any `json:"state" jsonschema:"the session state read from the current-state note"`
+	}
+	RecoveryOut struct {
+		Crashed        bool   `json:"crashed" jsonschema:"the active session shows no sign of life for the heartbeat timeout"`
+		Session        string `json:"session,omitempty"`
+		LastSignOfLife string `json:"last_sign_of_life,omitempty"`
+		Recover        string `json:"recover,omitempty" jsonschema:"what to do"`
+	}
+	ContextOut struct {
+		Prompt string         `json:"prompt" jsonschema:"the bounded resume prompt (8 KB at most)"`
+		State  map[string]any `json:"state"`
+	}
+	GateOut struct {
+		Phase   string            `json:"phase"`
+		Passed  bool              `json:"passed"`
+		Missing []session.Missing `json:"missing,omitempty"`
+	}
+	BlockedOut struct {
+		Tool    string `json:"tool"`
+		Blocked bool   `json:"blocked"`
+		Reason  string `json:"reason,omitempty"`
+	}
+)
+
+func result(o session.Outcome) Result {
+	return Result{ID: o.ID, Session: o.State.Session, Commit: o.Result.Commit, PersonCommit: o.Result.PersonCommit}
+}
+
+func (s *Server) addTools(srv *mcp.Server) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "session_start", Description: "Start a session (idle → active); returns its id YYYY-MM-DD-session-NN."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) (*mcp.CallToolResult, Result, error) {
+			o, err := s.svc.Start(session.StartOptions{Project: s.project, Objective: in.Objective, Epic: in.Epic, Linear: in.Linear, Branch: in.Branch, Commit: in.Commit, Continue: in.Continue, Force: in.Force})
+			if err != nil {
+				return nil, Result{}, toolErr(err)
+			}
+			r := result(o)
+			r.Session = o.ID
+			return nil, r, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "session_update", Description: "Record an update (progress, note, blocker or milestone) in the active session."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in UpdateIn) (*mcp.CallToolResult, Result, error) {
+			o, err := s.svc.Update(session.UpdateOptions{Project: s.project, Message: in.Message, Progress: in.Progress, Type: in.Type, Tags: in.Tags})
+			if err != nil {
+				return nil, Result{}, toolErr(err)
+			}
+			return nil, result(o), nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "record_decision", Description: "Record a decision: an entry, its own note in decisions/, a line in session-decisions.md."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in DecideIn) (*mcp.CallToolResult, Result, error) {
+			o, err := s.svc.Decide(session.DecideOptions{Project: s.project, Title: in.Title, Choice: in.Choice, Rationale: in.Rationale, Alternatives: in.Alternatives, Impact: in.Impact, Category: in.Category})
+			if err != nil {
+				return nil, Result{}, toolErr(err)
+			}
+			return nil, result(o), nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "record_blocker", Description: "Record a blocker; returns its id (b-N)."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in BlockIn) (*mcp.CallToolResult, Result, error) {
+			o, err := s.svc.Block(s.project, in.Description, in.Severity)
+			if err != nil {
+				return nil, Result{}, toolErr(err)
+			}
+			return nil, result(o), nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "resolve_blocker", Description: "Mark a blocker of the active session resolved."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in ResolveIn) (*mcp.CallToolResult, Result, error) {
+			o, err := s.svc.Resolve(s.project, in.BlockerID, in.Resolution)
+			if err != nil {
+				return nil, Result{}, toolErr(err)
+			}
+			return nil, result(o), nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "session_end", Description: "End the active session: archive it, add it to the history, leave the state idle."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in EndIn) (*mcp.CallToolResult, Result, error) {
+			o, err := s.svc.End(s.project, in.Summary, in.Next)
+			if err != nil {
+				return nil, Result{}, toolErr(err)
+			}
+			r := result(o)
+			r.Session = o.ID
+			return nil, r, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "session_status", Description: "The current session (or idle): objective, progress, checklists, entries.", Annotations: readOnly()},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, StateOut, error) {
+			st, err := s.svc.Status(s.project)
+			if err != nil {
+				return nil, StateOut{}, toolErr(err)
+			}
+			return nil, StateOut{State: asMap(st)}, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "heartbeat", Description: "Record a sign of life of the active session (no commit)."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, Result, error) {
+			st, err := s.svc.Heartbeat(s.project)
+			if err != nil {
+				return nil, Result{}, toolErr(err)
+			}
+			return nil, Result{Session: st.Session}, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "check_recovery", Description: "Whether the active session crashed (stale heartbeat) and how to recover.", Annotations: readOnly()},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, RecoveryOut, error) {
+			st, err := s.svc.Status(s.project)
+			if err != nil {
+				return nil, RecoveryOut{}, toolErr(err)
+			}
+			out := RecoveryOut{Session: st.Session, Crashed: st.Status == session.StatusCrashed}
+			if st.LastSign != nil {
+				out.LastSignOfLife = note.FormatTime(*st.LastSign)
+			}
+			if out.Crashed {
+				out.Recover = "run `sessionvault recover` (or session_update: an entry is a sign of life)"
+			}
+			return nil, out, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "get_unified_context", Description: "The bounded resume prompt plus the structured state.", Annotations: readOnly()},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, ContextOut, error) {
+			project, err := s.svc.Project(s.project)
+			if err != nil {
+				return nil, ContextOut{}, toolErr(err)
+			}
+			st, err := s.svc.Status(project)
+			if err != nil {
+				return nil, ContextOut{}, toolErr(err)
+			}
+			proto, _ := s.svc.Protocol(project)
+			return nil, ContextOut{Prompt: claudecode.ResumePrompt(s.svc, st, proto, "", 8<<10), State: asMap(st)}, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "validate_gate", Description: "Which MUST items of the start or end checklist lack evidence.", Annotations: readOnly()},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in GateIn) (*mcp.CallToolResult, GateOut, error) {
+			phase := protocol.Phase(strings.ToLower(in.Phase))
+			if phase != protocol.Start && phase != protocol.End {
+				return nil, GateOut{}, toolErr(errs.New(errs.InvalidInput, "phase %q: use start or end", in.Phase).With("argument", "phase"))
+			}
+			project, err := s.svc.Project(s.project)
+			if err != nil {
+				return nil, GateOut{}, toolErr(err)
+			}
+			st, err := s.svc.Verified(project)
+			if err != nil {
+				return nil, GateOut{}, toolErr(err)
+			}
+			proto, err := s.svc.Protocol(project)
+			if err != nil {
+				return nil, GateOut{}, toolErr(err)
+			}
+			missing := s.svc.Gate(st, proto, phase)
+			return nil, GateOut{Phase: string(phase), Passed: len(missing) == 0, Missing: missing}, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "advance_phase", Description: "Move the session through its next gate (INIT → WORKING → COMPLETE); a failed gate logs violations."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, Result, error) {
+			o, err := s.svc.AdvancePhase(s.project)
+			if err != nil {
+				return nil, Result{}, toolErr(err)
+			}
+			return nil, result(o), nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "record_evidence", Description: "Verify a checklist item's evidence as the protocol says, and tick it."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in EvidenceIn) (*mcp.CallToolResult, Result, error) {
+			o, err := s.svc.RecordEvidence(session.EvidenceOptions{Project: s.project, Item: in.Item, File: in.File, SHA: in.SHA, Run: in.Run})
+			if err != nil {
+				return nil, Result{}, toolErr(err)
+			}
+			return nil, result(o), nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "get_blocked_reason", Description: "Why the PreToolUse hook would block a tool now, and what to do.", Annotations: readOnly()},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in BlockedIn) (*mcp.CallToolResult, BlockedOut, error) {
+			tool := in.Tool
+			if tool == "" {
+				tool = "Edit"
+			}
+			h := claudecode.Handler{Open: func() (*session.Service, error) { return s.svc, nil }, Project: s.project, Policy: s.policy}
+			resp := h.PreToolUse(claudecode.Input{HookEventName: "PreToolUse", ToolName: tool, ToolInput: []byte(`{}`)})
+			out := BlockedOut{Tool: tool, Blocked: resp.Exit != 0}
+			if out.Blocked {
+				out.Reason = strings.TrimSpace(strings.TrimPrefix(resp.Stderr, "sessionvault blocked this tool call: "))
+			}
+			return nil, out, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "set_mode", Description: "Set the mode: analysis, planning or coding (disabled is a person's escape hatch, refused here)."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in ModeIn) (*mcp.CallToolResult, Result, error) {
+			mode, err := protocol.ParseMode(in.Mode)
+			if err != nil {
+				return nil, Result{}, toolErr(errs.New(errs.InvalidInput, "mode: %v", err).With("argument", "mode"))
+			}
+			if mode == protocol.Disabled {
+				return nil, Result{}, toolErr(errs.New(errs.InvalidInput, "mode disabled is a person's escape hatch: a person runs `sessionvault mode set disabled`").With("argument", "mode"))
+			}
+			o, err := s.svc.SetMode(s.project, mode)
+			if err != nil {
+				return nil, Result{}, toolErr(err)
+			}
+			return nil, result(o), nil
+		})
+}
+
+// Resources are the canonical notes, read as they are.
+var resources = []struct {
+	uri, name, note, desc string
+}{
+	{"session://state", "session-current-state", session.CurrentStateNote, "The current session (or idle): the canonical current-state note."},
+	{"session://checklist", "session-checklist", session.CurrentStateNote, "The start and end checklists of the current session, as JSON."},
+	{"session://history", "session-history", session.HistoryNote, "Completed sessions, newest first."},
+	{"session://violations", "session-violations-log", session.ViolationsNote, "Protocol violations, append-only."},
+}
+
+func (s *Server) addResources(srv *mcp.Server) {
+	for _, r := range resources {
+		r := r
+		mime := "text/markdown"
+		if r.uri == "session://checklist" {
+			mime = "application/json"
+		}
+		srv.AddResource(&mcp.Resource{URI: r.uri, Name: r.name, Description: r.desc, MIMEType: mime},
+			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				project, err := s.svc.Project(s.project)
+				if err != nil {
+					return nil, toolErr(err)
+				}
+				var text string
+				if r.uri == "session://checklist" {
+					st, err := s.svc.Status(project)
+					if err != nil {
+						return nil, toolErr(err)
+					}
+					b, _ := json.MarshalIndent(map[string]any{"start": st.StartChecklist, "end": st.EndChecklist}, "", "  ")
+					text = string(b)
+				} else {
+					data, err := os.ReadFile(filepath.Join(s.svc.V.Root, project, r.note))
+					if err != nil {
+						return nil, toolErr(errs.Wrap(errs.NoteParse, err, "reading "+r.note))
+					}
+					text = string(data)
+				}
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.uri, MIMEType: mime, Text: text}}}, nil
+			})
+	}
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	svmcp "github.com/sessionvault/sessionvault/integrations/mcp"
+	"github.com/sessionvault/sessionvault/internal/errs"
+)
+
+// version is reported to MCP clients.
+const version = "0.1.0"
+
+func (a *app) mcpCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "mcp",
+		Short: "Run the MCP server over stdio (every session operation as a tool)",
+		Long: `Serves the Model Context Protocol over stdio (newline-delimited JSON-RPC on
+stdin/stdout; logs go to stderr only). Tools: session_start, session_update,
+record_decision, record_blocker, resolve_blocker, session_end, session_status,
+heartbeat, check_recovery, get_unified_context, validate_gate, advance_phase,
+record_evidence, get_blocked_reason, set_mode. Resources: session://state,
+session://checklist, session://history, session://violations. Each tool runs
+the same code as its CLI verb: same validation, same notes, one commit per change.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
+			srv := svmcp.New(svc, a.project, policyFrom(svc.V), version)
+			if err := srv.Run(c.Context(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, os.ErrClosed) {
+				fmt.Fprintln(a.stderr, "sessionvault mcp:", err)
+			}
+			return nil
+		},
+	}
+	var dir string
+	var print bool
+	install := &cobra.Command{
+		Use:   "install [--project-dir DIR] [--print]",
+		Short: "Write (or print) the .mcp.json entry for Claude Code, keeping other servers",
+		Args:  args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			v, err := a.openVault()
+			if err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			argv := []any{"--vault", v.Root}
+			if a.project != "" {
+				argv = append(argv, "--project", a.project)
+			}
+			entry := map[string]any{"type": "stdio", "command": exe, "args": append(argv, "mcp")}
+			if print {
+				b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"sessionvault": entry}}, "", "  ")
+				fmt.Fprintln(a.stdout, string(b))
+				return nil
+			}
+			path := filepath.Join(dir, ".mcp.json")
+			cfg := map[string]any{}
+			old, err := os.ReadFile(path)
+			if err == nil && len(bytes.TrimSpace(old)) > 0 {
+				if err := json.Unmarshal(old, &cfg); err != nil {
+					return errs.New(errs.ConfigInvalid, "%s is not valid JSON (%v); nothing was changed", path, err)
+				}
+			}
+			servers, _ := cfg["mcpServers"].(map[string]any)
+			if servers == nil {
+				servers = map[string]any{}
+			}
+			servers["sessionvault"] = entry
+			cfg["mcpServers"] = servers
+			out, _ := json.MarshalIndent(cfg, "", "  ")
+			out = append(out, '\n')
+			if bytes.Equal(out, old) {
+				return a.emit(map[string]any{"path": path, "changed": false}, path+": sessionvault already configured, nothing changed")
+			}
+			if err := os.WriteFile(path, out, 0o644); err != nil {
+				return err
+			}
+			return a.emit(map[string]any{"path": path, "changed": true}, path+": sessionvault MCP server added")
+		},
+	}
+	install.Flags().StringVar(&dir, "project-dir", ".", "the Claude Code project folder")
+	install.Flags().BoolVar(&print, "print", false, "print the entry instead of writing .mcp.json")
+	c.AddCommand(install)
+	return c
+}
