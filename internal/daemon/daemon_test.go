@@ -103,3 +103,41 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A session whose last sign of life is older than the heartbeat timeout is
+// marked crashed, once, as its own commit.
+func TestMarkCrashed(t *testing.T) {
+	dir := t.TempDir()
+	history.Init(dir)
+	os.MkdirAll(filepath.Join(dir, ".sessionvault"), 0o755)
+	v, _ := vault.Open(dir)
+	svc := session.New(v)
+	svc.InitProject("demo")
+	t0 := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	svc.Now = func() time.Time { return t0 }
+	if _, err := svc.Start(session.StartOptions{Project: "demo", Objective: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	svc.Now = func() time.Time { return t0.Add(10 * time.Minute) }
+	if m, err := svc.MarkCrashed("demo"); err != nil || m != "" {
+		t.Fatalf("alive session marked: %q %v", m, err)
+	}
+	svc.Now = func() time.Time { return t0.Add(time.Hour) }
+	m, err := svc.MarkCrashed("demo")
+	if err != nil || m == "" {
+		t.Fatalf("stale session not marked: %q %v", m, err)
+	}
+	if m, _ := svc.MarkCrashed("demo"); m != "" {
+		t.Fatal("marked twice")
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "demo", "session-current-state.md"))
+	if !strings.Contains(string(data), "\nstatus: crashed\n") {
+		t.Fatal("the note does not say crashed")
+	}
+	if out, _ := exec.Command("git", "-C", dir, "log", "-1", "--format=%s").Output(); !strings.HasPrefix(string(out), "crash: ") {
+		t.Fatalf("last commit %q", out)
+	}
+	if _, err := svc.Recover("demo", "", false); err != nil {
+		t.Fatalf("recover after the mark: %v", err)
+	}
+}
