@@ -9,6 +9,7 @@ PKGS    := ./...
 
 build:
 	$(GO) build -o $(BIN) ./cmd/sessionvault
+	$(GO) build -o bin/sessionvault-hook ./cmd/sessionvault-hook
 
 demo: build
 	./scripts/demo.sh $(BIN)

@@ -89,7 +89,7 @@ func isOurs(entry any, arg string) bool {
 	for _, h := range list {
 		hm, _ := h.(map[string]any)
 		c, _ := hm["command"].(string)
-		if strings.Contains(c, "sessionvault") && strings.HasSuffix(strings.TrimSpace(c), " hook "+arg) {
+		if strings.Contains(c, "sessionvault") && strings.HasSuffix(strings.TrimSpace(c), " hook "+arg) { // both binaries
 			return true
 		}
 	}

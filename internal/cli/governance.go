@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,6 +37,10 @@ Running it twice changes nothing.`,
 			if err != nil {
 				return err
 			}
+			// The lean hook binary, when it sits beside this one, starts faster.
+			if hook := filepath.Join(filepath.Dir(exe), "sessionvault-hook"); fileExists(hook) {
+				exe = hook
+			}
 			command := quote(exe) + " --vault " + quote(v.Root)
 			if a.project != "" {
 				command += " --project " + quote(a.project)
@@ -54,6 +59,11 @@ Running it twice changes nothing.`,
 	install.Flags().StringVar(&dir, "project-dir", ".", "the Claude Code project folder")
 	c.AddCommand(install)
 	return c
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 func quote(s string) string {

@@ -1,0 +1,131 @@
+package claudecode
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/config"
+	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// PolicyFrom applies a vault's configured tool policy over the built-in one.
+func PolicyFrom(c config.Config) protocol.Policy {
+	p := protocol.DefaultPolicy()
+	if len(c.ReadOnlyTools) > 0 {
+		p.ReadOnly = c.ReadOnlyTools
+	}
+	for m, tools := range c.ModeBlocks {
+		if mode, err := protocol.ParseMode(m); err == nil {
+			p.Blocks[mode] = tools
+		}
+	}
+	return p
+}
+
+// NewHandler builds the hook handler for a vault folder ("" = $SESSIONVAULT_VAULT,
+// else the nearest folder above the working directory holding .sessionvault/)
+// and a project ("" = the default). When the vault cannot be opened the
+// handler still answers: read-only tools pass, everything else is denied.
+func NewHandler(vaultDir, project string) Handler {
+	h := Handler{Project: project, Policy: protocol.DefaultPolicy()}
+	if vaultDir == "" {
+		vaultDir = os.Getenv("SESSIONVAULT_VAULT")
+	}
+	var err error
+	if vaultDir == "" {
+		var wd string
+		if wd, err = os.Getwd(); err == nil {
+			vaultDir, err = vault.Find(wd)
+		}
+	}
+	var svc *session.Service
+	if err == nil {
+		var v *vault.Vault
+		if v, err = vault.Open(vaultDir); err == nil {
+			h.Policy = PolicyFrom(v.Config)
+			svc = session.New(v)
+		}
+	}
+	h.Open = func() (*session.Service, error) { return svc, err }
+	return h
+}
+
+// Events are the hook names Main answers.
+var Events = []string{"pre-tool-use", "post-tool-use", "session-start", "pre-compact", "stop"}
+
+// Main answers one hook: args are [--vault DIR] [--project P] [hook] EVENT;
+// the hook JSON is read from stdin. It returns the exit code (2 denies a
+// PreToolUse). It is the whole of `sessionvault hook` and of the lean
+// sessionvault-hook binary.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var vaultDir, project, event string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--vault" || a == "--project":
+			if i+1 >= len(args) {
+				fmt.Fprintf(stderr, "sessionvault hook: %s needs a value\n", a)
+				return 2
+			}
+			if a == "--vault" {
+				vaultDir = args[i+1]
+			} else {
+				project = args[i+1]
+			}
+			i++
+		case strings.HasPrefix(a, "--vault="):
+			vaultDir = strings.TrimPrefix(a, "--vault=")
+		case strings.HasPrefix(a, "--project="):
+			project = strings.TrimPrefix(a, "--project=")
+		case a == "hook" && event == "":
+		case a == "-h" || a == "--help":
+			fmt.Fprintf(stdout, "usage: sessionvault-hook [--vault DIR] [--project P] %s\n", strings.Join(Events, "|"))
+			return 0
+		default:
+			event = a
+		}
+	}
+	data, rerr := io.ReadAll(io.LimitReader(stdin, 4<<20))
+	in, perr := ParseInput(data)
+	if rerr != nil || perr != nil {
+		if event != "pre-tool-use" {
+			return 0
+		}
+		r := Deny(fmt.Sprintf("the hook input cannot be read (%v); failing closed", firstErr(rerr, perr)))
+		io.WriteString(stderr, r.Stderr)
+		return r.Exit
+	}
+	h := NewHandler(vaultDir, project)
+	var r Response
+	switch event {
+	case "pre-tool-use":
+		r = h.PreToolUse(in)
+	case "post-tool-use":
+		r = h.PostToolUse(in)
+	case "session-start":
+		r = h.SessionStart(in)
+	case "pre-compact":
+		r = h.PreCompact(in)
+	case "stop":
+		r = h.Stop(in)
+	default:
+		fmt.Fprintf(stderr, "sessionvault hook: unknown hook %q: use one of %s\n", event, strings.Join(Events, ", "))
+		return 2
+	}
+	io.WriteString(stdout, r.Stdout)
+	io.WriteString(stderr, r.Stderr)
+	return r.Exit
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
