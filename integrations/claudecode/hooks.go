@@ -211,8 +211,8 @@ func (h Handler) PostToolUse(in Input) Response {
 	}
 	if project, err := svc.Project(h.Project); err == nil {
 		svc.RecordToolCall(project, in.ToolName)
+		svc.Touch(project)
 	}
-	svc.Heartbeat(h.Project)
 	return Allow()
 }
 

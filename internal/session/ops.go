@@ -603,6 +603,18 @@ func (s *Service) Heartbeat(project string) (State, error) {
 	return s.Status(project)
 }
 
+// Touch records a heartbeat of the project's active session for the hooks:
+// it reads the state through the signed cache (VerifiedFast), so a long
+// session is not re-read on every tool call. It does nothing when no session
+// is active or the state does not verify.
+func (s *Service) Touch(project string) error {
+	st, err := s.VerifiedFast(project)
+	if err != nil || !st.Active() {
+		return err
+	}
+	return s.beat(project, st.Session)
+}
+
 func (s *Service) beat(project, session string) error {
 	return s.V.WriteState("heartbeat-"+project, []byte(note.FormatTime(s.now())+" "+session+"\n"))
 }
