@@ -168,9 +168,14 @@ func bashCommand(in Input) *svCommand {
 		return nil
 	}
 	var args []string
-	for _, a := range f[1:] {
-		if !strings.HasPrefix(a, "-") {
-			args = append(args, strings.Trim(a, `"'`))
+	for i := 1; i < len(f); i++ {
+		a := strings.Trim(f[i], `"'`)
+		switch {
+		case a == "--vault" || a == "--project":
+			i++ // the flag's value is not a verb
+		case strings.HasPrefix(a, "-"):
+		default:
+			args = append(args, a)
 		}
 	}
 	return &svCommand{raw: c, args: args}
