@@ -96,6 +96,9 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 		return Deny(err.Error() + "; failing closed")
 	}
 	cmd := bashCommand(in)
+	if raw := bashText(in); personOnlyRe.MatchString(raw) {
+		return Deny("`" + strings.TrimSpace(raw) + "` runs a person's command (sessionvault accept, mode set disabled, hooks install); the agent may not run it")
+	}
 	st, err := svc.VerifiedFast(project)
 	if err != nil {
 		if cmd != nil && cmd.readOnly() {
@@ -146,6 +149,22 @@ type svCommand struct {
 }
 
 var shellMeta = regexp.MustCompile("[;&|`$<>()\\n]")
+
+// personOnlyRe finds a person's command anywhere in a shell command line,
+// compound ones included (`sed -i … && sessionvault accept`).
+var personOnlyRe = regexp.MustCompile(`\bsessionvault(-hook)?((\s+--(vault|project)(\s+|=)\S+)|(\s+--?[\w-]+))*\s+(accept|hooks\s+install|mode\s+set\s+["']?disabled)\b`)
+
+// bashText returns the command line of a Bash tool call, or "".
+func bashText(in Input) string {
+	if in.ToolName != "Bash" {
+		return ""
+	}
+	var ti struct {
+		Command string `json:"command"`
+	}
+	json.Unmarshal(in.ToolInput, &ti)
+	return ti.Command
+}
 
 // bashCommand returns the sessionvault invocation a Bash tool call makes, or
 // nil when it is anything else (including a compound shell command).
