@@ -112,6 +112,9 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	if st.ModeOrDefault() == protocol.Disabled {
 		return Allow()
 	}
+	if p := editedPath(in); p != "" && insideDir(p, svc.V.Root) {
+		return Deny(p + " is in the session vault: notes there are written through sessionvault (update, decide, block, evidence record, ...), so that every change is verified, signed and committed")
+	}
 	if cmd != nil {
 		if cmd.personOnly() {
 			return Deny("`" + cmd.raw + "` is a person's command; the agent may not run it")
@@ -290,4 +293,29 @@ func (h Handler) Stop(in Input) Response {
 	b.WriteString("\nThen end the session: `sessionvault end --summary \"...\" --next \"...\"`.")
 	out, _ := json.Marshal(map[string]string{"decision": "block", "reason": b.String()})
 	return Response{Stdout: string(out) + "\n"}
+}
+
+// editedPath returns the file an editing tool call writes, or "".
+func editedPath(in Input) string {
+	switch in.ToolName {
+	case "Edit", "MultiEdit", "Write", "NotebookEdit":
+	default:
+		return ""
+	}
+	var ti struct {
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+	}
+	json.Unmarshal(in.ToolInput, &ti)
+	if ti.FilePath != "" {
+		return ti.FilePath
+	}
+	return ti.NotebookPath
+}
+
+// insideDir reports whether path lies in dir (after cleaning; symlinks are
+// not resolved).
+func insideDir(path, dir string) bool {
+	rel, err := filepath.Rel(dir, filepath.Clean(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
