@@ -62,6 +62,9 @@ func newMetrics() *metrics {
 	for _, o := range []string{"created", "updated", "unchanged", "failed"} {
 		m.syncItems.WithLabelValues(o)
 	}
+	for _, k := range []string{"person-edit", "crash"} {
+		m.commits.WithLabelValues(k)
+	}
 	return m
 }
 
@@ -90,10 +93,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
-	d.Log.Info("serving", "listen", ln.Addr().String(), "schedule", d.Schedule, "vault", d.Svc.V.Root)
-	if d.ready != nil {
-		d.ready <- ln.Addr().String()
-	}
 
 	jobCtx, cancelJobs := context.WithCancel(context.Background())
 	defer cancelJobs()
@@ -112,6 +111,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer stopWatch()
 	if err := d.watch(watchCtx, &wg); err != nil {
 		d.Log.Warn("watching the vault failed; person edits are committed by the next operation", "error", err.Error())
+	}
+	d.Log.Info("serving", "listen", ln.Addr().String(), "schedule", d.Schedule, "vault", d.Svc.V.Root)
+	if d.ready != nil {
+		d.ready <- ln.Addr().String()
 	}
 
 	<-ctx.Done()

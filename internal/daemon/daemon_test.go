@@ -62,7 +62,7 @@ func TestServe(t *testing.T) {
 	f, _ := os.OpenFile(note, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("\n## Person\n\nhello\n")
 	f.Close()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		out, _ := exec.Command("git", "-C", dir, "log", "-1", "--format=%an").Output()
 		if strings.TrimSpace(string(out)) == "vault editor" && runs.Load() > 0 {
