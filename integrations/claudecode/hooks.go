@@ -172,16 +172,7 @@ func bashText(in Input) string {
 // bashCommand returns the sessionvault invocation a Bash tool call makes, or
 // nil when it is anything else (including a compound shell command).
 func bashCommand(in Input) *svCommand {
-	if in.ToolName != "Bash" {
-		return nil
-	}
-	var ti struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(in.ToolInput, &ti) != nil {
-		return nil
-	}
-	c := strings.TrimSpace(ti.Command)
+	c := strings.TrimSpace(bashText(in))
 	if c == "" || shellMeta.MatchString(c) {
 		return nil
 	}
