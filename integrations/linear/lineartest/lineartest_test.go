@@ -209,8 +209,6 @@ func (f *opFixture) vars(op string) (map[string]any, bool) {
 		return map[string]any{}, true
 	case "IssueByIdentifier":
 		return map[string]any{"id": "ENG-1"}, true
-	case "MyIssueCommentsContaining":
-		return map[string]any{"issueId": "ENG-1", "marker": "session:abc", "first": 20}, true
 	case "CommentByID":
 		return map[string]any{"id": f.commentID}, true
 	case "CommentCreate":
@@ -228,8 +226,6 @@ func (f *opFixture) vars(op string) (map[string]any, bool) {
 	case "AttachmentUpsert":
 		return map[string]any{"issueId": "ENG-1", "url": "https://example.invalid/s/abc", "title": "Session abc",
 			"subtitle": "3 decisions", "metadata": map[string]any{"sessionId": "abc", "turns": 42}}, true
-	case "AttachmentLinkURL":
-		return map[string]any{"issueId": "ENG-1", "url": "https://example.invalid/s/def", "title": "Session def"}, true
 	}
 	return nil, false
 }
@@ -278,11 +274,6 @@ func runOperations(t *testing.T, path string) {
 					get(data, "issue", "team", "id") != f.teamID {
 					t.Errorf("issue: %v", data)
 				}
-			case "MyIssueCommentsContaining":
-				nodes, _ := get(data, "issue", "comments", "nodes").([]any)
-				if len(nodes) != 1 || get(nodes, 0, "id") != f.commentID {
-					t.Errorf("want only my comment: %v", nodes)
-				}
 			case "CommentByID":
 				if get(data, "comment", "issue", "identifier") != "ENG-1" {
 					t.Errorf("comment: %v", data)
@@ -330,7 +321,7 @@ func runOperations(t *testing.T, path string) {
 				if !reflect.DeepEqual(names, []string{"Backlog", "Todo", "In Progress", "Done"}) {
 					t.Errorf("states: %v", names)
 				}
-			case "AttachmentUpsert", "AttachmentLinkURL":
+			case "AttachmentUpsert":
 				if att := f.s.Issue("ENG-1").Attachments; len(att) != 1 || att[0].URL != vars["url"] {
 					t.Errorf("attachments: %+v", att)
 				}
@@ -338,9 +329,6 @@ func runOperations(t *testing.T, path string) {
 		})
 	}
 }
-
-// The operations of the research note (linear.md §2.4).
-func TestResearchOperations(t *testing.T) { runOperations(t, "testdata/operations.graphql") }
 
 // The client's own operations, when present.
 func TestClientOperations(t *testing.T) {
