@@ -31,21 +31,25 @@ var (
 	NoteParse            = Code{"E1614", "STATE_PARSE_ERROR"}
 	NoteTooLarge         = Code{"E1615", "NOTE_TOO_LARGE"}
 	PathOutsideVault     = Code{"E1616", "PATH_OUTSIDE_VAULT"}
+	NotRegularFile       = Code{"E1617", "NOTE_NOT_A_FILE"}
 	NotCrashed           = Code{"E1632", "SESSION_NOT_CRASHED"}
 	Conflict             = Code{"E1640", "CONCURRENT_UPDATE"}
 	GitWrite             = Code{"E1651", "GIT_WRITE_FAILED"}
+	GitLocked            = Code{"E1652", "GIT_LOCKED"}
 	ImportFailed         = Code{"E1653", "IMPORT_FAILED"}
 	VaultNotFound        = Code{"E1690", "VAULT_NOT_FOUND"}
 	ConfigInvalid        = Code{"E1691", "CONFIG_INVALID"}
 	LockTimeout          = Code{"E1692", "LOCK_TIMEOUT"}
 	Usage                = Code{"E1693", "INVALID_COMMAND"}
+	PermissionDenied     = Code{"E1694", "PERMISSION_DENIED"}
+	DiskFull             = Code{"E1695", "DISK_FULL"}
 	Internal             = Code{"E1699", "INTERNAL_ERROR"}
 )
 
 // All lists every code, for documentation and tests.
 var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, SessionCrashed, DuplicateDecision,
-	BlockerNotFound, BlockerResolved, InvalidInput, NoteParse, NoteTooLarge, PathOutsideVault, NotCrashed,
-	Conflict, GitWrite, ImportFailed, VaultNotFound, ConfigInvalid, LockTimeout, Usage, Internal}
+	BlockerNotFound, BlockerResolved, InvalidInput, NoteParse, NoteTooLarge, PathOutsideVault, NotRegularFile, NotCrashed,
+	Conflict, GitWrite, GitLocked, ImportFailed, VaultNotFound, ConfigInvalid, LockTimeout, Usage, PermissionDenied, DiskFull, Internal}
 
 // Error is an error with a stable code. Details holds machine-readable
 // context (e.g. {"note": "demo/session-current-state.md", "line": 3}).

@@ -1,9 +1,11 @@
 package history
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,7 +19,7 @@ import (
 
 const filemodeDir = filemode.Dir
 
-// CommitRequest says what Commit commits.
+// CommitRequest says what Commit commits: files as they are on disk.
 type CommitRequest struct {
 	// Paths are slash-separated paths relative to the work tree. Each file's
 	// current content on disk is committed (a regular file as mode 100644,
@@ -37,6 +39,41 @@ type CommitRequest struct {
 	Committer Signature
 }
 
+// File is one path of a CommitSpec, with its content taken from memory, not
+// from the work tree.
+type File struct {
+	// Path is slash-separated, relative to the work tree.
+	Path string
+	// Content is the blob committed (ignored when Deleted).
+	Content []byte
+	// Deleted removes the path from the tree and the index.
+	Deleted bool
+	// Mode is the git mode: 0 means 0100644; 0100755 and 0120000 (a
+	// symlink, whose Content is its target) are the others allowed.
+	Mode uint32
+	// Stat, when not nil, is the work-tree file's stat taken while its
+	// content was known to be Content (e.g. fstat of a file the caller
+	// wrote, before anyone else could write it); it becomes the index
+	// entry's stat data. When nil, Commit reads the work-tree file: the
+	// stat data is recorded only if the file holds Content, otherwise the
+	// entry gets zeroed stat data, so git compares the content and sees the
+	// difference.
+	Stat os.FileInfo
+
+	sd *statData // set by diskFile: the stat taken around the read
+}
+
+// CommitSpec is one commit of a chain made by IndexLock.Commit.
+type CommitSpec struct {
+	// Files are the paths this commit sets or deletes; the rest of the tree
+	// is its parent's.
+	Files []File
+	// Message is cleaned as CommitRequest.Message.
+	Message string
+	// Author and Committer as in CommitRequest.
+	Author, Committer Signature
+}
+
 // Commit commits exactly req.Paths, like `git commit --only -- paths`: the
 // new commit's tree is HEAD's tree with those paths set to their content on
 // disk (or removed), and other entries of the index, staged or not, are left
@@ -49,11 +86,11 @@ type CommitRequest struct {
 // made, nothing is written), ErrInvalidPath for a bad path (nothing
 // written), ErrLocked when another process holds index.lock, HEAD.lock or
 // the branch's lock for longer than the lock timeout, ErrConcurrentUpdate
-// when the branch moved after Commit read it, ErrUnsupportedIndex for an
-// index format it cannot patch. On any error the index, refs and reflogs are
-// as they were, with one exception: when the commit became visible but
-// fsyncing the directories afterwards failed, Commit returns both the hash
-// and the error.
+// when the branch kept moving (another process committing) through every
+// retry, ErrUnsupportedIndex for an index format it cannot patch. On any
+// error the index, refs and reflogs are as they were, with one exception:
+// when the commit became visible but fsyncing the directories afterwards
+// failed, Commit returns both the hash and the error.
 func (r *Repo) Commit(req CommitRequest) (string, error) {
 	paths, err := cleanPaths(req.Paths)
 	if err != nil {
@@ -62,27 +99,176 @@ func (r *Repo) Commit(req CommitRequest) (string, error) {
 	if len(paths) == 0 {
 		return "", fmt.Errorf("%w: no paths given", ErrNothingToCommit)
 	}
-	msg, err := cleanMessage(req.Message)
+	l, err := r.LockIndex()
 	if err != nil {
 		return "", err
 	}
-	author, committer, err := signatures(req.Author, req.Committer)
+	defer l.Release()
+	files := make([]File, 0, len(paths))
+	for _, p := range paths {
+		f, err := r.diskFile(p)
+		if err != nil {
+			return "", err
+		}
+		files = append(files, f)
+	}
+	hashes, err := l.Commit([]CommitSpec{{Files: files, Message: req.Message, Author: req.Author, Committer: req.Committer}})
+	if len(hashes) == 1 && hashes[0] != "" {
+		return hashes[0], err
+	}
+	if err == nil {
+		err = ErrNothingToCommit
+	}
+	return "", err
+}
+
+// diskFile reads a work-tree path as Commit commits it: a regular file or a
+// symlink's target, or a deletion when the path is absent or a directory.
+func (r *Repo) diskFile(p string) (File, error) {
+	full := filepath.Join(r.root, filepath.FromSlash(p))
+	sd, err := lstat(full)
+	switch {
+	case err == nil && sd.mode&sIFMT == sIFDIR:
+		return File{Path: p, Deleted: true}, nil
+	case err == nil:
+		mode := gitMode(sd.mode)
+		if mode == 0 {
+			return File{}, fmt.Errorf("%w: %s is not a regular file or symlink", ErrInvalidPath, p)
+		}
+		_, content, err := hashWorktreeFile(full, sd)
+		if err != nil {
+			return File{}, fmt.Errorf("history: read %s: %w", p, err)
+		}
+		f := File{Path: p, Content: content, Mode: mode}
+		if after, err := lstat(full); err == nil && after == sd {
+			f.sd = &after // unchanged while it was read: the stat is the content's
+		}
+		return f, nil
+	case isNotExist(err):
+		return File{Path: p, Deleted: true}, nil
+	default:
+		return File{}, fmt.Errorf("history: %w", err)
+	}
+}
+
+// IndexLock is git's index lock (.git/index.lock) held by this process: while
+// it is held no other git process writes the index, so no `git add` or `git
+// commit -a` can stage what the holder writes to the work tree before the
+// holder commits it. Take it with Repo.LockIndex, finish with Commit, and
+// always call Release (a no-op after a successful Commit).
+type IndexLock struct {
+	r    *Repo
+	lock *lockFile
+}
+
+// LockIndex takes .git/index.lock, waiting while another process holds it
+// for up to the lock timeout. Past it the error wraps ErrLocked and names
+// the lock file and how long it has existed.
+func (r *Repo) LockIndex() (*IndexLock, error) {
+	lock, err := acquireLock(filepath.Join(r.gitdir, "index"), r.lockTimeout)
 	if err != nil {
-		return "", err
+		return nil, err
+	}
+	return &IndexLock{r: r, lock: lock}, nil
+}
+
+// Release removes the index lock unless Commit already renamed it over the
+// index. It is safe to call more than once.
+func (l *IndexLock) Release() {
+	if l != nil {
+		l.lock.rollback()
+	}
+}
+
+// Commit makes specs a chain of commits on top of HEAD (each the parent of
+// the next), updates the index entries of every path they name to the last
+// content given for it, moves the branch HEAD points to (or a detached
+// HEAD) from its old value to the last commit with a compare-and-swap, and
+// appends one reflog line per commit. A spec whose tree equals its parent's
+// makes no commit; its hash in the result is "". When none makes a commit
+// the result is all "" with a nil error, and nothing is written (the lock
+// stays held until Release).
+//
+// When another process moves the branch between reading HEAD and the
+// compare-and-swap (a `git commit` that released index.lock before
+// updating its ref), the chain is rebuilt on the new HEAD and tried again,
+// with a short growing backoff, up to 10 times; then the error wraps
+// ErrConcurrentUpdate. Other errors are those of Repo.Commit. On any error
+// nothing visible changed (except as Repo.Commit says for a failed final
+// directory fsync).
+func (l *IndexLock) Commit(specs []CommitSpec) ([]string, error) {
+	r := l.r
+	if l.lock.done {
+		return nil, errors.New("history: the index lock was already released")
+	}
+	chain := make([]cleanSpec, len(specs))
+	for i, s := range specs {
+		c, err := cleanCommitSpec(s)
+		if err != nil {
+			return nil, err
+		}
+		chain[i] = c
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h, err := r.commit1(paths, msg, author, committer)
-	if err != nil {
-		if !h.IsZero() {
-			return h.String(), err // visible, but a final directory fsync failed
+	backoff := time.Millisecond
+	for attempt := 0; ; attempt++ {
+		hashes, err := r.commitChain(l.lock, chain)
+		if !errors.Is(err, ErrConcurrentUpdate) || attempt >= r.casRetries {
+			out := make([]string, len(hashes))
+			for i, h := range hashes {
+				if !h.IsZero() {
+					out[i] = h.String()
+				}
+			}
+			return out, err
 		}
-		return "", err
+		time.Sleep(backoff + time.Duration(rand.Int64N(int64(backoff))))
+		backoff = min(2*backoff, 50*time.Millisecond)
 	}
-	return h.String(), nil
 }
 
-// worktreeFile is the state on disk of one committed path.
+// cleanSpec is a validated CommitSpec: files sorted by path, one per path.
+type cleanSpec struct {
+	files     []File
+	msg       string
+	author    Signature
+	committer Signature
+}
+
+func cleanCommitSpec(s CommitSpec) (cleanSpec, error) {
+	msg, err := cleanMessage(s.Message)
+	if err != nil {
+		return cleanSpec{}, err
+	}
+	author, committer, err := signatures(s.Author, s.Committer)
+	if err != nil {
+		return cleanSpec{}, err
+	}
+	byPath := make(map[string]File, len(s.Files))
+	for _, f := range s.Files {
+		if err := validatePath(f.Path); err != nil {
+			return cleanSpec{}, err
+		}
+		switch f.Mode {
+		case 0:
+			f.Mode = 0o100644
+		case 0o100644, 0o100755, 0o120000:
+		default:
+			return cleanSpec{}, fmt.Errorf("%w: %s: mode %o is not a file mode git stores", ErrInvalidPath, f.Path, f.Mode)
+		}
+		byPath[f.Path] = f
+	}
+	files := make([]File, 0, len(byPath))
+	for _, f := range byPath {
+		files = append(files, f)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return cleanSpec{files: files, msg: msg, author: author, committer: committer}, nil
+}
+
+// worktreeFile is the final state of one committed path: what the index
+// entry will say.
 type worktreeFile struct {
 	path    string
 	present bool
@@ -91,13 +277,12 @@ type worktreeFile struct {
 	blob    *rawObject
 }
 
-func (r *Repo) commit1(paths []string, msg string, author, committer Signature) (_ plumbing.Hash, err error) {
+// commitChain builds and publishes one try of a chain while holding idxLock.
+// It returns ErrConcurrentUpdate (nothing visible changed) when the branch
+// moved after it was read.
+func (r *Repo) commitChain(idxLock *lockFile, chain []cleanSpec) (_ []plumbing.Hash, err error) {
 	idxPath := filepath.Join(r.gitdir, "index")
-	idxLock, err := acquireLock(idxPath, r.lockTimeout)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	locks := []*lockFile{idxLock}
+	var locks []*lockFile
 	var reflogs []*reflogAppend
 	refDone := false
 	defer func() {
@@ -113,45 +298,39 @@ func (r *Repo) commit1(paths []string, msg string, author, committer Signature) 
 
 	head, err := r.settledHead()
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
 	var parentTree plumbing.Hash
 	if !head.hash.IsZero() {
 		if parentTree, err = r.commitTreeHash(head.hash); err != nil {
-			return plumbing.ZeroHash, err
+			return nil, err
 		}
 	}
 	x, err := r.loadIndex(idxPath, parentTree, true)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
 
-	// The files on disk.
-	files := make([]worktreeFile, len(paths))
-	for k, p := range paths {
-		wf := worktreeFile{path: p}
-		full := filepath.Join(r.root, filepath.FromSlash(p))
-		sd, err := lstat(full)
-		switch {
-		case err == nil && sd.mode&sIFMT == sIFDIR:
-			// A directory where the file was: the file is gone.
-		case err == nil:
-			if wf.mode = gitMode(sd.mode); wf.mode == 0 {
-				return plumbing.ZeroHash, fmt.Errorf("%w: %s is not a regular file or symlink", ErrInvalidPath, p)
-			}
-			_, content, err := hashWorktreeFile(full, sd)
-			if err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("history: read %s: %w", p, err)
-			}
-			wf.present, wf.sd, wf.blob = true, sd, newBlob(content)
-		case isNotExist(err):
-		default:
-			return plumbing.ZeroHash, fmt.Errorf("history: %w", err)
+	// The final state of every path, in path (= index) order.
+	final := make(map[string]File)
+	finalFrom := make(map[string]int) // the spec that sets each path's final content
+	for i, s := range chain {
+		for _, f := range s.files {
+			final[f.Path], finalFrom[f.Path] = f, i
 		}
-		files[k] = wf
 	}
+	files := make([]worktreeFile, 0, len(final))
+	for _, f := range final {
+		wf := worktreeFile{path: f.Path, present: !f.Deleted, mode: f.Mode}
+		if wf.present {
+			wf.blob = newBlob(f.Content)
+			wf.sd = r.indexStat(f)
+		}
+		files = append(files, wf)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 
-	// Index edits, in path (= index) order.
+	// Index edits, in path order.
 	skip := make(map[int]bool)
 	deltas := make(map[string]int) // index entries added (+1) or removed (-1)
 	var ops []idxOp
@@ -159,10 +338,10 @@ func (r *Repo) commit1(paths []string, msg string, author, committer Signature) 
 		pos, cnt := x.search(wf.path)
 		for k := 0; k < cnt; k++ {
 			if x.stage(pos+k) != 0 {
-				return plumbing.ZeroHash, fmt.Errorf("%w: %s has unresolved merge conflicts", ErrInvalidPath, wf.path)
+				return nil, fmt.Errorf("%w: %s has unresolved merge conflicts", ErrInvalidPath, wf.path)
 			}
 			if x.skipWorktree(pos + k) {
-				return plumbing.ZeroHash, fmt.Errorf("%w: %s is outside the sparse checkout (skip-worktree)", ErrInvalidPath, wf.path)
+				return nil, fmt.Errorf("%w: %s is outside the sparse checkout (skip-worktree)", ErrInvalidPath, wf.path)
 			}
 		}
 		if cnt > 0 {
@@ -184,63 +363,95 @@ func (r *Repo) commit1(paths []string, msg string, author, committer Signature) 
 			continue
 		}
 		if x.hasPrefix(wf.path+"/", skip) {
-			return plumbing.ZeroHash, fmt.Errorf("%w: %s is a file on disk but a directory in the index", ErrInvalidPath, wf.path)
+			return nil, fmt.Errorf("%w: %s is a file on disk but a directory in the index", ErrInvalidPath, wf.path)
 		}
 		for i := strings.LastIndexByte(wf.path, '/'); i > 0; i = strings.LastIndexByte(wf.path[:i], '/') {
 			if pos, cnt := x.search(wf.path[:i]); cnt > 0 && !skip[pos] {
-				return plumbing.ZeroHash, fmt.Errorf("%w: %s is a file in the index but a directory on disk", ErrInvalidPath, wf.path[:i])
+				return nil, fmt.Errorf("%w: %s is a file in the index but a directory on disk", ErrInvalidPath, wf.path[:i])
 			}
 		}
 	}
 
-	// Trees and commit.
-	changes := make([]treeChange, len(files))
-	for k, wf := range files {
-		changes[k] = treeChange{path: wf.path, del: !wf.present}
-		if wf.present {
-			changes[k].mode = filemode.FileMode(wf.mode)
-			changes[k].hash = wf.blob.hash
-		}
-	}
+	// Trees and commits, one per spec that changes its parent's tree.
 	var objs []*rawObject
 	dirs := make(map[string]dirChange)
-	newRoot, err := r.editTree(parentTree, changes, "", &objs, dirs)
-	if err != nil {
-		return plumbing.ZeroHash, err
+	hashes := make([]plumbing.Hash, len(chain))
+	parent, tree := head.hash, parentTree
+	type made struct {
+		hash      plumbing.Hash
+		parent    plumbing.Hash
+		subject   string
+		committer Signature
 	}
-	if newRoot == parentTree || (parentTree.IsZero() && newRoot == emptyTree) {
+	var commits []made
+	for i, s := range chain {
+		changes := make([]treeChange, len(s.files))
+		for k, f := range s.files {
+			changes[k] = treeChange{path: f.Path, del: f.Deleted}
+			if !f.Deleted {
+				changes[k].mode = filemode.FileMode(f.Mode)
+				if finalFrom[f.Path] == i {
+					changes[k].hash = blobFor(files, f.Path).hash // written with the index entries' blobs
+				} else {
+					b := newBlob(f.Content)
+					changes[k].hash = b.hash
+					objs = append(objs, b)
+				}
+			}
+		}
+		specDirs := make(map[string]dirChange)
+		newRoot, err := r.editTree(tree, changes, "", &objs, specDirs)
+		if err != nil {
+			return nil, err
+		}
+		if newRoot == tree || (tree.IsZero() && newRoot == emptyTree) {
+			continue
+		}
+		for p, d := range specDirs {
+			if prev, ok := dirs[p]; ok {
+				d.old = prev.old
+			}
+			dirs[p] = d
+		}
+		if newRoot == emptyTree {
+			objs = append(objs, &rawObject{typ: plumbing.TreeObject})
+		}
+		c := object.Commit{
+			Author:    object.Signature{Name: s.author.Name, Email: s.author.Email, When: s.author.When},
+			Committer: object.Signature{Name: s.committer.Name, Email: s.committer.Email, When: s.committer.When},
+			Message:   s.msg,
+			TreeHash:  newRoot,
+		}
+		if !parent.IsZero() {
+			c.ParentHashes = []plumbing.Hash{parent}
+		}
+		co := &rawObject{}
+		if err := c.Encode(co); err != nil {
+			return nil, fmt.Errorf("history: encode commit: %w", err)
+		}
+		h := co.seal()
+		objs = append(objs, co)
+		subject, _, _ := strings.Cut(s.msg, "\n")
+		commits = append(commits, made{hash: h, parent: parent, subject: subject, committer: s.committer})
+		hashes[i] = h
+		parent, tree = h, newRoot
+	}
+	if len(commits) == 0 {
 		if x.stamp.valid() {
 			r.idxBytes, r.idxStamp = x.data, x.stamp // unmodified: still the file's bytes
 		}
-		return plumbing.ZeroHash, ErrNothingToCommit
+		return hashes, nil
 	}
-	if newRoot == emptyTree {
-		objs = append(objs, &rawObject{typ: plumbing.TreeObject})
-	}
-	c := object.Commit{
-		Author:    object.Signature{Name: author.Name, Email: author.Email, When: author.When},
-		Committer: object.Signature{Name: committer.Name, Email: committer.Email, When: committer.When},
-		Message:   msg,
-		TreeHash:  newRoot,
-	}
-	if !head.hash.IsZero() {
-		c.ParentHashes = []plumbing.Hash{head.hash}
-	}
-	co := &rawObject{}
-	if err := c.Encode(co); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("history: encode commit: %w", err)
-	}
-	commitHash := co.seal()
-
-	// Objects: invisible until a ref points at them.
 	for _, wf := range files {
 		if wf.present {
 			objs = append(objs, wf.blob)
 		}
 	}
-	objs = append(objs, co)
-	// The objects are written on one goroutine while this one builds and
-	// writes the new index (two independent ~1 ms jobs).
+	last := commits[len(commits)-1].hash
+
+	// Objects: invisible until a ref points at them. They are written on
+	// one goroutine while this one builds and writes the new index (two
+	// independent ~1 ms jobs).
 	var objFiles, objDirs []string
 	objErr := make(chan error, 1)
 	go func() {
@@ -253,12 +464,12 @@ func (r *Repo) commit1(paths []string, msg string, author, committer Signature) 
 	x.smudgeRacy(r.root, skip)
 	newIndex := x.rebuild(ops, cacheTreeExt(x, dirs, deltas), r.spare)
 	r.spare = nil
-	idxErr := idxLock.write(newIndex)
+	idxErr := idxLock.rewrite(newIndex)
 	if err := <-objErr; err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
 	if idxErr != nil {
-		return plumbing.ZeroHash, idxErr
+		return nil, idxErr
 	}
 	idxLockStamp, _, _ := lstatStamp(idxLock.path)
 
@@ -269,56 +480,58 @@ func (r *Repo) commit1(paths []string, msg string, author, committer Signature) 
 	// HEAD.lock and the branch's lock, compare-and-swap, reflogs.
 	headLock, err := acquireLock(filepath.Join(r.gitdir, "HEAD"), r.lockTimeout)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
 	locks = append(locks, headLock)
 	now, err := r.readHead()
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
 	if now != head {
-		return plumbing.ZeroHash, fmt.Errorf("%w: %s moved from %s to %s", ErrConcurrentUpdate, now.refDisplay(), head.hash, now.hash)
+		return nil, fmt.Errorf("%w: %s moved from %s to %s", ErrConcurrentUpdate, now.refDisplay(), head.hash, now.hash)
 	}
-	value := []byte(commitHash.String() + "\n")
-	reflogMsg := "commit: "
-	if head.hash.IsZero() {
-		reflogMsg = "commit (initial): "
+	value := []byte(last.String() + "\n")
+	var lines []byte
+	for _, c := range commits {
+		reflogMsg := "commit: "
+		if c.parent.IsZero() {
+			reflogMsg = "commit (initial): "
+		}
+		lines = append(lines, reflogEntry(c.parent, c.hash, c.committer, reflogMsg+c.subject)...)
 	}
-	subject, _, _ := strings.Cut(msg, "\n")
-	line := reflogEntry(head.hash, commitHash, committer, reflogMsg+subject)
 	var refLock *lockFile
 	var refDir string
 	if head.symbolic {
 		refPath := filepath.Join(r.gitdir, filepath.FromSlash(head.ref))
 		refDir = filepath.Dir(refPath)
 		if err := os.MkdirAll(refDir, 0o755); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("history: create %s: %w", refDir, err)
+			return nil, fmt.Errorf("history: create %s: %w", refDir, err)
 		}
 		if refLock, err = acquireLock(refPath, r.lockTimeout); err != nil {
-			return plumbing.ZeroHash, err
+			return nil, err
 		}
 		locks = append(locks, refLock)
 		cur, err := r.readRef(head.ref)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return nil, err
 		}
 		if cur != head.hash {
-			return plumbing.ZeroHash, fmt.Errorf("%w: %s moved from %s to %s", ErrConcurrentUpdate, head.ref, head.hash, cur)
+			return nil, fmt.Errorf("%w: %s moved from %s to %s", ErrConcurrentUpdate, head.ref, head.hash, cur)
 		}
 		if err := refLock.write(value); err != nil {
-			return plumbing.ZeroHash, err
+			return nil, err
 		}
-		ra, err := appendReflog(filepath.Join(r.gitdir, "logs", filepath.FromSlash(head.ref)), line)
+		ra, err := appendReflog(filepath.Join(r.gitdir, "logs", filepath.FromSlash(head.ref)), lines)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return nil, err
 		}
 		reflogs = append(reflogs, ra)
 	} else if err := headLock.write(value); err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
-	ra, err := appendReflog(filepath.Join(r.gitdir, "logs", "HEAD"), line)
+	ra, err := appendReflog(filepath.Join(r.gitdir, "logs", "HEAD"), lines)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
 	reflogs = append(reflogs, ra)
 
@@ -336,12 +549,12 @@ func (r *Repo) commit1(paths []string, msg string, author, committer Signature) 
 		}
 	}
 	if err := r.barrier(durable, objDirs); err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
 
 	// Visible: the index first, then the ref, as git commit does.
 	if err := idxLock.commit(); err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
 	if head.symbolic {
 		err = refLock.commit()
@@ -350,7 +563,7 @@ func (r *Repo) commit1(paths []string, msg string, author, committer Signature) 
 		err = headLock.commit()
 	}
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("history: the index was updated but %s was not: %w", head.ref, err)
+		return nil, fmt.Errorf("history: the index was updated but %s was not: %w", head.ref, err)
 	}
 	refDone = true
 	renamed := []string{r.gitdir}
@@ -358,16 +571,57 @@ func (r *Repo) commit1(paths []string, msg string, author, committer Signature) 
 		renamed = append(renamed, refDir)
 	}
 	if err := fsyncAll(nil, renamed); err != nil {
-		return commitHash, err
+		return hashes, err
 	}
 
 	// Caches.
-	r.cacheCommitTree(commitHash, newRoot)
+	r.cacheCommitTree(last, tree)
 	if st, _, err := lstatStamp(idxPath); err == nil && st.ino == idxLockStamp.ino && st.dev == idxLockStamp.dev && st.size == idxLockStamp.size {
 		r.idxBytes, r.idxStamp = newIndex, st
 		r.spare = x.data // no longer referenced: the next rebuild's buffer
 	}
-	return commitHash, nil
+	return hashes, nil
+}
+
+// blobFor returns the final blob of path among files (sorted by path; the
+// path is present).
+func blobFor(files []worktreeFile, path string) *rawObject {
+	i := sort.Search(len(files), func(i int) bool { return files[i].path >= path })
+	return files[i].blob
+}
+
+// indexStat returns the stat data to record for f's index entry: f.Stat
+// when given, else the work-tree file's lstat when the file holds exactly
+// f.Content, else zeroed stat data (git then compares the content).
+func (r *Repo) indexStat(f File) statData {
+	if f.sd != nil {
+		return *f.sd
+	}
+	if f.Stat != nil {
+		if sd, ok := statFromInfo(f.Stat); ok {
+			return sd
+		}
+		return statData{}
+	}
+	full := filepath.Join(r.root, filepath.FromSlash(f.Path))
+	sd, err := lstat(full)
+	if err != nil || gitMode(sd.mode) != f.Mode || sd.fullSize != int64(len(f.Content)) {
+		return statData{}
+	}
+	var content []byte
+	if sd.mode&sIFMT == sIFLNK {
+		t, err := os.Readlink(full)
+		if err != nil {
+			return statData{}
+		}
+		content = []byte(t)
+	} else if content, err = os.ReadFile(full); err != nil {
+		return statData{}
+	}
+	if after, err := lstat(full); err != nil || after != sd || !bytes.Equal(content, f.Content) {
+		return statData{}
+	}
+	return sd
 }
 
 // settledHead reads HEAD once no other process is between renaming the
@@ -394,7 +648,7 @@ func (r *Repo) settledHead() (headState, error) {
 			return head, nil
 		}
 		if !time.Now().Before(deadline) {
-			return head, fmt.Errorf("%w: %s exists (waited %v); another git process is updating the branch, or crashed and left it behind (remove it only if no git process is running)", ErrLocked, busy, r.lockTimeout)
+			return head, fmt.Errorf("%w: %s exists%s (waited %v); another git process is updating the branch, or crashed and left it behind (remove it only if no git process is running)", ErrLocked, busy, lockAge(busy), r.lockTimeout)
 		}
 		time.Sleep(backoff)
 		backoff = min(2*backoff, 20*time.Millisecond)

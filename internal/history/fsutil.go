@@ -84,13 +84,36 @@ func acquireLock(target string, timeout time.Duration) (*lockFile, error) {
 			return nil, fmt.Errorf("history: create lock %s: %w", path, err)
 		}
 		if !time.Now().Before(deadline) {
-			return nil, fmt.Errorf("%w: %s exists (waited %v); another git process is using the repository, or crashed and left it behind (remove it only if no git process is running)", ErrLocked, path, timeout)
+			return nil, fmt.Errorf("%w: %s exists%s (waited %v); another git process is using the repository, or crashed and left it behind (remove it only if no git process is running)", ErrLocked, path, lockAge(path), timeout)
 		}
 		time.Sleep(backoff)
 		if backoff < 50*time.Millisecond {
 			backoff *= 2
 		}
 	}
+}
+
+// lockAge describes how long the lock file at path has existed (from its
+// modification time), e.g. " (for 3.2s)", or "" when it is gone.
+func lockAge(path string) string {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" (for %v)", time.Since(fi.ModTime()).Round(100*time.Millisecond))
+}
+
+// rewrite replaces the lock file's content with b and closes it; the lock
+// stays held.
+func (l *lockFile) rewrite(b []byte) error {
+	if l.f == nil {
+		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return fmt.Errorf("history: reopen %s: %w", l.path, err)
+		}
+		l.f = f
+	}
+	return l.write(b)
 }
 
 // write writes b to the lock file and closes it (without fsync: the

@@ -139,6 +139,7 @@ type Repo struct {
 	gitdir string // root/.git
 
 	lockTimeout time.Duration
+	casRetries  int // how often IndexLock.Commit rebuilds on a moved branch
 
 	// go-git storage, valid while objects/pack is unchanged.
 	st      *filesystem.Storage
@@ -244,6 +245,7 @@ func Open(dir string) (*Repo, error) {
 		root:        abs,
 		gitdir:      gitdir,
 		lockTimeout: DefaultLockTimeout,
+		casRetries:  10,
 		syncfs:      haveSyncfs,
 	}, nil
 }

@@ -330,17 +330,27 @@ func TestConcurrentUpdate(t *testing.T) {
 	r, dir := newRepo(t)
 	writeFile(t, dir, "a.md", "a\n")
 	mustCommit(t, r, "first", "a.md")
-	other := strings.TrimSpace(git(t, dir, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "elsewhere"))
 
+	// The branch moves on every try (another process committing without
+	// pause): after the retries the commit fails and nothing visible changed.
 	idx, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
 	branchLog, _ := os.ReadFile(filepath.Join(dir, ".git", "logs", "refs", "heads", "main"))
 	headLog, _ := os.ReadFile(filepath.Join(dir, ".git", "logs", "HEAD"))
-	r.beforeRefLock = func() { git(t, dir, "update-ref", "refs/heads/main", other) }
+	tries := 0
+	var other string
+	r.beforeRefLock = func() {
+		tries++
+		other = strings.TrimSpace(git(t, dir, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", fmt.Sprintf("elsewhere %d", tries)))
+		git(t, dir, "update-ref", "refs/heads/main", other)
+	}
 	writeFile(t, dir, "a.md", "a changed\n")
 	_, err := r.Commit(CommitRequest{Paths: []string{"a.md"}, Message: "lost race", Author: agent})
 	r.beforeRefLock = nil
 	if !errors.Is(err, ErrConcurrentUpdate) {
 		t.Fatalf("err = %v, want ErrConcurrentUpdate", err)
+	}
+	if tries != r.casRetries+1 {
+		t.Errorf("tried %d times, want %d", tries, r.casRetries+1)
 	}
 	if got := headHash(t, dir); got != other {
 		t.Fatalf("HEAD = %s, want %s", got, other)
@@ -359,10 +369,33 @@ func TestConcurrentUpdate(t *testing.T) {
 			t.Errorf("%s left behind", l)
 		}
 	}
-	// A retry succeeds on top of the new HEAD.
-	h := mustCommit(t, r, "retry", "a.md")
-	if out := git(t, dir, "rev-parse", "HEAD^"); strings.TrimSpace(out) != other {
-		t.Fatalf("parent of %s is %s", h, out)
+
+	// The branch moves once, as a `git commit` does when it wrote the index
+	// before we locked it and updates its ref just after our read: the
+	// commit is rebuilt on the new HEAD.
+	writeFile(t, dir, "b.md", "theirs\n")
+	git(t, dir, "add", "b.md")
+	theirTree := strings.TrimSpace(git(t, dir, "write-tree"))
+	moved := ""
+	r.beforeRefLock = func() {
+		if moved == "" {
+			moved = strings.TrimSpace(git(t, dir, "commit-tree", theirTree, "-p", "HEAD", "-m", "theirs"))
+			git(t, dir, "update-ref", "refs/heads/main", moved)
+		}
+	}
+	h := mustCommit(t, r, "rebuilt", "a.md")
+	r.beforeRefLock = nil
+	if out := strings.TrimSpace(git(t, dir, "rev-parse", h+"^")); out != moved {
+		t.Fatalf("parent of %s is %s, want %s", h, out, moved)
+	}
+	if out := git(t, dir, "show", h+":b.md"); out != "theirs\n" {
+		t.Fatalf("their file in the rebuilt commit: %q", out)
+	}
+	if out := git(t, dir, "show", h+":a.md"); out != "a changed\n" {
+		t.Fatalf("our file in the rebuilt commit: %q", out)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("git status after the rebuilt commit:\n%s", st)
 	}
 	checkConsistent(t, dir)
 }
@@ -430,12 +463,13 @@ func TestPackedRefsOnly(t *testing.T) {
 	other := strings.TrimSpace(git(t, dir, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "x"))
 	r.beforeRefLock = func() { git(t, dir, "update-ref", "refs/heads/main", other) }
 	writeFile(t, dir, "a.md", "c\n")
-	if _, err := r.Commit(CommitRequest{Paths: []string{"a.md"}, Message: "m", Author: agent}); !errors.Is(err, ErrConcurrentUpdate) {
+	h, err := r.Commit(CommitRequest{Paths: []string{"a.md"}, Message: "m", Author: agent})
+	r.beforeRefLock = nil
+	if err != nil {
 		t.Fatalf("CAS on a packed ref: %v", err)
 	}
-	r.beforeRefLock = nil
-	if out := git(t, dir, "show-ref"); out != other+" refs/heads/main\n" {
-		t.Fatalf("show-ref after failed CAS: %q", out)
+	if out := strings.TrimSpace(git(t, dir, "rev-parse", h+"^")); out != other {
+		t.Fatalf("parent after a moved packed ref: %s, want %s", out, other)
 	}
 }
 

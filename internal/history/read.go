@@ -218,20 +218,38 @@ func (r *Repo) diffTrees(a, b plumbing.Hash, prefix string, out []string) ([]str
 // error wraps os.ErrNotExist (fs.ErrNotExist) when HEAD has no such file or
 // there is no commit yet, ErrInvalidPath for a bad path or a directory.
 func (r *Repo) ReadFile(path string) ([]byte, error) {
+	return r.ReadFileAt("", path)
+}
+
+// ReadFileAt is ReadFile in the tree of commit (40 hex digits; "" means
+// HEAD). An unknown commit is an error wrapping os.ErrNotExist.
+func (r *Repo) ReadFileAt(commit, path string) ([]byte, error) {
 	if err := validatePath(path); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	head, err := r.readHead()
-	if err != nil {
-		return nil, err
+	var at plumbing.Hash
+	if commit == "" {
+		head, err := r.readHead()
+		if err != nil {
+			return nil, err
+		}
+		if head.hash.IsZero() {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%w)", fs.ErrNotExist, ErrNoCommits)}
+		}
+		at = head.hash
+	} else {
+		if !plumbing.IsHash(commit) {
+			return nil, fmt.Errorf("history: %q is not a commit hash", commit)
+		}
+		at = plumbing.NewHash(commit)
 	}
-	if head.hash.IsZero() {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%w)", fs.ErrNotExist, ErrNoCommits)}
-	}
-	root, err := r.commitTreeHash(head.hash)
+	root, err := r.commitTreeHash(at)
 	if err != nil {
+		if commit != "" {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: commit %s: %v", fs.ErrNotExist, commit, err)}
+		}
 		return nil, err
 	}
 	e, ok, err := r.lookup(root, path)
@@ -242,9 +260,80 @@ func (r *Repo) ReadFile(path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fs.ErrNotExist}
 	}
 	if e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
-		return nil, fmt.Errorf("%w: %s is a directory in HEAD", ErrInvalidPath, path)
+		return nil, fmt.Errorf("%w: %s is a directory in %s", ErrInvalidPath, path, at)
 	}
 	return r.readBlob(e.Hash)
+}
+
+// SameAtHead reports whether path has the same entry (blob and mode, or
+// absence) in commit's tree as in HEAD's. It reads trees only.
+func (r *Repo) SameAtHead(commit, path string) (bool, error) {
+	if err := validatePath(path); err != nil {
+		return false, err
+	}
+	if !plumbing.IsHash(commit) {
+		return false, fmt.Errorf("history: %q is not a commit hash", commit)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	head, err := r.readHead()
+	if err != nil || head.hash.IsZero() {
+		return false, err
+	}
+	c := plumbing.NewHash(commit)
+	if c == head.hash {
+		return true, nil
+	}
+	var entries [2]object.TreeEntry
+	var found [2]bool
+	for i, h := range []plumbing.Hash{c, head.hash} {
+		root, err := r.commitTreeHash(h)
+		if err != nil {
+			return false, err
+		}
+		if entries[i], found[i], err = r.lookup(root, path); err != nil {
+			return false, err
+		}
+	}
+	return found[0] == found[1] && entries[0].Hash == entries[1].Hash && entries[0].Mode == entries[1].Mode, nil
+}
+
+// MatchesHead reports whether a work-tree file whose stat is fi holds HEAD's
+// content for path, proven from the index alone: fi's stat data equals the
+// path's stage-0 index entry in every field git compares, the entry is not
+// racily clean, and its blob is the one HEAD's tree has. false means "not
+// proven" — the caller compares content. It reads no file content.
+func (r *Repo) MatchesHead(path string, fi os.FileInfo) (bool, error) {
+	if err := validatePath(path); err != nil {
+		return false, err
+	}
+	sd, ok := statFromInfo(fi)
+	if !ok {
+		return false, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	head, err := r.readHead()
+	if err != nil || head.hash.IsZero() {
+		return false, err
+	}
+	root, err := r.commitTreeHash(head.hash)
+	if err != nil {
+		return false, err
+	}
+	x, err := r.loadIndex(filepath.Join(r.gitdir, "index"), plumbing.ZeroHash, false)
+	if err != nil {
+		return false, err
+	}
+	pos, cnt := x.search(path)
+	if cnt != 1 || x.stage(pos) != 0 || x.racy(pos) || x.flags(pos)&flagValid != 0 || !statMatches(x.statAt(pos), sd) {
+		return false, nil
+	}
+	e, ok, err := r.lookup(root, path)
+	if err != nil || !ok {
+		return false, err
+	}
+	return e.Hash == x.hash(pos) && uint32(e.Mode) == x.mode(pos), nil
 }
 
 // Changed reports which of paths (slash-separated, relative to the work

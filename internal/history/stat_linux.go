@@ -84,3 +84,13 @@ func syncfs(dir string) error {
 	}
 	return nil
 }
+
+// statFromInfo returns the stat data of a FileInfo from os.Stat, Lstat or
+// File.Stat.
+func statFromInfo(fi os.FileInfo) (statData, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return statData{}, false
+	}
+	return fromStatT(st), true
+}

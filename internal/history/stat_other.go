@@ -68,3 +68,7 @@ func isENOTDIR(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 const haveSyncfs = false
 
 func syncfs(string) error { return nil }
+
+// statFromInfo returns the stat data of a FileInfo from os.Stat, Lstat or
+// File.Stat.
+func statFromInfo(fi os.FileInfo) (statData, bool) { return fromFileInfo(fi), true }
