@@ -29,8 +29,9 @@ type Vault struct {
 	// Config is the vault's settings.
 	Config config.Config
 
-	mu   sync.Mutex    // one operation at a time within this process (go-git is not thread-safe)
-	hist *history.Repo // opened on first use; it revalidates its storage on every call
+	mu       sync.Mutex         // one operation at a time within this process (go-git is not thread-safe)
+	hist     *history.Repo      // opened on first use; it revalidates its storage on every call
+	basesRec map[string]baseRec // the engine's last writes, read once per operation
 }
 
 // IsVault reports whether dir holds a vault (a .sessionvault folder).

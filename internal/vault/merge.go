@@ -1,0 +1,211 @@
+package vault
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/sessionvault/sessionvault/internal/note"
+)
+
+// Merge3 merges two versions a and b of a note that both descend from
+// ancestor o, line by line, and never drops a line either side added: where
+// both changed the same lines (a conflict) the result holds a's lines, then
+// the lines b added there that a does not have. A line deleted on one side
+// and kept unchanged on the other is deleted.
+//
+// The front matter and the body are merged separately. When the merged front
+// matter would not parse (two versions of one property side by side), the
+// front matter of prefer (a or b) is taken whole; the engine sets its own
+// properties again on top. Merge3 is pure; it never fails.
+func Merge3(o, a, b, prefer []byte) []byte {
+	switch {
+	case bytes.Equal(a, b):
+		return a
+	case bytes.Equal(o, a):
+		return b
+	case bytes.Equal(o, b):
+		return a
+	}
+	of, ob := splitNote(o)
+	af, ab := splitNote(a)
+	bf, bb := splitNote(b)
+	fm := mergeLines(of, af, bf)
+	if len(fm) > 0 {
+		if n, err := note.Parse("merge", append(append([]byte(nil), fm...), "x\n"...)); err != nil || !n.HasFrontMatter() {
+			fm, _ = splitNote(prefer)
+		}
+	}
+	return append(fm, mergeLines(ob, ab, bb)...)
+}
+
+// splitNote splits a note into its front matter block (delimiters included)
+// and its body. A note that does not parse is all body.
+func splitNote(src []byte) (fm, body []byte) {
+	n, err := note.Parse("merge", src)
+	if err != nil || !n.HasFrontMatter() {
+		return nil, src
+	}
+	off := n.BodyOffset()
+	return src[:off:off], src[off:]
+}
+
+// hunk says that ancestor lines [start, end) became lines; side says which
+// version (0: a, 1: b) made the change.
+type hunk struct {
+	start, end int
+	lines      []string
+	side       int
+}
+
+// lineHunks returns the changes from o to x as hunks in ancestor order.
+func lineHunks(o, x []byte, side int) []hunk {
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0
+	ro, rx, lines := dmp.DiffLinesToRunes(string(o), string(x))
+	diffs := dmp.DiffCharsToLines(dmp.DiffMainRunes(ro, rx, false), lines)
+	var out []hunk
+	pos := 0
+	var cur *hunk
+	for _, d := range diffs {
+		ls := splitLines([]byte(d.Text))
+		if d.Type == diffmatchpatch.DiffEqual {
+			if cur != nil {
+				out = append(out, *cur)
+				cur = nil
+			}
+			pos += len(ls)
+			continue
+		}
+		if cur == nil {
+			cur = &hunk{start: pos, end: pos, side: side}
+		}
+		if d.Type == diffmatchpatch.DiffDelete {
+			pos += len(ls)
+			cur.end = pos
+		} else {
+			cur.lines = append(cur.lines, ls...)
+		}
+	}
+	if cur != nil {
+		out = append(out, *cur)
+	}
+	return out
+}
+
+// splitLines splits text into lines that keep their line endings.
+func splitLines(text []byte) []string {
+	var out []string
+	for len(text) > 0 {
+		i := bytes.IndexByte(text, '\n')
+		if i < 0 {
+			out = append(out, string(text))
+			break
+		}
+		out = append(out, string(text[:i+1]))
+		text = text[i+1:]
+	}
+	return out
+}
+
+// mergeLines is the line merge of Merge3 for one part of a note. Changes of
+// a and b to separate ancestor lines are both applied; an insertion at the
+// point where the other side replaces lines goes before them. Changes to the
+// same ancestor lines, or two insertions at one point, conflict (see Merge3).
+func mergeLines(o, a, b []byte) []byte {
+	switch {
+	case bytes.Equal(a, b):
+		return a
+	case bytes.Equal(o, a):
+		return b
+	case bytes.Equal(o, b):
+		return a
+	}
+	ol := splitLines(o)
+	all := append(lineHunks(o, a, 0), lineHunks(o, b, 1)...)
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].start != all[j].start {
+			return all[i].start < all[j].start
+		}
+		return all[i].start == all[i].end && all[j].start != all[j].end // insertions first
+	})
+	var out bytes.Buffer
+	pos := 0 // next ancestor line to copy
+	for k := 0; k < len(all); {
+		start, end := all[k].start, all[k].end
+		g := k + 1
+		for g < len(all) && (all[g].start < end || all[g].start == start && start == end && all[g].start == all[g].end) {
+			end = max(end, all[g].end)
+			g++
+		}
+		for ; pos < start; pos++ {
+			out.WriteString(ol[pos])
+		}
+		var side [2][]hunk
+		for _, h := range all[k:g] {
+			side[h.side] = append(side[h.side], h)
+		}
+		switch {
+		case side[1] == nil:
+			writeRegion(&out, ol, start, end, side[0])
+		case side[0] == nil:
+			writeRegion(&out, ol, start, end, side[1])
+		default:
+			var ra, rb bytes.Buffer
+			writeRegion(&ra, ol, start, end, side[0])
+			writeRegion(&rb, ol, start, end, side[1])
+			writeLines(&out, ra.Bytes())
+			if !bytes.Equal(ra.Bytes(), rb.Bytes()) {
+				// A conflict: keep what b added there that neither a nor
+				// the ancestor has.
+				have := map[string]bool{}
+				for _, l := range splitLines(ra.Bytes()) {
+					have[strings.TrimRight(l, "\r\n")] = true
+				}
+				for _, l := range ol[start:end] {
+					have[strings.TrimRight(l, "\r\n")] = true
+				}
+				for _, l := range splitLines(rb.Bytes()) {
+					if !have[strings.TrimRight(l, "\r\n")] {
+						writeLines(&out, []byte(l))
+					}
+				}
+			}
+		}
+		pos = end
+		k = g
+	}
+	for ; pos < len(ol); pos++ {
+		out.WriteString(ol[pos])
+	}
+	return out.Bytes()
+}
+
+// writeLines appends text to out, first ending out's last line when it
+// has no line ending (a last line without one met a conflict).
+func writeLines(out *bytes.Buffer, text []byte) {
+	if len(text) > 0 && out.Len() > 0 && !bytes.HasSuffix(out.Bytes(), []byte("\n")) {
+		out.WriteByte('\n')
+	}
+	out.Write(text)
+}
+
+// writeRegion writes ancestor lines [start, end) with hunks (inside that
+// range, in order) applied.
+func writeRegion(out *bytes.Buffer, ol []string, start, end int, hunks []hunk) {
+	pos := start
+	for _, h := range hunks {
+		for ; pos < h.start; pos++ {
+			out.WriteString(ol[pos])
+		}
+		for _, l := range h.lines {
+			out.WriteString(l)
+		}
+		pos = h.end
+	}
+	for ; pos < end; pos++ {
+		out.WriteString(ol[pos])
+	}
+}

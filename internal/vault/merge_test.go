@@ -1,0 +1,83 @@
+package vault
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func TestMerge3(t *testing.T) {
+	fm := "---\nstatus: active\nupdated: 2026-11-22T10:00:00Z\nversion: 3\n---\n"
+	for _, c := range []struct{ name, o, a, b, want string }{
+		{"both append at the end", "x\n", "x\na\n", "x\nb\n", "x\na\nb\n"},
+		{"one side only", "x\ny\n", "x\ny\n", "x\nb\ny\n", "x\nb\ny\n"},
+		{"same change", "x\n", "x\nsame\n", "x\nsame\n", "x\nsame\n"},
+		{"separate places", "1\n2\n3\n4\n5\n", "1\nA\n2\n3\n4\n5\n", "1\n2\n3\n4\n5\nB\n", "1\nA\n2\n3\n4\n5\nB\n"},
+		{"modify and delete apart", "1\n2\n3\n4\n", "1\n2a\n3\n4\n", "1\n2\n3\n", "1\n2a\n3\n"},
+		{"both modify one line", "1\n2\n3\n", "1\n2a\n3\n", "1\n2b\n3\n", "1\n2a\n2b\n3\n"},
+		{"insert before a replaced line", "1\n2\n3\n", "1\nnew\n2\n3\n", "1\n2b\n3\n", "1\nnew\n2b\n3\n"},
+		{"no final newline", "x", "x\na\n", "x\nb", "x\na\nb"},
+		{"front matter apart", fm + "# T\n", strings.Replace(fm, "version: 3", "version: 4", 1) + "# T\nengine\n", strings.Replace(fm, "status: active", "status: active\nmine: yes", 1) + "# T\n", "---\nstatus: active\nmine: yes\nupdated: 2026-11-22T10:00:00Z\nversion: 4\n---\n# T\nengine\n"},
+		{"front matter conflict keeps prefer's", fm + "# T\n",
+			strings.Replace(fm, "updated: 2026-11-22T10:00:00Z", "updated: 2026-11-22T09:00:00Z", 1) + "# T\nperson\n",
+			strings.Replace(fm, "updated: 2026-11-22T10:00:00Z", "updated: 2026-11-22T11:00:00Z", 1) + "# T\nengine\n",
+			strings.Replace(fm, "updated: 2026-11-22T10:00:00Z", "updated: 2026-11-22T11:00:00Z", 1) + "# T\nperson\nengine\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := string(Merge3([]byte(c.o), []byte(c.a), []byte(c.b), []byte(c.b)))
+			if got != c.want {
+				t.Fatalf("Merge3:\n%s\nwant:\n%s", got, c.want)
+			}
+		})
+	}
+}
+
+// Lines either side adds are never lost, whatever the two sides did.
+func TestMerge3KeepsEveryAddedLine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 300; round++ {
+		var o []string
+		for i := 0; i < rng.IntN(30); i++ {
+			o = append(o, fmt.Sprintf("base %d", i))
+		}
+		edit := func(side string) ([]string, []string) {
+			x := append([]string(nil), o...)
+			var added []string
+			for k := 0; k < 1+rng.IntN(4); k++ {
+				l := fmt.Sprintf("%s added %d", side, k)
+				at := rng.IntN(len(x) + 1)
+				x = append(x[:at], append([]string{l}, x[at:]...)...)
+				added = append(added, l)
+			}
+			if len(x) > 2 && rng.IntN(3) == 0 { // drop an ancestor line
+				for i, l := range x {
+					if strings.HasPrefix(l, "base") {
+						x = append(x[:i], x[i+1:]...)
+						break
+					}
+				}
+			}
+			return x, added
+		}
+		a, addedA := edit("a")
+		b, addedB := edit("b")
+		join := func(ls []string) []byte {
+			if len(ls) == 0 {
+				return nil
+			}
+			return []byte(strings.Join(ls, "\n") + "\n")
+		}
+		got := string(Merge3(join(o), join(a), join(b), join(b)))
+		lines := strings.Split(got, "\n")
+		count := map[string]int{}
+		for _, l := range lines {
+			count[l]++
+		}
+		for _, l := range append(addedA, addedB...) {
+			if count[l] != 1 {
+				t.Fatalf("round %d: %q appears %d times\no=%q\na=%q\nb=%q\ngot=%q", round, l, count[l], o, a, b, got)
+			}
+		}
+	}
+}

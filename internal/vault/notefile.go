@@ -1,0 +1,270 @@
+package vault
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+)
+
+// How long the write path waits for other writers (DESIGN §5): for a writer
+// that keeps a note open to close it, for a note that does not parse to
+// settle, and for a save that was waiting on our lease to land.
+const (
+	settleWait  = 2 * time.Second
+	pendingWait = 500 * time.Millisecond
+)
+
+// fileID identifies one version of a file: its inode and the stat fields
+// any write changes (size, modification and change times in nanoseconds).
+// Two reads with equal fileIDs read the same bytes.
+type fileID struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+}
+
+// heldFile is a note opened read-only. Where the platform allows (Linux
+// read leases, fcntl F_SETLEASE), it is held with a lease: while the lease
+// is held no other process can open the file for writing — their open waits
+// until it is released — so its content cannot change in place. A rename
+// over its path can still replace it; the old inode then stays reachable
+// through f.
+type heldFile struct {
+	abs    string
+	f      *os.File
+	leased bool
+	id     fileID
+}
+
+// errNotRegular marks a note path that is not a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// holdFile opens the note at abs for reading without following a final
+// symlink and without blocking on a FIFO, checks it is a regular file, and
+// takes a read lease, waiting (up to settleWait) while another process has
+// it open for writing; past that, or where leases are not available, it
+// returns the file unleased. A missing file gives an error satisfying
+// errors.Is(err, os.ErrNotExist); a symlink, folder, FIFO, socket or device
+// gives errs.NotRegularFile.
+func holdFile(abs, rel string) (*heldFile, error) {
+	f, err := openNoFollow(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if isSymlinkErr(err) {
+			return nil, errs.New(errs.NotRegularFile, "%s is a symbolic link; sessionvault reads and writes notes only as regular files inside the vault (replace the link by the file it points to)", rel).With("note", rel)
+		}
+		return nil, osError(err, rel, "opening")
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, osError(err, rel, "reading")
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, notRegular(rel, fi.Mode())
+	}
+	h := &heldFile{abs: abs, f: f}
+	deadline := time.Now().Add(settleWait)
+	backoff := 200 * time.Microsecond
+	for {
+		ok, busy := tryLease(f)
+		if ok {
+			h.leased = true
+			break
+		}
+		if !busy || time.Now().After(deadline) {
+			break // no leases here, or a writer keeps it open: unleased
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 20*time.Millisecond)
+	}
+	if h.id, err = statID(f); err != nil {
+		h.close()
+		return nil, osError(err, rel, "reading")
+	}
+	return h, nil
+}
+
+// notRegular is the errs.NotRegularFile error for a note path of mode m.
+func notRegular(rel string, m os.FileMode) error {
+	kind := "a special file"
+	switch {
+	case m.IsDir():
+		kind = "a folder"
+	case m&os.ModeSymlink != 0:
+		kind = "a symbolic link"
+	case m&os.ModeNamedPipe != 0:
+		kind = "a FIFO (named pipe)"
+	case m&os.ModeSocket != 0:
+		kind = "a socket"
+	case m&os.ModeDevice != 0:
+		kind = "a device"
+	}
+	return errs.New(errs.NotRegularFile, "%s is %s, not a note; sessionvault reads and writes notes only as regular files (move it away)", rel, kind).With("note", rel)
+}
+
+// read returns the file's content from offset 0 and its fileID. Unleased,
+// it reads until two consecutive stats around a read agree (a writer may be
+// between truncating and writing) and the file has not been written within
+// the last few milliseconds, waiting up to settleWait.
+func (h *heldFile) read() ([]byte, fileID, error) {
+	deadline := time.Now().Add(settleWait)
+	for {
+		before, err := statID(h.f)
+		if err != nil {
+			return nil, fileID{}, err
+		}
+		data := make([]byte, 0, before.size+512)
+		buf := bytes.NewBuffer(data)
+		if _, err := io.Copy(buf, io.NewSectionReader(h.f, 0, 1<<62)); err != nil {
+			return nil, fileID{}, err
+		}
+		after, err := statID(h.f)
+		if err != nil {
+			return nil, fileID{}, err
+		}
+		settled := before == after && int64(buf.Len()) == after.size
+		if !h.leased && settled && time.Since(time.Unix(0, after.mtime)) < 20*time.Millisecond && time.Now().Before(deadline) {
+			settled = false // just written: a second half may follow
+		}
+		if settled || h.leased && before == after || time.Now().After(deadline) {
+			h.id = after
+			return buf.Bytes(), after, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// release gives the lease up, keeping the file open, and reports whether a
+// writer was waiting on it (its open completes now, on this inode).
+func (h *heldFile) release() (pending bool) {
+	if !h.leased {
+		return false
+	}
+	pending = leaseBreakPending(h.f)
+	unlease(h.f)
+	h.leased = false
+	return pending
+}
+
+// close releases the lease and closes the file.
+func (h *heldFile) close() {
+	if h == nil || h.f == nil {
+		return
+	}
+	h.release()
+	h.f.Close()
+	h.f = nil
+}
+
+// settleOld waits until no process has the (replaced) old inode open for
+// writing, first giving a writer that was waiting on our lease (pending)
+// time to arrive, and returns its content then.
+func (h *heldFile) settleOld(pending bool, was fileID) ([]byte, error) {
+	if pending {
+		deadline := time.Now().Add(pendingWait)
+		for time.Now().Before(deadline) {
+			if id, err := statID(h.f); err != nil || id != was {
+				break // the writer has started
+			}
+			if _, busy := tryLease(h.f); busy {
+				break // it has the file open
+			} else {
+				unlease(h.f)
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
+	deadline := time.Now().Add(settleWait)
+	backoff := 200 * time.Microsecond
+	for {
+		ok, busy := tryLease(h.f)
+		if ok {
+			h.leased = true
+			break
+		}
+		if !busy || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 20*time.Millisecond)
+	}
+	data, _, err := h.read()
+	h.release()
+	return data, err
+}
+
+// readStable reads the note at abs once no other process is writing it (see
+// holdFile). It returns the content and its fileID.
+func readStable(abs, rel string) ([]byte, fileID, error) {
+	data, id, _, err := readStableInfo(abs, rel)
+	return data, id, err
+}
+
+// readStableInfo is readStable that also returns the file's stat.
+func readStableInfo(abs, rel string) ([]byte, fileID, os.FileInfo, error) {
+	h, err := holdFile(abs, rel)
+	if err != nil {
+		return nil, fileID{}, nil, err
+	}
+	defer h.close()
+	data, id, err := h.read()
+	if err != nil {
+		return nil, fileID{}, nil, osError(err, rel, "reading")
+	}
+	fi, err := h.f.Stat()
+	if err != nil {
+		return nil, fileID{}, nil, osError(err, rel, "reading")
+	}
+	return data, id, fi, nil
+}
+
+// osError turns an operating-system error on a vault path into an error
+// with a code of its own: errs.PermissionDenied (a read-only folder or
+// file system), errs.DiskFull, errs.NotRegularFile (a folder where a note
+// should be), errs.PathOutsideVault; anything else keeps its text under
+// errs.Internal.
+func osError(err error, rel, doing string) error {
+	var e *errs.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	code := osErrorCode(err)
+	what := fmt.Sprintf("%s %s: %v", doing, rel, err)
+	switch code {
+	case errs.PermissionDenied:
+		what += " (the folder or the file system is read-only to this user; fix its permissions and run the command again — nothing was changed)"
+	case errs.DiskFull:
+		what += " (the disk is full; free some space and run the command again — nothing was changed)"
+	case errs.NotRegularFile:
+		what += " (a folder or another file is where a note should be; move it away)"
+	}
+	return (&errs.Error{Code: code, Message: what, Err: err}).With("note", rel)
+}
+
+// linkAndRename is exchange without renameat2: the new file moves aside, the
+// old one is linked at tmp, and the new one renamed over abs.
+func linkAndRename(tmp, abs string) error {
+	side := tmp + ".new"
+	if err := os.Rename(tmp, side); err != nil {
+		return err
+	}
+	if err := os.Link(abs, tmp); err != nil {
+		os.Rename(side, tmp)
+		return err
+	}
+	if err := os.Rename(side, abs); err != nil {
+		os.Remove(tmp)
+		os.Rename(side, tmp)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,1002 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/history"
+)
+
+// Bounds of the write path (DESIGN §5, §6).
+const (
+	// maxRuns is how often an operation's function runs when a note it read
+	// changes before the engine's write: each run applies the operation to
+	// what is on disk then.
+	maxRuns = 8
+	// maxMerges is how many merge-and-write rounds follow a write that
+	// found another writer's bytes beside it.
+	maxMerges = 8
+)
+
+// Update runs one operation as one commit (DESIGN §5, §6):
+//
+//  1. it takes the vault lock, and finishes an operation a crash
+//     interrupted (the journal);
+//  2. it runs fn on stable reads of the notes (a note another process is
+//     writing is read once it is written);
+//  3. it takes git's index lock, so no `git add` or `git commit -a` can
+//     sweep the engine's writes into a commit of its own;
+//  4. for each note fn changed it checks, under a read lease that keeps other
+//     writers out, that the note is still the version fn read — if not, fn
+//     runs again on the new version — and swaps the new content in
+//     atomically (rename); the note it replaced is kept aside;
+//  5. it checks that nothing landed in between: bytes another process wrote
+//     into the replaced note after the check, a rename that replaced the
+//     engine's note, a save into the new note. Their changes and the
+//     engine's are merged line by line (Merge3) and written again, bounded;
+//  6. it commits the edits made outside the engine to the touched notes as
+//     the configured person, then the engine's bytes — from memory, not from
+//     disk — as the agent: one compare-and-swap on the branch, rebuilt on a
+//     HEAD another process moved.
+//
+// If fn fails nothing is written. If anything after fails, the notes are
+// put back (the engine's change taken out again, others' edits kept) and
+// the index and HEAD are as they were: an error means the operation did not
+// happen. If fn's writes change nothing, no commit is made.
+func (v *Vault) Update(fn func(tx *Tx) (Change, error)) (Result, error) {
+	res, _, err := v.UpdateOnce("", fn)
+	return res, err
+}
+
+// UpdateOnce is Update with an operation id: when an operation with the same
+// id already took effect in this vault, fn does not run and the first
+// result is returned with repeat true (its Change's trailers included), so
+// a command retried after an error or a lost reply never makes a duplicate.
+// The id is recorded in the commit as the trailer "Op-Id". An empty id
+// makes it Update.
+func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result, OpRecord, error) {
+	if opID != "" {
+		if err := checkOpID(opID); err != nil {
+			return Result{}, OpRecord{}, err
+		}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	l, err := v.lock()
+	if err != nil {
+		return Result{}, OpRecord{}, err
+	}
+	defer l.unlock()
+	repo, err := v.repo()
+	if err != nil {
+		return Result{}, OpRecord{}, err
+	}
+	v.basesRec = nil
+	if err := v.clearKilledCommit(repo); err != nil {
+		return Result{}, OpRecord{}, err
+	}
+	if err := v.rollForward(repo); err != nil {
+		return Result{}, OpRecord{}, err
+	}
+	if opID != "" {
+		if rec, ok := v.findOp(opID); ok {
+			rec.Repeat = true
+			return rec.Result, rec, nil
+		}
+	}
+	w := &writer{v: v, repo: repo, opID: opID}
+	defer w.releaseIndex()
+	backoff := time.Millisecond
+	for run := 1; ; run++ {
+		tx := &Tx{v: v, reads: map[string]*readRec{}, writes: map[string][]byte{}}
+		ch, err := fn(tx)
+		if err != nil {
+			return Result{}, OpRecord{}, err
+		}
+		if opID != "" {
+			if ch.Trailers == nil {
+				ch.Trailers = map[string]string{}
+			}
+			ch.Trailers["Op-Id"] = opID
+		}
+		res, changed, err := w.apply(tx, ch)
+		if err != nil || changed == "" {
+			rec := OpRecord{Result: res, Trailers: ch.Trailers}
+			if err == nil && opID != "" && res.Commit == "" {
+				err = v.recordOp(opID, rec) // no notes written: no journal to finish
+			}
+			return res, rec, err
+		}
+		if run == maxRuns {
+			return Result{}, OpRecord{}, errs.New(errs.Conflict, "%s kept changing while the operation ran (%d tries); nothing was written, try again", changed, maxRuns).With("note", changed)
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 50*time.Millisecond)
+	}
+}
+
+// writer carries one operation's write: the repository and git's index lock
+// once taken.
+type writer struct {
+	v    *Vault
+	repo *history.Repo
+	il   *history.IndexLock
+	opID string // recorded with the commit, before the journal goes
+}
+
+func (w *writer) lockIndex() error {
+	if w.il != nil {
+		return nil
+	}
+	if err := w.v.WriteState(commitMarker, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n")); err != nil {
+		return osError(err, ".sessionvault/state/"+commitMarker, "writing")
+	}
+	il, err := w.repo.LockIndex()
+	if err != nil {
+		w.v.removeState(commitMarker)
+		return gitError(err, "locking the git index")
+	}
+	w.il = il
+	return nil
+}
+
+func (w *writer) releaseIndex() {
+	if w.il != nil {
+		w.il.Release()
+		w.il = nil
+		w.v.removeState(commitMarker)
+	}
+}
+
+// gitError gives a history error its code: errs.GitLocked for a git lock
+// another process holds, errs.Conflict for a branch that kept moving,
+// errs.DiskFull or errs.PermissionDenied for those OS errors, else
+// errs.GitWrite.
+func gitError(err error, doing string) error {
+	var e *errs.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	code := errs.GitWrite
+	switch {
+	case errors.Is(err, history.ErrLocked):
+		code = errs.GitLocked
+	case errors.Is(err, history.ErrConcurrentUpdate):
+		code = errs.Conflict
+	default:
+		if c := osErrorCode(err); c != errs.Internal {
+			code = c
+		}
+	}
+	msg := doing + ": " + err.Error()
+	if code == errs.GitLocked {
+		msg += "; nothing was changed — run the command again once that git process has finished"
+	} else {
+		msg += "; nothing was changed"
+	}
+	return &errs.Error{Code: code, Message: msg, Err: err}
+}
+
+// noteWrite is one note of an operation's write.
+type noteWrite struct {
+	rel, abs string
+	orig     *readRec // what the operation's function read (its base, R)
+	first    []byte   // what the operation made of it (W)
+	base     *readRec // what the next round's write replaces
+	data     []byte   // what the next (or last) round writes
+
+	// Set by a write round.
+	old     *heldFile   // the replaced file, held (nil for a new file)
+	oldAt   string      // where the replaced file now is (.sessionvault/state/tmp)
+	pending bool        // a writer was waiting on the replaced file's lease
+	newID   fileID      // our file right after the rename
+	newFI   os.FileInfo // its stat, for the index
+	written bool
+}
+
+// apply writes and commits one run of an operation. changed names a note
+// that changed since fn read it (fn must run again; nothing was written).
+func (w *writer) apply(tx *Tx, ch Change) (Result, string, error) {
+	v := w.v
+	var notes []*noteWrite
+	for _, rel := range tx.order {
+		r := tx.reads[rel]
+		if equalRead(r, tx.writes[rel]) {
+			continue
+		}
+		abs, err := v.Abs(rel)
+		if err != nil {
+			return Result{}, "", err
+		}
+		notes = append(notes, &noteWrite{rel: rel, abs: abs, orig: r, first: tx.writes[rel], base: r, data: tx.writes[rel]})
+	}
+	person, err := w.personEdits(tx)
+	if err != nil {
+		return Result{}, "", err
+	}
+	if len(notes) == 0 && len(person) == 0 {
+		return Result{}, "", nil
+	}
+	for _, n := range notes {
+		if err := v.checkParents(n.rel); err != nil {
+			return Result{}, "", err
+		}
+	}
+	if err := w.lockIndex(); err != nil {
+		return Result{}, "", err
+	}
+	personSig := history.Signature{Name: v.Config.Person.Name, Email: v.Config.Person.Email}
+	if len(notes) == 0 {
+		hashes, err := w.il.Commit([]history.CommitSpec{{Files: person, Message: personMessage(filePaths(person)), Author: personSig}})
+		if err != nil {
+			return Result{}, "", gitError(err, "committing edits made outside sessionvault")
+		}
+		w.releaseIndex()
+		return Result{PersonCommit: hashes[0]}, "", nil
+	}
+
+	j := &journal{Change: ch, Order: make([]string, len(notes)), Files: map[string][]byte{}, Base: map[string][]byte{}, Old: map[string]string{}}
+	if head, err := w.repo.Head(); err == nil {
+		j.Head = head
+	}
+	for i, n := range notes {
+		j.Order[i] = n.rel
+		if n.orig.missing {
+			j.Missing = append(j.Missing, n.rel)
+		} else if !w.personUnchanged(n.rel, n.orig) {
+			j.Base[n.rel] = n.orig.data
+		}
+	}
+	changed, err := w.writeRound(notes, j)
+	if err != nil || changed != "" {
+		v.removeState(journalName)
+		return Result{}, changed, err
+	}
+	// Merge what landed beside the write, and write again, bounded.
+	for round := 1; ; round++ {
+		again, err := w.settle(notes)
+		if err != nil {
+			return w.fail(notes, j, err)
+		}
+		if len(again) == 0 {
+			break
+		}
+		if round == maxMerges {
+			break // what is on disk holds everyone's bytes; the next operation commits the rest
+		}
+		changed, err := w.writeRound(again, j)
+		if err != nil {
+			return w.fail(notes, j, err)
+		}
+		if changed != "" {
+			break // written over again meanwhile: left to the next operation
+		}
+	}
+
+	res, err := w.commit(notes, person, ch, false)
+	if err != nil {
+		return w.fail(notes, j, err)
+	}
+	w.finish(notes, res, ch)
+	return res, "", nil
+}
+
+func filePaths(fs []history.File) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Path
+	}
+	return out
+}
+
+// personEdits returns, for every note the operation touched, the version it
+// read when that differs from HEAD's: edits made outside the engine, to be
+// committed first as the person's.
+func (w *writer) personEdits(tx *Tx) ([]history.File, error) {
+	rels := make([]string, 0, len(tx.reads))
+	for rel := range tx.reads {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	var out []history.File
+	for _, rel := range rels {
+		r := tx.reads[rel]
+		if w.personUnchanged(rel, r) {
+			continue
+		}
+		head, err := w.repo.ReadFile(rel)
+		switch {
+		case err == nil && !r.missing && bytes.Equal(head, r.data):
+			continue
+		case err != nil && r.missing && errors.Is(err, os.ErrNotExist):
+			continue
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			return nil, gitError(err, "reading "+rel+" at HEAD")
+		}
+		out = append(out, history.File{Path: rel, Content: r.data, Deleted: r.missing, Stat: r.fi})
+	}
+	return out, nil
+}
+
+// personUnchanged reports whether r, read from rel, is provably HEAD's
+// version without comparing content: the engine's last write of rel that
+// is still HEAD's, or an index entry whose stat data matches.
+func (w *writer) personUnchanged(rel string, r *readRec) bool {
+	if r.missing {
+		return false
+	}
+	if rec, ok := w.v.bases()[rel]; ok && rec.ID == r.id {
+		if same, err := w.repo.SameAtHead(rec.Commit, rel); err == nil && same {
+			return true
+		}
+	}
+	ok, err := w.repo.MatchesHead(rel, r.fi)
+	return err == nil && ok
+}
+
+var tmpSeq atomic.Int64
+
+// tempPath returns a new path in .sessionvault/state/tmp for rel.
+func (v *Vault) tempPath(rel string) (string, error) {
+	dir, err := v.stateDir("tmp")
+	if err != nil {
+		return "", osError(err, ".sessionvault/state/tmp", "creating")
+	}
+	name := strings.ReplaceAll(rel, "/", "_") + "." + strconv.Itoa(os.Getpid()) + "." + strconv.FormatInt(time.Now().UnixNano(), 36) + "." + strconv.FormatInt(tmpSeq.Add(1), 10)
+	return filepath.Join(dir, name), nil
+}
+
+// writeRound writes notes[i].data over what is on disk, if what is on disk
+// is still notes[i].base; otherwise it writes nothing and returns the
+// changed note. On success every note's new version is in place, the
+// replaced versions are kept aside (oldAt), and the journal names them.
+func (w *writer) writeRound(notes []*noteWrite, j *journal) (changed string, err error) {
+	v := w.v
+	type temp struct {
+		n    *noteWrite
+		path string
+		f    *os.File // our new file, read-only, leased
+	}
+	var temps []temp
+	var held []*heldFile
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		for _, h := range held {
+			h.close()
+		}
+		for _, t := range temps {
+			if t.f != nil {
+				t.f.Close()
+			}
+			os.Remove(t.path)
+		}
+	}()
+	// 1. Each note is still the version the new content was made from.
+	for _, n := range notes {
+		n.old, n.written = nil, false
+		if n.base.missing {
+			if _, err := os.Lstat(n.abs); err == nil {
+				return n.rel, nil
+			}
+			if err := os.MkdirAll(filepath.Dir(n.abs), 0o755); err != nil {
+				return "", osError(err, n.rel, "creating the folder of")
+			}
+			continue
+		}
+		h, err := holdFile(n.abs, n.rel)
+		if errors.Is(err, os.ErrNotExist) {
+			return n.rel, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		held = append(held, h)
+		if h.id != n.base.id {
+			return n.rel, nil
+		}
+		n.old = h
+	}
+	// 2. The new versions, durable, each held by a lease until it is in
+	// place and its stat is taken.
+	for _, n := range notes {
+		p, err := v.tempPath(n.rel)
+		if err != nil {
+			return "", err
+		}
+		if err := writeNew(p, n.data); err != nil {
+			os.Remove(p)
+			return "", osError(err, n.rel, "writing")
+		}
+		f, err := openNoFollow(p)
+		if err != nil {
+			os.Remove(p)
+			return "", osError(err, n.rel, "writing")
+		}
+		tryLease(f)
+		temps = append(temps, temp{n: n, path: p, f: f})
+	}
+	// 3. The journal: what a crash from here on must finish.
+	for _, t := range temps {
+		j.Files[t.n.rel] = t.n.data
+		if t.n.old != nil {
+			j.Old[t.n.rel] = filepath.Base(t.path)
+		}
+	}
+	if err := v.writeJournal(j); err != nil {
+		return "", err
+	}
+	// 4. In place: new notes first (they fail if someone created the path),
+	// then the swaps (the replaced file stays at the temporary path).
+	sort.SliceStable(temps, func(a, b int) bool { return temps[a].n.old == nil && temps[b].n.old != nil })
+	var placed []temp
+	undo := func() {
+		for k := len(placed) - 1; k >= 0; k-- {
+			t := placed[k]
+			if t.n.old == nil {
+				os.Remove(t.n.abs)
+			} else {
+				exchange(t.path, t.n.abs)
+			}
+		}
+	}
+	for _, t := range temps {
+		var err error
+		if t.n.old == nil {
+			err = renameNoReplace(t.path, t.n.abs)
+			if errors.Is(err, os.ErrExist) {
+				undo()
+				return t.n.rel, nil
+			}
+		} else {
+			err = exchange(t.path, t.n.abs)
+		}
+		if err != nil {
+			undo()
+			return "", osError(err, t.n.rel, "writing")
+		}
+		placed = append(placed, t)
+	}
+	// 5. The stat of each new version (no one could write it yet), then
+	// let the others in.
+	for _, t := range temps {
+		n := t.n
+		id, err := statID(t.f)
+		fi, ferr := t.f.Stat()
+		if err == nil {
+			err = ferr
+		}
+		if err != nil {
+			undo()
+			return "", osError(err, n.rel, "writing")
+		}
+		n.newID, n.newFI, n.written = id, fi, true
+		if n.old != nil {
+			n.oldAt = t.path
+			n.pending = n.old.release()
+		}
+		unlease(t.f)
+		t.f.Close()
+	}
+	done = true
+	return "", nil
+}
+
+// writeNew creates path with data and fsyncs it.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// settle looks at what landed beside a write round and returns the notes
+// to write again, with their merged content: bytes written into the
+// replaced file after the check (a save that was waiting on the lease), a
+// file someone renamed over the path just before the swap, and a new
+// version that lacks the engine's change. A save into the new version that
+// keeps the engine's change needs nothing: it is on disk, and the next
+// operation commits it as the person's.
+func (w *writer) settle(notes []*noteWrite) ([]*noteWrite, error) {
+	var again []*noteWrite
+	for _, n := range notes {
+		if !n.written {
+			continue
+		}
+		ancestor := n.base.data // R: what our write replaced
+		other := ancestor       // O: the replaced file as it is now
+		if n.old != nil {
+			id, isReg, err := lstatID(n.oldAt)
+			switch {
+			case err != nil || !isReg:
+				// gone: nothing to read
+			case id.ino != n.old.id.ino || id.dev != n.old.id.dev:
+				// Someone renamed their file over the path between our
+				// check and the swap: the swap kept it here.
+				if b, _, err := readStable(n.oldAt, n.rel); err == nil {
+					other = b
+				}
+			default:
+				cur, err := statID(n.old.f)
+				if n.pending || err != nil || cur != n.old.id {
+					b, err := n.old.settleOld(n.pending, n.old.id)
+					if err != nil {
+						return nil, osError(err, n.rel, "reading")
+					}
+					other = b
+				}
+			}
+			n.old.close()
+			n.old = nil
+		}
+		live := n.data // L
+		liveRec := &readRec{data: n.data, id: n.newID, fi: n.newFI}
+		if id, isReg, err := lstatID(n.abs); err != nil || !isReg || id != n.newID {
+			b, lid, fi, err := readStableInfo(n.abs, n.rel)
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				liveRec = &readRec{missing: true}
+				live = nil
+			case err != nil:
+				return nil, err
+			default:
+				live = b
+				liveRec = &readRec{data: b, id: lid, fi: fi}
+			}
+		}
+		merged := live
+		if !bytes.Equal(live, n.data) {
+			merged = Merge3(ancestor, live, n.data, n.data) // the engine's change in what is there now
+		}
+		if !bytes.Equal(other, ancestor) {
+			merged = Merge3(ancestor, other, merged, merged) // and what landed in the replaced file
+		}
+		if n.oldAt != "" && bytes.Equal(other, ancestor) {
+			os.Remove(n.oldAt)
+			n.oldAt = ""
+		}
+		if bytes.Equal(merged, live) && !liveRec.missing {
+			continue
+		}
+		n.base, n.data = liveRec, merged
+		again = append(again, n)
+	}
+	return again, nil
+}
+
+// commit makes the operation's commits: the edits made outside the engine
+// to the touched notes (as the person: for a note the engine wrote, the
+// version it wrote without the engine's change), then the engine's bytes as
+// the agent.
+func (w *writer) commit(notes []*noteWrite, person []history.File, ch Change, recovered bool) (Result, error) {
+	v := w.v
+	byPath := map[string]int{}
+	for i, f := range person {
+		byPath[f.Path] = i
+	}
+	files := map[string][]byte{}
+	var paths []string
+	var agent []history.File
+	for _, n := range notes {
+		files[n.rel] = n.data
+		paths = append(paths, n.rel)
+		agent = append(agent, history.File{Path: n.rel, Content: n.data, Stat: n.newFI})
+		// The person's version: what the engine last wrote, without its
+		// change (Merge3 of the first write against the last).
+		p := n.orig.data
+		if !bytes.Equal(n.data, n.first) {
+			p = Merge3(n.first, n.data, n.orig.data, n.orig.data)
+		}
+		if n.orig.missing {
+			continue // a note the engine created: nothing of the person's before it
+		}
+		if i, ok := byPath[n.rel]; ok {
+			person[i].Content, person[i].Deleted, person[i].Stat = p, false, nil
+		} else if !bytes.Equal(p, n.orig.data) {
+			person = append(person, history.File{Path: n.rel, Content: p})
+		}
+	}
+	if recovered {
+		if ch.Trailers == nil {
+			ch.Trailers = map[string]string{}
+		}
+		ch.Trailers["Recovered"] = "true"
+	}
+	now := time.Now()
+	specs := []history.CommitSpec{
+		{Files: person, Message: personMessage(filePaths(person)), Author: history.Signature{Name: v.Config.Person.Name, Email: v.Config.Person.Email, When: now}},
+		{Files: agent, Message: commitMessage(ch, files, paths), Author: history.Signature{Name: v.Config.Agent.Name, Email: v.Config.Agent.Email, When: now}},
+	}
+	if len(person) == 0 {
+		specs = specs[1:]
+	}
+	if err := w.lockIndex(); err != nil {
+		return Result{}, err
+	}
+	hashes, err := w.il.Commit(specs)
+	if err != nil {
+		return Result{}, gitError(err, "committing the operation")
+	}
+	w.releaseIndex()
+	res := Result{Commit: hashes[len(hashes)-1], Paths: paths}
+	if len(hashes) == 2 {
+		res.PersonCommit = hashes[0]
+	}
+	return res, nil
+}
+
+// finish records the engine's versions (the bases of the next operation's
+// merges) and the operation's id, then drops the replaced files kept aside
+// and the journal.
+func (w *writer) finish(notes []*noteWrite, res Result, ch Change) {
+	v := w.v
+	if res.Commit != "" {
+		recs := v.bases()
+		for _, n := range notes {
+			recs[n.rel] = baseRec{Commit: res.Commit, ID: n.newID}
+		}
+		v.saveBases(recs)
+	}
+	if w.opID != "" {
+		v.recordOp(w.opID, OpRecord{Result: res, Trailers: ch.Trailers})
+	}
+	for _, n := range notes {
+		if n.old != nil {
+			n.old.close()
+		}
+		if n.oldAt != "" {
+			os.Remove(n.oldAt)
+		}
+	}
+	v.removeState(journalName)
+}
+
+// fail takes the operation's change back out of the notes it wrote (others'
+// edits stay), releases the locks and returns err.
+func (w *writer) fail(notes []*noteWrite, j *journal, err error) (Result, string, error) {
+	for _, n := range notes {
+		if n.old != nil {
+			n.old.close()
+			n.old = nil
+		}
+		if !n.written {
+			continue
+		}
+		w.takeBack(n)
+	}
+	w.v.removeState(journalName)
+	return Result{}, "", err
+}
+
+// takeBack removes the engine's change from a note it wrote: what is there
+// now, without the difference between what the engine read and wrote.
+func (w *writer) takeBack(n *noteWrite) {
+	for try := 0; try < maxMerges; try++ {
+		cur, id, fi, err := readStableInfo(n.abs, n.rel)
+		if err != nil {
+			return
+		}
+		back := Merge3(n.data, cur, n.orig.data, n.orig.data)
+		if n.orig.missing && bytes.Equal(cur, n.data) {
+			if h, err := holdFile(n.abs, n.rel); err == nil {
+				if h.id == id {
+					os.Remove(n.abs)
+				}
+				h.close()
+			}
+			return
+		}
+		if bytes.Equal(back, cur) {
+			return
+		}
+		m := &noteWrite{rel: n.rel, abs: n.abs, orig: n.orig, base: &readRec{data: cur, id: id, fi: fi}, data: back}
+		changed, err := w.writeRound([]*noteWrite{m}, &journal{Files: map[string][]byte{}, Old: map[string]string{}})
+		w.v.removeState(journalName)
+		if m.oldAt != "" {
+			if m.old != nil {
+				m.old.close()
+			}
+			os.Remove(m.oldAt)
+		}
+		if err != nil || changed == "" {
+			return
+		}
+	}
+}
+
+// settle retries f with a growing pause until it succeeds or settleWait has
+// passed, and returns its last result.
+func (v *Vault) settle(f func() ([]byte, error)) ([]byte, error) {
+	deadline := time.Now().Add(settleWait)
+	pause := 2 * time.Millisecond
+	for {
+		time.Sleep(pause)
+		data, err := f()
+		if err == nil || time.Now().After(deadline) {
+			return data, err
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// checkParents refuses a path whose folders lead outside the vault through a
+// symbolic link (a project's decisions/ linked to elsewhere): the engine
+// writes only inside the vault. Errors carry errs.PathOutsideVault.
+func (v *Vault) checkParents(rel string) error {
+	dir := v.Root
+	segs := strings.Split(rel, "/")
+	for _, seg := range segs[:len(segs)-1] {
+		dir = filepath.Join(dir, seg)
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return nil // created as a real folder when written
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			if !fi.IsDir() {
+				return errs.New(errs.NotRegularFile, "%s: %s is a file where a folder should be", rel, strings.TrimPrefix(dir, v.Root+string(filepath.Separator))).With("note", rel)
+			}
+			continue
+		}
+		real, err := filepath.EvalSymlinks(dir)
+		root, rerr := filepath.EvalSymlinks(v.Root)
+		if err != nil || rerr != nil || (real != root && !strings.HasPrefix(real, root+string(filepath.Separator))) {
+			return errs.New(errs.PathOutsideVault, "%s: the folder %s is a symbolic link leading outside the vault (to %s); sessionvault writes only inside the vault — replace the link by a folder", rel, strings.TrimPrefix(dir, v.Root+string(filepath.Separator)), real).With("note", rel)
+		}
+	}
+	return nil
+}
+
+// ---- the journal ----
+
+// journal is the intent record of an operation between its first note
+// write and its commit (.sessionvault/state/journal.json): enough to finish
+// it after a crash, merging what others wrote meanwhile.
+type journal struct {
+	Change  Change            `json:"change"`
+	Order   []string          `json:"order"`
+	Files   map[string][]byte `json:"files"`             // what the engine wrote
+	Base    map[string][]byte `json:"base,omitempty"`    // what it replaced, where that was not Head's version
+	Head    string            `json:"head,omitempty"`    // the commit holding what it replaced otherwise
+	Missing []string          `json:"missing,omitempty"` // notes it created
+	Old     map[string]string `json:"old,omitempty"`     // where each replaced file is kept (in state/tmp)
+}
+
+const journalName = "journal.json"
+
+func (v *Vault) writeJournal(j *journal) error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	if err := v.WriteState(journalName, data); err != nil {
+		return osError(err, ".sessionvault/state/"+journalName, "recording the operation's journal in")
+	}
+	return nil
+}
+
+func (v *Vault) removeState(name string) {
+	os.Remove(filepath.Join(v.Root, ".sessionvault", "state", name))
+}
+
+// rollForward finishes an operation that a crash interrupted between its
+// journal and its commit: its change is merged into each note as it is now
+// (with anything written into the replaced file after the swap), written,
+// and committed under its own message with "Recovered: true".
+func (v *Vault) rollForward(repo *history.Repo) error {
+	data, err := v.ReadState(journalName)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return osError(err, ".sessionvault/state/"+journalName, "reading")
+	}
+	var j journal
+	if err := json.Unmarshal(data, &j); err != nil || len(j.Order) == 0 {
+		v.removeState(journalName)
+		return nil
+	}
+	w := &writer{v: v, repo: repo, opID: j.Change.Trailers["Op-Id"]}
+	defer w.releaseIndex()
+	missing := map[string]bool{}
+	for _, p := range j.Missing {
+		missing[p] = true
+	}
+	var notes []*noteWrite
+	for _, rel := range j.Order {
+		abs, err := v.Abs(rel)
+		if err != nil {
+			v.removeState(journalName)
+			return nil
+		}
+		orig := &readRec{missing: missing[rel]}
+		if b, ok := j.Base[rel]; ok {
+			orig.data = b
+		} else if !orig.missing {
+			b, err := repo.ReadFileAt(j.Head, rel)
+			if err != nil {
+				orig.missing = true
+			}
+			orig.data = b
+		}
+		mine := j.Files[rel]
+		cur, id, fi, err := readStableInfo(abs, rel)
+		curRec := &readRec{data: cur, id: id, fi: fi}
+		if errors.Is(err, os.ErrNotExist) {
+			curRec = &readRec{missing: true}
+		} else if err != nil {
+			return err
+		}
+		merged := Merge3(orig.data, cur, mine, mine)
+		if curRec.missing {
+			merged = mine
+		}
+		if name := j.Old[rel]; name != "" {
+			oldPath := filepath.Join(v.Root, ".sessionvault", "state", "tmp", name)
+			if o, err := os.ReadFile(oldPath); err == nil && !bytes.Equal(o, orig.data) && !bytes.Equal(o, mine) {
+				merged = Merge3(orig.data, o, merged, merged)
+			}
+			defer os.Remove(oldPath)
+		}
+		n := &noteWrite{rel: rel, abs: abs, orig: orig, first: mine, base: curRec, data: merged}
+		if !curRec.missing && bytes.Equal(cur, merged) {
+			n.written, n.newID, n.newFI = true, id, fi
+		}
+		notes = append(notes, n)
+	}
+	var todo []*noteWrite
+	for _, n := range notes {
+		if !n.written {
+			todo = append(todo, n)
+		}
+	}
+	if len(todo) > 0 {
+		if err := w.lockIndex(); err != nil {
+			return err
+		}
+		changed, err := w.writeRound(todo, &j)
+		if err != nil {
+			return err
+		}
+		if changed != "" {
+			return errs.New(errs.Conflict, "%s kept changing while an interrupted operation was finished; run the command again", changed).With("note", changed)
+		}
+		if _, err := w.settle(todo); err != nil {
+			return err
+		}
+	}
+	res, err := w.commit(notes, nil, j.Change, true)
+	if err != nil {
+		return err
+	}
+	if res.Commit == "" && w.opID != "" {
+		// Committed before the crash: find that commit by its Op-Id.
+		if log, err := repo.Log(200); err == nil {
+			for _, c := range log {
+				if c.Trailers["Op-Id"] == w.opID {
+					res.Commit = c.Hash
+					break
+				}
+			}
+		}
+	}
+	w.finish(notes, res, j.Change)
+	return nil
+}
+
+// ---- commits outside an operation ----
+
+// CommitOutsideEdits commits, as the configured person, any of paths whose
+// content differs from HEAD (used by `init` on an existing vault, `accept`
+// and the daemon's watcher). It returns the commit, or "" when nothing
+// differed.
+func (v *Vault) CommitOutsideEdits(paths []string) (string, error) {
+	res, err := v.Update(func(tx *Tx) (Change, error) {
+		for _, p := range paths {
+			if _, err := tx.Read(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return Change{}, err
+			}
+		}
+		return Change{Operation: "external-edit"}, nil
+	})
+	return res.PersonCommit, err
+}
+
+// ---- killed commits ----
+
+// commitMarker is the state file that says the engine holds git's locks:
+// written before it takes index.lock and removed after it releases it, so
+// that the next operation can tell locks left by a killed process from locks
+// another git process holds.
+const commitMarker = "committing"
+
+// clearKilledCommit handles a commit marker left by a process killed while
+// holding git's locks. The caller holds the vault lock, so that process is
+// gone; the git lock files it may have left (made after its marker) are
+// removed, and locks of other git processes are left alone.
+func (v *Vault) clearKilledCommit(repo *history.Repo) error {
+	data, err := v.ReadState(commitMarker)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return osError(err, ".sessionvault/state/"+commitMarker, "reading")
+	}
+	at, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+	if perr == nil {
+		// The engine holds git's locks for at most a few seconds.
+		if _, err := repo.RemoveStaleLocks(at.Add(-time.Second), at.Add(30*time.Second)); err != nil {
+			return gitError(err, "removing git locks left by a killed sessionvault")
+		}
+	}
+	v.removeState(commitMarker)
+	return nil
+}
+
+// ---- base records ----
+
+// baseRec is what the engine last wrote to a note: the commit holding it and
+// the identity of the file it wrote.
+type baseRec struct {
+	Commit string `json:"commit"`
+	ID     fileID `json:"id"`
+}
+
+const basesName = "bases.json"
+
+// bases returns the base records (.sessionvault/state/bases.json), read once
+// per operation.
+func (v *Vault) bases() map[string]baseRec {
+	if v.basesRec != nil {
+		return v.basesRec
+	}
+	v.basesRec = map[string]baseRec{}
+	if data, err := v.ReadState(basesName); err == nil {
+		json.Unmarshal(data, &v.basesRec)
+	}
+	return v.basesRec
+}
+
+func (v *Vault) saveBases(recs map[string]baseRec) {
+	if data, err := json.Marshal(recs); err == nil {
+		v.WriteState(basesName, data)
+	}
+	v.basesRec = recs
+}
+
+// MarshalJSON writes a fileID as an array of numbers.
+func (id fileID) MarshalJSON() ([]byte, error) {
+	return json.Marshal([]int64{int64(id.dev), int64(id.ino), id.size, id.mtime, id.ctime})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (id *fileID) UnmarshalJSON(b []byte) error {
+	var a []int64
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	if len(a) != 5 {
+		return fmt.Errorf("file id: %d numbers, want 5", len(a))
+	}
+	*id = fileID{dev: uint64(a[0]), ino: uint64(a[1]), size: a[2], mtime: a[3], ctime: a[4]}
+	return nil
+}
