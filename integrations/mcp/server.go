@@ -82,12 +82,14 @@ type (
 		Commit    string `json:"commit,omitempty" jsonschema:"starting commit SHA"`
 		Continue  string `json:"continue,omitempty" jsonschema:"id of an archived session this one continues"`
 		Force     bool   `json:"force,omitempty" jsonschema:"abandon an active session and start anyway"`
+		OpID      string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 	UpdateIn struct {
 		Message  string   `json:"message" jsonschema:"the update, 1-500 characters"`
 		Progress *int     `json:"progress,omitempty" jsonschema:"session progress, 0-100"`
 		Type     string   `json:"type,omitempty" jsonschema:"progress, note, blocker or milestone"`
 		Tags     []string `json:"tags,omitempty" jsonschema:"tags for the update"`
+		OpID     string   `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 	DecideIn struct {
 		Title        string   `json:"title" jsonschema:"short title, unique within the session"`
@@ -96,21 +98,29 @@ type (
 		Alternatives []string `json:"alternatives,omitempty" jsonschema:"alternatives considered"`
 		Impact       string   `json:"impact,omitempty" jsonschema:"low, medium or high (default medium)"`
 		Category     string   `json:"category,omitempty" jsonschema:"category, e.g. architecture"`
+		OpID         string   `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 	BlockIn struct {
 		Description string `json:"description" jsonschema:"what blocks the work"`
 		Severity    string `json:"severity,omitempty" jsonschema:"low, medium, high or critical (default medium)"`
+		OpID        string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 	ResolveIn struct {
 		BlockerID  string `json:"blocker_id" jsonschema:"the blocker's id, e.g. b-1"`
 		Resolution string `json:"resolution,omitempty" jsonschema:"how it was resolved"`
+		OpID       string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 	EndIn struct {
 		Summary string   `json:"summary,omitempty" jsonschema:"what the session did"`
 		Next    []string `json:"next,omitempty" jsonschema:"next steps"`
+		OpID    string   `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 	EmptyIn struct{}
-	GateIn  struct {
+	// OpIn is the input of a mutating tool without arguments.
+	OpIn struct {
+		OpID string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+	}
+	GateIn struct {
 		Phase string `json:"phase" jsonschema:"start or end"`
 	}
 	EvidenceIn struct {
@@ -118,12 +128,14 @@ type (
 		File string `json:"file,omitempty" jsonschema:"the file read, for file evidence"`
 		SHA  string `json:"sha,omitempty" jsonschema:"a commit, for commit evidence"`
 		Run  bool   `json:"run,omitempty" jsonschema:"run the protocol's command, for run evidence"`
+		OpID string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 	BlockedIn struct {
 		Tool string `json:"tool,omitempty" jsonschema:"Claude Code tool name (default Edit)"`
 	}
 	ModeIn struct {
 		Mode string `json:"mode" jsonschema:"analysis, planning, coding or disabled"`
+		OpID string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 
 	// Result is what a mutating tool returns: the id it created or touched,
@@ -133,6 +145,7 @@ type (
 		Session      string `json:"session,omitempty" jsonschema:"the session id"`
 		Commit       string `json:"commit,omitempty" jsonschema:"the operation's commit"`
 		PersonCommit string `json:"person_commit,omitempty" jsonschema:"a commit of edits made outside sessionvault, made first"`
+		Repeat       bool   `json:"repeat,omitempty" jsonschema:"true when op_id had already taken effect: nothing was done again, and this is the first result"`
 	}
 	StateOut struct {
 		State map[string]any `json:"state" jsonschema:"the session state read from the current-state note"`
@@ -160,13 +173,13 @@ type (
 )
 
 func result(o session.Outcome) Result {
-	return Result{ID: o.ID, Session: o.State.Session, Commit: o.Result.Commit, PersonCommit: o.Result.PersonCommit}
+	return Result{ID: o.ID, Session: o.State.Session, Commit: o.Result.Commit, PersonCommit: o.Result.PersonCommit, Repeat: o.Repeat}
 }
 
 func (s *Server) addTools(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "session_start", Description: "Start a session (idle → active); returns its id YYYY-MM-DD-session-NN."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) (*mcp.CallToolResult, Result, error) {
-			o, err := s.svc.Start(session.StartOptions{Project: s.project, Objective: in.Objective, Epic: in.Epic, Linear: in.Linear, Branch: in.Branch, Commit: in.Commit, Continue: in.Continue, Force: in.Force})
+			o, err := s.svc.WithOp(in.OpID).Start(session.StartOptions{Project: s.project, Objective: in.Objective, Epic: in.Epic, Linear: in.Linear, Branch: in.Branch, Commit: in.Commit, Continue: in.Continue, Force: in.Force})
 			if err != nil {
 				return nil, Result{}, toolErr(err)
 			}
@@ -176,7 +189,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "session_update", Description: "Record an update (progress, note, blocker or milestone) in the active session."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in UpdateIn) (*mcp.CallToolResult, Result, error) {
-			o, err := s.svc.Update(session.UpdateOptions{Project: s.project, Message: in.Message, Progress: in.Progress, Type: in.Type, Tags: in.Tags})
+			o, err := s.svc.WithOp(in.OpID).Update(session.UpdateOptions{Project: s.project, Message: in.Message, Progress: in.Progress, Type: in.Type, Tags: in.Tags})
 			if err != nil {
 				return nil, Result{}, toolErr(err)
 			}
@@ -184,7 +197,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "record_decision", Description: "Record a decision: an entry, its own note in decisions/, a line in session-decisions.md."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in DecideIn) (*mcp.CallToolResult, Result, error) {
-			o, err := s.svc.Decide(session.DecideOptions{Project: s.project, Title: in.Title, Choice: in.Choice, Rationale: in.Rationale, Alternatives: in.Alternatives, Impact: in.Impact, Category: in.Category})
+			o, err := s.svc.WithOp(in.OpID).Decide(session.DecideOptions{Project: s.project, Title: in.Title, Choice: in.Choice, Rationale: in.Rationale, Alternatives: in.Alternatives, Impact: in.Impact, Category: in.Category})
 			if err != nil {
 				return nil, Result{}, toolErr(err)
 			}
@@ -192,7 +205,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "record_blocker", Description: "Record a blocker; returns its id (b-N)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in BlockIn) (*mcp.CallToolResult, Result, error) {
-			o, err := s.svc.Block(s.project, in.Description, in.Severity)
+			o, err := s.svc.WithOp(in.OpID).Block(s.project, in.Description, in.Severity)
 			if err != nil {
 				return nil, Result{}, toolErr(err)
 			}
@@ -200,7 +213,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "resolve_blocker", Description: "Mark a blocker of the active session resolved."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ResolveIn) (*mcp.CallToolResult, Result, error) {
-			o, err := s.svc.Resolve(s.project, in.BlockerID, in.Resolution)
+			o, err := s.svc.WithOp(in.OpID).Resolve(s.project, in.BlockerID, in.Resolution)
 			if err != nil {
 				return nil, Result{}, toolErr(err)
 			}
@@ -208,7 +221,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "session_end", Description: "End the active session: archive it, add it to the history, leave the state idle."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in EndIn) (*mcp.CallToolResult, Result, error) {
-			o, err := s.svc.End(s.project, in.Summary, in.Next)
+			o, err := s.svc.WithOp(in.OpID).End(s.project, in.Summary, in.Next)
 			if err != nil {
 				return nil, Result{}, toolErr(err)
 			}
@@ -282,8 +295,8 @@ func (s *Server) addTools(srv *mcp.Server) {
 			return nil, GateOut{Phase: string(phase), Passed: len(missing) == 0, Missing: missing}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "advance_phase", Description: "Move the session through its next gate (INIT → WORKING → COMPLETE); a failed gate logs violations."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, Result, error) {
-			o, err := s.svc.AdvancePhase(s.project)
+		func(ctx context.Context, _ *mcp.CallToolRequest, in OpIn) (*mcp.CallToolResult, Result, error) {
+			o, err := s.svc.WithOp(in.OpID).AdvancePhase(s.project)
 			if err != nil {
 				return nil, Result{}, toolErr(err)
 			}
@@ -291,7 +304,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "record_evidence", Description: "Verify a checklist item's evidence as the protocol says, and tick it."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in EvidenceIn) (*mcp.CallToolResult, Result, error) {
-			o, err := s.svc.RecordEvidence(session.EvidenceOptions{Project: s.project, Item: in.Item, File: in.File, SHA: in.SHA, Run: in.Run})
+			o, err := s.svc.WithOp(in.OpID).RecordEvidence(session.EvidenceOptions{Project: s.project, Item: in.Item, File: in.File, SHA: in.SHA, Run: in.Run})
 			if err != nil {
 				return nil, Result{}, toolErr(err)
 			}
@@ -320,7 +333,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 			if mode == protocol.Disabled {
 				return nil, Result{}, toolErr(errs.New(errs.InvalidInput, "mode disabled is a person's escape hatch: a person runs `sessionvault mode set disabled`").With("argument", "mode"))
 			}
-			o, err := s.svc.SetMode(s.project, mode)
+			o, err := s.svc.WithOp(in.OpID).SetMode(s.project, mode)
 			if err != nil {
 				return nil, Result{}, toolErr(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/session"
@@ -24,6 +25,7 @@ import (
 type app struct {
 	vaultDir string
 	project  string
+	opID     string
 	jsonOut  bool
 	stdout   io.Writer
 	stderr   io.Writer
@@ -66,6 +68,8 @@ or above the current one that holds .sessionvault/.`,
 	root.PersistentFlags().StringVar(&a.vaultDir, "vault", "", "vault folder (default $SESSIONVAULT_VAULT, else the nearest parent holding .sessionvault/)")
 	root.PersistentFlags().StringVar(&a.project, "project", "", "project folder in the vault (default: the config's default_project)")
 	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print a machine-readable JSON result or error on stdout")
+	root.PersistentFlags().StringVar(&a.opID, "op-id", "", "an id for this operation (e.g. a UUID): run again with the same id after an error or a lost reply, it does nothing again and prints the first result")
+	root.PersistentPreRunE = func(c *cobra.Command, argv []string) error { return checkArgs(c, argv) }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &errs.Error{Code: errs.Usage, Message: err.Error() + " (see `" + c.CommandPath() + " --help`)", Err: err}
 	})
@@ -104,7 +108,7 @@ func (a *app) service() (*session.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := session.New(v)
+	svc := session.New(v).WithOp(a.opID)
 	if now := os.Getenv("SESSIONVAULT_NOW"); now != "" {
 		t, err := time.Parse(time.RFC3339, now)
 		if err != nil {
@@ -143,7 +147,7 @@ func (a *app) emit(data any, text string) error {
 func (a *app) fail(err error) int {
 	var e *errs.Error
 	if !errors.As(err, &e) {
-		e = &errs.Error{Code: errs.Internal, Message: err.Error(), Err: err}
+		e = &errs.Error{Code: vault.OSErrorCode(err), Message: err.Error(), Err: err}
 		if isUsage(err) {
 			e.Code = errs.Usage
 		}
@@ -162,6 +166,36 @@ func (a *app) fail(err error) int {
 	}
 	fmt.Fprintf(a.stderr, "sessionvault: %s [%s %s]\n", e.Message, e.Code.ID, e.Code.Name)
 	return code
+}
+
+// checkArgs refuses a NUL byte or invalid UTF-8 in any argument or flag
+// value before a command runs: errs.InvalidInput naming the flag (or the
+// argument's position); nothing is changed.
+func checkArgs(c *cobra.Command, argv []string) error {
+	var bad error
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if bad == nil {
+			values := []string{f.Value.String()}
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				values = sv.GetSlice()
+			}
+			for _, v := range values {
+				if err := vault.CheckText("--"+f.Name, v); err != nil {
+					bad = err
+					break
+				}
+			}
+		}
+	})
+	if bad != nil {
+		return bad
+	}
+	for i, v := range argv {
+		if err := vault.CheckText(fmt.Sprintf("argument %d of `%s`", i+1, c.CommandPath()), v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // isUsage recognises cobra's own argument errors.

@@ -50,6 +50,9 @@ func requirementFor(p *protocol.Protocol, id string) (protocol.Requirement, bool
 // SHA-256, a commit that exists, the protocol's own command exiting 0, a
 // non-empty section. Items whose evidence is a person's tick are refused.
 func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
+	if err := checkFields("project", o.Project, "item", o.Item, "file", o.File, "sha", o.SHA, "dir", o.Dir); err != nil {
+		return Outcome{}, err
+	}
 	if !checkIDRe.MatchString(o.Item) {
 		return Outcome{}, errs.New(errs.InvalidInput, "%q is not a checklist item id; ids look like c-1 (start) or e-1 (end), see `sessionvault status`", o.Item).With("item", o.Item)
 	}
@@ -231,7 +234,7 @@ func (s *Service) SetMode(project string, mode protocol.Mode) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var out Outcome
-	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
 		cur, _, _ := paths(project)
 		d, err := s.readDoc(tx, cur)
 		if err != nil {
@@ -260,7 +263,9 @@ func (s *Service) SetMode(project string, mode protocol.Mode) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	s.Sign(project)
+	if !out.Repeat {
+		s.Sign(project)
+	}
 	out.State, err = s.Status(project)
 	return out, err
 }
@@ -361,14 +366,25 @@ func (s *Service) Verified(project string) (State, error) {
 	return st, nil
 }
 
-// currentDoc reads and parses the project's current-state note.
+// currentDoc reads and parses the project's current-state note, as a
+// stable read that waits for a note caught half-saved to settle (see
+// readDoc); a missing, empty or broken note is errs.NoteParse.
 func (s *Service) currentDoc(project string) (*doc, error) {
 	cur, _, _ := paths(project)
-	data, err := s.V.ReadFile(cur)
+	var d *doc
+	_, err := s.V.ReadNote(cur, func(data []byte) error {
+		var err error
+		d, err = s.parseNote(cur, data)
+		return err
+	})
 	if err != nil {
+		var e *errs.Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
 		return nil, errs.Wrap(errs.NoteParse, err, "reading "+cur)
 	}
-	return s.parseDoc(cur, data)
+	return d, nil
 }
 
 // Accept is a person's acceptance of the current state as it is: edits made

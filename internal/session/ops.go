@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,11 +40,34 @@ type Outcome struct {
 	Result vault.Result `json:"git"`
 	// ID is the id the operation created: a session, decision or blocker id.
 	ID string `json:"id,omitempty"`
+	// Repeat is true when the operation id (--op-id) had already taken
+	// effect: nothing was done again, and ID and the commits are the first
+	// run's.
+	Repeat bool `json:"repeat,omitempty"`
 }
 
 var linearKeyRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*-\d+$`)
 
+// checkFields refuses a NUL byte or invalid UTF-8 in any text argument,
+// given as flag name and value pairs: errs.InvalidInput naming the flag
+// (the NUL would reach the commit message and break `git fsck --strict`).
+func checkFields(kv ...string) error {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if err := vault.CheckText("--"+kv[i], kv[i+1]); err != nil {
+			var e *errs.Error
+			if errors.As(err, &e) {
+				e.With("flag", kv[i])
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 func checkText(flag, v string, max int) error {
+	if err := checkFields(flag, v); err != nil {
+		return err
+	}
 	if strings.TrimSpace(v) == "" {
 		return errs.New(errs.InvalidInput, "--%s must not be empty", flag).With("flag", flag)
 	}
@@ -58,6 +82,9 @@ func checkText(flag, v string, max int) error {
 // archives that one as abandoned in the same commit).
 func (s *Service) Start(o StartOptions) (Outcome, error) {
 	if err := checkText("objective", o.Objective, MaxMessage); err != nil {
+		return Outcome{}, err
+	}
+	if err := checkFields("project", o.Project, "epic", o.Epic, "linear", o.Linear, "branch", o.Branch, "commit", o.Commit, "continue", o.Continue); err != nil {
 		return Outcome{}, err
 	}
 	if o.Linear != "" && !linearKeyRe.MatchString(o.Linear) {
@@ -78,7 +105,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 	}
 	var out Outcome
 	cur, _, _ := paths(project)
-	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
 		now := s.now()
 		d, err := s.readDoc(tx, cur)
 		if err != nil {
@@ -147,8 +174,10 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	s.beat(project, out.ID)
-	s.Sign(project)
+	if !out.Repeat {
+		s.beat(project, out.ID)
+		s.Sign(project)
+	}
 	out.State, err = s.Status(project)
 	return out, err
 }
@@ -225,7 +254,7 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var out Outcome
-	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
 		d, st, err := s.activeDoc(tx, project)
 		if err != nil {
 			return vault.Change{}, err
@@ -248,8 +277,10 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	s.beat(project, out.State.Session)
-	s.Sign(project)
+	if !out.Repeat {
+		s.beat(project, out.State.Session)
+		s.Sign(project)
+	}
 	return out, nil
 }
 
@@ -267,6 +298,9 @@ var tagRe = regexp.MustCompile(`^[\p{L}\p{N}_/-]+$`)
 // Update records an update in the active session.
 func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 	if err := checkText("message", o.Message, MaxMessage); err != nil {
+		return Outcome{}, err
+	}
+	if err := checkFields(append([]string{"project", o.Project, "type", o.Type}, pairs("tag", o.Tags)...)...); err != nil {
 		return Outcome{}, err
 	}
 	if o.Progress != nil && (*o.Progress < 0 || *o.Progress > 100) {
@@ -332,6 +366,9 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 		if err := checkText(flag, v, 2000); err != nil {
 			return Outcome{}, err
 		}
+	}
+	if err := checkFields(append([]string{"project", o.Project, "impact", o.Impact, "category", o.Category}, pairs("alternative", o.Alternatives)...)...); err != nil {
+		return Outcome{}, err
 	}
 	if o.Impact == "" {
 		o.Impact = "medium"
@@ -416,6 +453,9 @@ func (s *Service) Block(project, description, severity string) (Outcome, error) 
 	if err := checkText("description", description, MaxMessage); err != nil {
 		return Outcome{}, err
 	}
+	if err := checkFields("project", project, "severity", severity); err != nil {
+		return Outcome{}, err
+	}
 	if severity == "" {
 		severity = "medium"
 	}
@@ -434,6 +474,9 @@ func (s *Service) Block(project, description, severity string) (Outcome, error) 
 // Resolve marks a blocker resolved. Unknown ids give errs.BlockerNotFound;
 // an already resolved one gives errs.BlockerResolved.
 func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
+	if err := checkFields("project", project, "blocker", id, "resolution", resolution); err != nil {
+		return Outcome{}, err
+	}
 	if !regexp.MustCompile(`^b-\d+$`).MatchString(id) {
 		return Outcome{}, errs.New(errs.BlockerNotFound, "%q is not a blocker id; blocker ids look like b-1 (see `sessionvault status`)", id).With("blocker", id)
 	}
@@ -458,6 +501,9 @@ func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
 // is archived to sessions/<id>.md, added to session-history.md, and the
 // current state is left idle with a link to it — one commit.
 func (s *Service) End(project, summary string, next []string) (Outcome, error) {
+	if err := checkFields(append([]string{"project", project, "summary", summary}, pairs("next", next)...)...); err != nil {
+		return Outcome{}, err
+	}
 	if summary != "" {
 		if err := checkText("summary", summary, 2000); err != nil {
 			return Outcome{}, err
@@ -468,7 +514,7 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var out Outcome
-	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
 		d, st, err := s.activeDoc(tx, project)
 		if err != nil {
 			return vault.Change{}, err
@@ -490,10 +536,21 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	s.V.WriteState("heartbeat-"+project, nil)
-	s.Sign(project)
+	if !out.Repeat {
+		s.V.WriteState("heartbeat-"+project, nil)
+		s.Sign(project)
+	}
 	out.State, err = s.Status(project)
 	return out, err
+}
+
+// pairs turns the values of a repeatable flag into flag, value pairs.
+func pairs(flag string, values []string) []string {
+	out := make([]string, 0, 2*len(values))
+	for _, v := range values {
+		out = append(out, flag, v)
+	}
+	return out
 }
 
 func firstNonEmpty(v ...string) string {
@@ -660,12 +717,15 @@ func (s *Service) crashed(project string, st *State) bool {
 // if given, must name the current session. Without force, a session that is
 // alive gives errs.NotCrashed.
 func (s *Service) Recover(project, session string, force bool) (Outcome, error) {
+	if err := checkFields("project", project, "session", session); err != nil {
+		return Outcome{}, err
+	}
 	project, err := s.Project(project)
 	if err != nil {
 		return Outcome{}, err
 	}
 	var out Outcome
-	out.Result, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
 		d, st, err := s.activeDoc(tx, project)
 		if err != nil {
 			return vault.Change{}, err
@@ -696,8 +756,10 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 	if err != nil {
 		return Outcome{}, err
 	}
-	s.beat(project, out.ID)
-	s.Sign(project)
+	if !out.Repeat {
+		s.beat(project, out.ID)
+		s.Sign(project)
+	}
 	out.State, err = s.Status(project)
 	return out, err
 }
@@ -709,12 +771,7 @@ func (s *Service) Status(project string) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	cur, _, _ := paths(project)
-	data, err := s.V.ReadFile(cur)
-	if err != nil {
-		return State{}, errs.Wrap(errs.NoteParse, err, "reading "+cur)
-	}
-	d, err := s.parseDoc(cur, data)
+	d, err := s.currentDoc(project)
 	if err != nil {
 		return State{}, err
 	}
@@ -768,7 +825,7 @@ func (s *Service) MarkCrashed(project string) (string, error) {
 		return "", err
 	}
 	var marked string
-	_, err = s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+	_, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
 		cur, _, _ := paths(project)
 		d, err := s.readDoc(tx, cur)
 		if err != nil {

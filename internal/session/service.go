@@ -29,6 +29,41 @@ type Service struct {
 	V   *vault.Vault
 	MD  *markdown.Parser
 	Now func() time.Time // the clock; time.Now when nil
+
+	opID string // see WithOp
+}
+
+// WithOp returns a copy of s whose next operations carry the operation id
+// opID (--op-id on the CLI, a tool call's op_id over MCP): an operation
+// that already took effect under that id is not done again, and returns its
+// first result (vault.UpdateOnce). "" means no id.
+func (s *Service) WithOp(opID string) *Service {
+	c := *s
+	c.opID = opID
+	return &c
+}
+
+// update runs fn as one operation with s's operation id. fn's Outcome (out,
+// when not nil) id goes into the commit as the trailer "Entry"; on a repeat
+// of an operation that already took effect, fn does not run and out gets the
+// first run's id and session, with Repeat set.
+func (s *Service) update(out *Outcome, fn func(tx *vault.Tx) (vault.Change, error)) (vault.Result, error) {
+	res, rec, err := s.V.UpdateOnce(s.opID, func(tx *vault.Tx) (vault.Change, error) {
+		ch, err := fn(tx)
+		if err == nil && out != nil && out.ID != "" {
+			if ch.Trailers == nil {
+				ch.Trailers = map[string]string{}
+			}
+			ch.Trailers["Entry"] = out.ID
+		}
+		return ch, err
+	})
+	if err == nil && rec.Repeat && out != nil {
+		out.ID = rec.Trailers["Entry"]
+		out.State.Session = rec.Session
+		out.Repeat = true
+	}
+	return res, err
 }
 
 // New returns a Service for v using the system clock.
@@ -72,18 +107,76 @@ func (s *Service) Project(name string) (string, error) {
 	return name, nil
 }
 
-// readDoc reads and parses a note through tx. A note that does not parse is
-// an errs.NoteParse error naming the note and line; one over 10 MB is
-// errs.NoteTooLarge.
+// readDoc reads and parses a note through tx. The read is stable (DESIGN
+// §5): a note that does not parse, or a canonical note that is empty or has
+// no front matter — a save caught half-way — is read again until it settles,
+// and only then is an errs.NoteParse error naming the note and line (over 10
+// MB: errs.NoteTooLarge). A canonical note gets back the entries of its
+// append-only sections that a save dropped (restoreDropped).
 func (s *Service) readDoc(tx *vault.Tx, rel string) (*doc, error) {
-	data, err := tx.Read(rel)
+	var d *doc
+	_, err := tx.ReadNote(rel, func(data []byte) error {
+		var err error
+		d, err = s.parseNote(rel, data)
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, errs.New(errs.NoteParse, "%s is missing from the vault", rel).With("note", rel)
 		}
 		return nil, err
 	}
-	return s.parseDoc(rel, data)
+	return s.restoreDropped(tx, d, path.Base(rel))
+}
+
+// isCanonical reports whether rel is one of a project's four canonical notes.
+func isCanonical(rel string) bool {
+	dir, name := path.Split(rel)
+	if strings.Count(dir, "/") != 1 {
+		return false
+	}
+	for _, c := range CanonicalNotes {
+		if name == c {
+			return true
+		}
+	}
+	return false
+}
+
+// restoreHint is the command that puts rel back as last committed, quoted
+// for a POSIX shell.
+func (s *Service) restoreHint(rel string) string {
+	return "`git -C " + shellQuote(s.V.Root) + " checkout -- " + shellQuote(rel) + "`"
+}
+
+// shellQuote quotes v for a POSIX shell when it needs quoting.
+func shellQuote(v string) string {
+	if v != "" && strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+=") == "" {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+}
+
+// parseNote is parseDoc that also refuses a canonical note that is empty or
+// has no front matter: the engine wrote it with one, so such a note is a
+// save caught half-way or a broken note — never "no session".
+func (s *Service) parseNote(rel string, data []byte) (*doc, error) {
+	if isCanonical(rel) {
+		if len(bytes.TrimSpace(data)) == 0 {
+			return nil, errs.New(errs.NoteParse, "%s is empty (the note is left as it is; restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel)
+		}
+		if !bytes.HasPrefix(data, []byte("---")) {
+			return nil, errs.New(errs.NoteParse, "%s:1: has no front matter (the note is left as it is; restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel).With("line", 1)
+		}
+	}
+	d, err := s.parseDoc(rel, data)
+	if err != nil {
+		return nil, err
+	}
+	if isCanonical(rel) && !d.n.HasFrontMatter() {
+		return nil, errs.New(errs.NoteParse, "%s:1: front matter has no closing --- (the note is left as it is; fix it, or restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel).With("line", 1)
+	}
+	return d, nil
 }
 
 func (s *Service) parseDoc(rel string, data []byte) (*doc, error) {
@@ -148,7 +241,7 @@ func (s *Service) InitProject(project string) (vault.Result, error) {
 	if err := vault.CheckName("project", project); err != nil {
 		return vault.Result{}, err
 	}
-	res, err := s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+	res, err := s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
 		data := map[string]string{"Project": project, "Now": note.FormatTime(s.now())}
 		var created []string
 		for _, name := range CanonicalNotes {

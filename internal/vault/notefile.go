@@ -227,6 +227,11 @@ func readStableInfo(abs, rel string) ([]byte, fileID, os.FileInfo, error) {
 	return data, id, fi, nil
 }
 
+// OSErrorCode classifies an operating-system error: errs.PermissionDenied,
+// errs.DiskFull, errs.NotRegularFile, errs.PathOutsideVault, or
+// errs.Internal for anything else.
+func OSErrorCode(err error) errs.Code { return osErrorCode(err) }
+
 // osError turns an operating-system error on a vault path into an error
 // with a code of its own: errs.PermissionDenied (a read-only folder or
 // file system), errs.DiskFull, errs.NotRegularFile (a folder where a note

@@ -15,6 +15,8 @@ import (
 // the first run and for every repeat.
 type OpRecord struct {
 	Result Result `json:"result"`
+	// Session is the session the operation belongs to (may be empty).
+	Session string `json:"session,omitempty"`
 	// Trailers are the operation's commit trailers (e.g. "Entry": "u-12").
 	Trailers map[string]string `json:"trailers,omitempty"`
 	// Repeat is true when the operation had already taken effect and this

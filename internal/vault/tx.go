@@ -103,14 +103,9 @@ func (tx *Tx) read(rel string) (*readRec, error) {
 }
 
 // Write records rel's new content, to be merged onto what is on disk,
-// written and committed when the operation succeeds. The content must be
-// valid UTF-8 without NUL bytes (a note is text): anything else is
-// errs.InvalidInput and nothing is written.
+// written and committed when the operation succeeds.
 func (tx *Tx) Write(rel string, data []byte) error {
 	if err := CheckPath(rel); err != nil {
-		return err
-	}
-	if err := CheckText(rel, string(data)); err != nil {
 		return err
 	}
 	if _, ok := tx.writes[rel]; !ok {

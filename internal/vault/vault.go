@@ -115,14 +115,35 @@ func (v *Vault) Abs(rel string) (string, error) {
 	return filepath.Join(v.Root, filepath.FromSlash(rel)), nil
 }
 
-// ReadFile reads a vault-relative file. A missing file gives an error
-// satisfying errors.Is(err, os.ErrNotExist).
+// ReadFile reads a vault-relative note, as a stable read: a note another
+// process is writing is read once it has finished (DESIGN §5). A missing
+// file gives an error satisfying errors.Is(err, os.ErrNotExist); a symlink,
+// folder, FIFO, socket or device gives errs.NotRegularFile.
 func (v *Vault) ReadFile(rel string) ([]byte, error) {
 	p, err := v.Abs(rel)
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(p)
+	data, _, err := readStable(p, rel)
+	return data, err
+}
+
+// ReadNote is ReadFile for a note that must pass valid (e.g. parse): one that
+// fails it is read again, with a growing pause, until it passes or a couple
+// of seconds have passed (another process may be writing it in two steps);
+// then valid's last error is returned. A missing note is not retried.
+func (v *Vault) ReadNote(rel string, valid func([]byte) error) ([]byte, error) {
+	data, err := v.ReadFile(rel)
+	if err != nil || valid(data) == nil {
+		return data, err
+	}
+	return v.settle(func() ([]byte, error) {
+		data, err := v.ReadFile(rel)
+		if err != nil {
+			return nil, err
+		}
+		return data, valid(data)
+	})
 }
 
 // stateDir returns the absolute path of the state folder, creating it.

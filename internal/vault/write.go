@@ -111,7 +111,7 @@ func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result
 		}
 		res, changed, err := w.apply(tx, ch)
 		if err != nil || changed == "" {
-			rec := OpRecord{Result: res, Trailers: ch.Trailers}
+			rec := OpRecord{Result: res, Session: ch.Session, Trailers: ch.Trailers}
 			if err == nil && opID != "" && res.Commit == "" {
 				err = v.recordOp(opID, rec) // no notes written: no journal to finish
 			}
@@ -658,7 +658,7 @@ func (w *writer) finish(notes []*noteWrite, res Result, ch Change) {
 		v.saveBases(recs)
 	}
 	if w.opID != "" {
-		v.recordOp(w.opID, OpRecord{Result: res, Trailers: ch.Trailers})
+		v.recordOp(w.opID, OpRecord{Result: res, Session: ch.Session, Trailers: ch.Trailers})
 	}
 	for _, n := range notes {
 		if n.old != nil {

@@ -1,0 +1,262 @@
+package session
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/markdown"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// appendOnly lists, per canonical note, the sections whose entries are never
+// lost (DESIGN §5): an entry the engine wrote and committed that a save
+// drops — an editor saving a buffer it had not reloaded — is put back by the
+// next operation that writes the note, and the person's other changes are
+// kept. blocks marks sections whose entries are H3 blocks (a heading and its
+// lines) rather than single lines.
+var appendOnly = map[string][]struct {
+	title  string
+	blocks bool
+}{
+	CurrentStateNote: {{secUpdates, false}, {secDecisions, false}, {secBlockers, false}},
+	DecisionsNote:    {{"Decisions", false}},
+	ViolationsNote:   {{"Violations", true}},
+	HistoryNote:      {{secRecent, true}, {secOlder, false}},
+}
+
+// unit is one entry of an append-only section: its key and its byte range in
+// the body; an H3 block also has its keyed lines.
+type unit struct {
+	key        string
+	start, end int
+	sub        []unit
+}
+
+var (
+	blockIDRe  = regexp.MustCompile(`\^[a-z]-\d+\s*$`)
+	wikiLinkRe = regexp.MustCompile(`\[\[([^\]|#]+)`)
+)
+
+// entryKey is what identifies an entry line: its block id (^u-12), else its
+// first wikilink's target, else (a table row) the trimmed line. Lines
+// without one (blank lines, table headers) are not entries.
+func entryKey(line []byte) string {
+	t := bytes.TrimSpace(line)
+	if m := blockIDRe.Find(t); m != nil {
+		return string(bytes.TrimSpace(m))
+	}
+	if m := wikiLinkRe.FindSubmatch(t); m != nil {
+		return "[[" + string(m[1])
+	}
+	if len(t) > 1 && t[0] == '|' && !bytes.HasPrefix(bytes.TrimLeft(t, "| "), []byte("-")) && !bytes.Contains(t, []byte("| Timestamp |")) {
+		return string(t)
+	}
+	return ""
+}
+
+// units returns the entries of the H2 section s of d.
+func units(d *doc, s markdown.Section, blocks bool) []unit {
+	var out []unit
+	lines := markdown.Lines(d.body, s.BodyStart, s.End)
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		content := l.Content()
+		if blocks && bytes.HasPrefix(content, []byte("### ")) {
+			u := unit{key: "### " + strings.TrimSpace(string(content[4:])), start: l.Offset}
+			if m := wikiLinkRe.FindSubmatch(content); m != nil {
+				u.key = "[[" + string(m[1])
+			}
+			j := i + 1
+			for ; j < len(lines) && !bytes.HasPrefix(lines[j].Content(), []byte("### ")); j++ {
+				if k := entryKey(lines[j].Content()); k != "" {
+					u.sub = append(u.sub, unit{key: k, start: lines[j].Offset, end: lines[j].Offset + len(lines[j].Text)})
+				}
+			}
+			u.end = s.End
+			if j < len(lines) {
+				u.end = lines[j].Offset
+			}
+			out = append(out, u)
+			i = j - 1
+			continue
+		}
+		if k := entryKey(content); k != "" {
+			out = append(out, unit{key: k, start: l.Offset, end: l.Offset + len(l.Text)})
+		}
+	}
+	return out
+}
+
+// hasKey reports whether key occurs in body as a whole token: a block id
+// not followed by another digit, a wikilink target followed by ']', '|' or
+// '#', a table row as a whole line.
+func hasKey(body []byte, key string) bool {
+	k := []byte(key)
+	for off := 0; ; {
+		i := bytes.Index(body[off:], k)
+		if i < 0 {
+			return false
+		}
+		end := off + i + len(k)
+		next := byte('\n')
+		if end < len(body) {
+			next = body[end]
+		}
+		switch {
+		case key[0] == '^':
+			if next < '0' || next > '9' {
+				return true
+			}
+		case strings.HasPrefix(key, "[["):
+			if next == ']' || next == '|' || next == '#' {
+				return true
+			}
+		default:
+			return true
+		}
+		off = end
+	}
+}
+
+// restoreDropped puts back into d (a canonical note as read) the entries of
+// its append-only sections that base (the engine's last committed version of
+// it) has and d lacks anywhere, each after the entry that precedes it in
+// base, and keeps version from going back. It returns the restored note, or
+// d itself when nothing was missing.
+func (s *Service) restoreDropped(tx *vault.Tx, d *doc, name string) (*doc, error) {
+	specs := appendOnly[name]
+	if specs == nil {
+		return d, nil
+	}
+	baseBytes, same, _, err := tx.Base(d.path)
+	if err != nil || same || baseBytes == nil {
+		return d, err
+	}
+	b, err := openDoc(s.MD, d.path, baseBytes)
+	if err != nil {
+		return d, nil // a base that does not parse restores nothing
+	}
+	if name == CurrentStateNote && b.prop("session") != d.prop("session") {
+		return d, nil // another session: its entries are not this one's
+	}
+	n := &doc{path: d.path, n: d.n, md: d.md, body: d.body}
+	restored := false
+	for _, spec := range specs {
+		bs, ok := b.section(spec.title)
+		if !ok {
+			continue
+		}
+		missing := restoreUnits(n, b, units(b, bs, spec.blocks), spec.title, spec.blocks)
+		restored = restored || missing
+	}
+	if bv, dv := b.intProp("version"), d.intProp("version"); bv > dv {
+		n.set("version", bv)
+		restored = true
+	}
+	if !restored {
+		return d, nil
+	}
+	out, err := n.bytes()
+	if err != nil {
+		return d, nil
+	}
+	return s.parseDoc(d.path, out)
+}
+
+// restoreUnits queues, on d, the insertion of every base unit whose key d
+// lacks, and recurses into H3 blocks both have. It reports whether anything
+// was missing.
+func restoreUnits(d *doc, b *doc, bu []unit, title string, blocks bool) bool {
+	ds, ok := d.section(title)
+	if !ok {
+		var text []byte
+		for _, u := range bu {
+			if !hasKey(d.body, u.key) {
+				text = append(text, b.body[u.start:u.end]...)
+			}
+		}
+		if len(text) == 0 {
+			return false
+		}
+		d.appendNewSection(title, string(text))
+		return true
+	}
+	du := units(d, ds, blocks)
+	at := map[string]unit{}
+	for _, u := range du {
+		at[u.key] = u
+	}
+	missing := false
+	for i, u := range bu {
+		if hasKey(d.body, u.key) {
+			if dn, ok := at[u.key]; ok && len(u.sub) > 0 {
+				missing = restoreSub(d, b, u.sub, dn) || missing
+			}
+			continue
+		}
+		// After the nearest earlier base entry d has, else before d's
+		// first entry, else at the end of the section's content.
+		pos := -1
+		for k := i - 1; k >= 0 && pos < 0; k-- {
+			if p, ok := at[bu[k].key]; ok {
+				pos = p.end
+			}
+		}
+		if pos < 0 {
+			if len(du) > 0 {
+				pos = du[0].start
+			} else if _, last, ok := d.contentBounds(ds); ok {
+				pos = markdown.LineEnd(d.body, last-1)
+			} else {
+				pos = ds.End
+			}
+		}
+		insertText(d, pos, b.body[u.start:u.end])
+		missing = true
+	}
+	return missing
+}
+
+// restoreSub restores the keyed lines of a base H3 block into d's block dn.
+func restoreSub(d *doc, b *doc, sub []unit, dn unit) bool {
+	have := map[string]unit{}
+	for _, u := range dn.sub {
+		have[u.key] = u
+	}
+	missing := false
+	for i, u := range sub {
+		if hasKey(d.body[dn.start:dn.end], u.key) {
+			continue
+		}
+		pos := -1
+		for k := i - 1; k >= 0 && pos < 0; k-- {
+			if p, ok := have[sub[k].key]; ok {
+				pos = p.end
+			}
+		}
+		if pos < 0 {
+			if len(dn.sub) > 0 {
+				pos = dn.sub[0].start
+			} else {
+				pos = dn.end
+			}
+		}
+		insertText(d, pos, b.body[u.start:u.end])
+		missing = true
+	}
+	return missing
+}
+
+// insertText queues text (whole lines) at body offset pos, giving the line
+// before it a line ending when it has none.
+func insertText(d *doc, pos int, text []byte) {
+	t := string(text)
+	if !strings.HasSuffix(t, "\n") {
+		t += d.newline()
+	}
+	if pos > 0 && d.body[pos-1] != '\n' {
+		t = d.newline() + t
+	}
+	d.edit(pos, pos, t)
+}
