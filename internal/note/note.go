@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -55,10 +56,19 @@ type Note struct {
 	yamlStart, yamlEnd int
 	// bodyStart is the offset of the first byte after the closing delimiter line.
 	bodyStart int
+	// docEnd is where the YAML document ends: the start of a "..." document
+	// end marker line, or yamlEnd. New properties are inserted there.
+	docEnd int
 	// root is the front matter's top-level mapping (nil when empty or absent).
 	root *yaml.Node
+	// nullRoot is the front matter's top-level value when it is a null
+	// scalar written out ("~", "null"): it holds no properties, and the first
+	// property added replaces it.
+	nullRoot *yaml.Node
 	// yamlLines holds the offset of each line start inside the YAML text,
-	// relative to yamlStart.
+	// relative to yamlStart, as yaml.v3 counts lines (LF, CRLF, a lone CR,
+	// NEL, LS and PS each end a line), so that yaml.v3 node positions map to
+	// the right bytes.
 	yamlLines []int
 	// lines holds the offset of every line start of the note, built on the
 	// first LineOf call.
@@ -117,42 +127,137 @@ func (n *Note) parseFrontMatter() error {
 	n.hasFM = true
 	n.yamlStart = first
 	n.yamlEnd = first + len(raw)
+	n.docEnd = n.yamlEnd
 	n.bodyStart = len(n.src) - len(rest)
-	n.yamlLines = lineStarts(raw)
-	var doc yaml.Node
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return &ParseError{Path: n.path, Line: 1 + yamlErrorLine(err), Msg: "front matter is not valid YAML: " + err.Error(), Err: err}
+	n.yamlLines = yamlLineStarts(raw)
+	if hasBOM(raw) {
+		// yaml.v3 would skip it (or decode the text as UTF-16), and node
+		// positions would no longer match the bytes.
+		return &ParseError{Path: n.path, Line: 2, Msg: "front matter starts with a byte order mark"}
 	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		return &ParseError{Path: n.path, Line: n.yamlErrorLine(err), Msg: "front matter is not valid YAML: " + err.Error(), Err: err}
+	}
+	// yaml.v3 decodes the first document and ignores what follows it;
+	// properties there would be invisible, and edits could land there.
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == io.EOF:
+	case err != nil:
+		return &ParseError{Path: n.path, Line: n.yamlErrorLine(err), Msg: "front matter is not valid YAML: " + err.Error(), Err: err}
+	default:
+		return &ParseError{Path: n.path, Line: n.fileLine(next.Line, next.Column), Msg: "front matter holds more than one YAML document"}
+	}
+	n.docEnd = n.documentEnd()
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil
 	}
 	root := doc.Content[0]
-	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+		if root.Value != "" {
+			n.nullRoot = root
+		}
 		return nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return &ParseError{Path: n.path, Line: 1 + root.Line, Msg: "front matter must be a mapping of properties"}
+		return &ParseError{Path: n.path, Line: n.fileLine(root.Line, root.Column), Msg: "front matter must be a mapping of properties"}
+	}
+	seen := make(map[string]*yaml.Node, len(root.Content)/2)
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k := root.Content[i]
+		if prev, dup := seen[k.Value]; dup {
+			return &ParseError{Path: n.path, Line: n.fileLine(k.Line, k.Column),
+				Msg: fmt.Sprintf("front matter: property %q is defined twice (first on line %d)", k.Value, n.fileLine(prev.Line, prev.Column))}
+		}
+		seen[k.Value] = k
 	}
 	n.root = root
 	return nil
 }
 
-// yamlErrorLine extracts the 1-based line from a yaml.v3 error message
-// ("yaml: line 3: ..."), or 0.
-func yamlErrorLine(err error) int {
+// hasBOM reports whether b starts with a UTF-8 or UTF-16 byte order mark.
+func hasBOM(b []byte) bool {
+	return bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) || bytes.HasPrefix(b, []byte("\xfe\xff")) || bytes.HasPrefix(b, []byte("\xff\xfe"))
+}
+
+// documentEnd returns the offset of the first "..." document end marker
+// line of the YAML text, or yamlEnd. Such a line can only be a marker: at
+// column 0 it cannot continue a value of the front matter's mapping.
+func (n *Note) documentEnd() int {
+	for _, l := range n.yamlLines {
+		off := n.yamlStart + l
+		if off >= n.yamlEnd {
+			break
+		}
+		if bytes.HasPrefix(n.src[off:n.yamlEnd], []byte("...")) {
+			if rest := n.src[off+3 : n.yamlEnd]; len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || isYAMLBreak(rest) > 0 {
+				return off
+			}
+		}
+	}
+	return n.yamlEnd
+}
+
+// fileLine returns the 1-based line in the note of a yaml.v3 position.
+func (n *Note) fileLine(line, col int) int {
+	return n.LineOf(n.offsetInFile(line, col))
+}
+
+// yamlErrorLine returns the 1-based line in the note of a yaml.v3 error
+// ("yaml: line 3: ..."), or 1 (the opening delimiter) when the error names
+// no line.
+func (n *Note) yamlErrorLine(err error) int {
 	var line int
 	msg := err.Error()
-	if i := bytes.Index([]byte(msg), []byte("line ")); i >= 0 {
+	if i := strings.Index(msg, "line "); i >= 0 {
 		fmt.Sscanf(msg[i+5:], "%d", &line)
 	}
 	if te := (*yaml.TypeError)(nil); errors.As(err, &te) {
-		return 0
+		return 1
 	}
 	// yaml.v3 counts parser errors from 0 and scanner errors from 1.
 	if strings.Contains(msg, "did not find expected") || strings.Contains(msg, "not allowed in this context") && strings.Contains(msg, "block") {
 		line++
 	}
-	return line
+	if line <= 0 {
+		return 1
+	}
+	return n.fileLine(line, 1)
+}
+
+// yamlLineStarts returns the offset of each line start in the YAML text b,
+// breaking lines where yaml.v3 does.
+func yamlLineStarts(b []byte) []int {
+	starts := []int{0}
+	for i := 0; i < len(b); {
+		if w := isYAMLBreak(b[i:]); w > 0 {
+			i += w
+			starts = append(starts, i)
+			continue
+		}
+		i++
+	}
+	return starts
+}
+
+// isYAMLBreak returns the length of the line break b starts with (CRLF, LF,
+// CR, NEL, LS or PS, as yaml.v3 reads them), or 0.
+func isYAMLBreak(b []byte) int {
+	switch {
+	case len(b) == 0:
+		return 0
+	case b[0] == '\r' && len(b) > 1 && b[1] == '\n':
+		return 2
+	case b[0] == '\r' || b[0] == '\n':
+		return 1
+	case bytes.HasPrefix(b, []byte("\u0085")):
+		return 2
+	case bytes.HasPrefix(b, []byte("\u2028")), bytes.HasPrefix(b, []byte("\u2029")):
+		return 3
+	}
+	return 0
 }
 
 func lineStarts(b []byte) []int {
@@ -274,30 +379,50 @@ func (n *Note) Decode(v any) error {
 // offsetInFile converts a yaml.v3 position (1-based line and column, in
 // runes, inside the YAML text) to a byte offset in the note.
 func (n *Note) offsetInFile(line, col int) int {
+	if line < 1 {
+		return n.yamlStart
+	}
 	if line-1 >= len(n.yamlLines) {
 		return n.yamlEnd
 	}
 	off := n.yamlStart + n.yamlLines[line-1]
 	for c := 1; c < col && off < n.yamlEnd; c++ {
-		_, size := utf8.DecodeRune(n.src[off:])
+		_, size := utf8.DecodeRune(n.src[off:n.yamlEnd])
 		off += size
 	}
 	return off
 }
 
-// lineStartAt returns the offset of the start of the line holding off.
-func lineStartAt(src []byte, off int) int {
-	return bytes.LastIndexByte(src[:off], '\n') + 1
+// yamlLine returns the index in yamlLines of the line holding offset off of
+// the note (off inside the YAML text).
+func (n *Note) yamlLine(off int) int {
+	rel := off - n.yamlStart
+	return sort.Search(len(n.yamlLines), func(i int) bool { return n.yamlLines[i] > rel }) - 1
 }
 
-// lineEndAt returns the offset just after the line ending of the line
-// holding off (or len(src)).
-func lineEndAt(src []byte, off int) int {
-	i := bytes.IndexByte(src[off:], '\n')
-	if i < 0 {
-		return len(src)
+// lineStart returns the offset where the YAML line holding off starts.
+func (n *Note) lineStart(off int) int {
+	return n.yamlStart + n.yamlLines[n.yamlLine(off)]
+}
+
+// lineEnd returns the offset just after the line break of the YAML line
+// holding off (or yamlEnd).
+func (n *Note) lineEnd(off int) int {
+	if i := n.yamlLine(off) + 1; i < len(n.yamlLines) && n.yamlStart+n.yamlLines[i] <= n.yamlEnd {
+		return n.yamlStart + n.yamlLines[i]
 	}
-	return off + i + 1
+	return n.yamlEnd
+}
+
+// lineContentEnd returns the offset of the line break that ends the YAML line
+// holding off (or yamlEnd).
+func (n *Note) lineContentEnd(off int) int {
+	for i := off; i < n.yamlEnd; i++ {
+		if isYAMLBreak(n.src[i:n.yamlEnd]) > 0 {
+			return i
+		}
+	}
+	return n.yamlEnd
 }
 
 // Replace returns a new note with src[start:end] replaced by repl. It fails

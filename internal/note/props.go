@@ -2,69 +2,283 @@ package note
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 )
 
+// ErrNotEditable is returned (wrapped) by Set and Delete when the change
+// cannot be made by replacing bytes in place, so that the result reads back
+// as the receiver with only that property changed. That happens only for
+// YAML written in forms Obsidian does not write: a non-empty flow mapping
+// ({a: 1}) or a tagged one (!!map), a null ("~") in place of the mapping
+// followed by lines a mapping cannot have (a tab-only line), a property
+// referenced by an alias, an explicit "? key", a "---" document marker
+// inside the front matter (after a lone CR). The receiver is unchanged.
+var ErrNotEditable = errors.New("cannot be edited in place")
+
+// maxKeyLen is the longest property name Set writes: YAML limits implicit
+// keys to 1024 characters.
+const maxKeyLen = 1000
+
 // Set returns a new note whose property key holds value; the receiver is
 // unchanged. Only that value's bytes change: the key, the spacing after the
 // colon, a trailing comment, every other property and the body stay as they
-// were. A missing key is appended at the end of the front matter (a front
-// matter block is created when the note has none).
+// were. A value written on several lines (a list, a block scalar), or one
+// that cannot be replaced on its own, is replaced from the colon to its last
+// line, comments inside included. A property that already holds value (for
+// strings: Get(key) == value) changes nothing, and the receiver is returned.
+// A missing key is appended at the end of the front matter, indented like
+// the existing keys (a front matter block is created when the note has
+// none).
 //
 // value may be a string, an int, a bool, a time.Time (written as an
 // unquoted ISO 8601 UTC timestamp, as Obsidian writes date-time properties),
 // a []string (a block-style list, as Obsidian writes lists), or nil (an empty
 // value). Strings are written plain when YAML allows it, quoted otherwise
-// (wikilinks therefore come out quoted, as Obsidian requires).
+// (wikilinks therefore come out quoted, as Obsidian requires); line breaks in
+// strings become spaces. Every edit is read back before it is returned: the
+// result holds exactly the new value, every other property and the body as
+// they were, or Set fails (see ErrNotEditable).
 func (n *Note) Set(key string, value any) (*Note, error) {
-	enc, isList, err := encodeValue(value, n.newline())
+	if err := checkKey(key); err != nil {
+		return nil, fmt.Errorf("%s: property %q: %w", n.path, key, err)
+	}
+	nl, indent := n.newline(), n.indent()
+	enc, isList, err := encodeValue(value, nl, indent)
 	if err != nil {
 		return nil, fmt.Errorf("%s: property %q: %w", n.path, key, err)
 	}
+	want := wantNode(value)
 	i := n.property(key)
 	if i < 0 {
-		return n.insertProperty(key, enc, isList)
+		return n.insertProperty(key, value, enc, isList, want)
 	}
 	keyNode, val := n.root.Content[i], n.root.Content[i+1]
-	if !isList {
-		if start, end, ok := n.inlineScalarRange(val); ok {
-			if string(n.src[start:end]) == enc {
-				return n, nil
-			}
-			return Parse(n.path, splice(n.src, start, end, []byte(enc)))
-		}
-	}
-	colon, err := n.afterColon(keyNode)
-	if err != nil {
-		return nil, err
-	}
-	end := n.valueBlockEnd(i)
-	nl := n.newline()
-	repl := " " + enc + nl
-	if isList {
-		repl = enc + nl
-	}
-	if string(n.src[colon:end]) == repl {
+	if matches(want, val) {
 		return n, nil
 	}
-	return Parse(n.path, splice(n.src, colon, end, []byte(repl)))
+	var edits []edit
+	if !isList {
+		if start, end, ok := n.inlineScalarRange(val); ok {
+			edits = append(edits, edit{start, end, enc})
+			if s, ok := value.(string); ok {
+				for _, q := range quotedForms(oneLine(s), val.Style) {
+					edits = append(edits, edit{start, end, q})
+				}
+			}
+		}
+	}
+	if n.blockRoot() {
+		if colon, err := n.afterColon(keyNode); err == nil {
+			edits = append(edits, edit{colon, n.valueBlockEnd(i), valueText(enc, isList) + nl})
+		}
+	}
+	if m := n.firstGood(edits, func(m *Note) bool { return n.changedOnly(m, key, want) }); m != nil {
+		return m, nil
+	}
+	return nil, n.notEditable(keyNode, "set", key)
 }
 
 // Delete returns a new note without property key (its lines removed). A
-// missing key returns the receiver.
+// missing key returns the receiver. Deleting a property that Set added
+// gives back the bytes from before the Set, when the note had front matter
+// (an empty block, "---" twice, stays behind when Set created it; an empty
+// front matter written "~" or "{}", which Set replaced, does not come back).
 func (n *Note) Delete(key string) (*Note, error) {
 	i := n.property(key)
 	if i < 0 {
 		return n, nil
 	}
 	k := n.root.Content[i]
-	start := lineStartAt(n.src, n.offsetInFile(k.Line, k.Column))
-	return Parse(n.path, splice(n.src, start, n.valueBlockEnd(i), nil))
+	var edits []edit
+	if n.blockRoot() {
+		start := n.lineStart(n.offsetInFile(k.Line, k.Column))
+		// First the property's lines only; then with the blank and comment
+		// lines up to the next property too (a line of blanks yaml.v3
+		// rejects once it follows nothing, " \t", must go with it).
+		for _, end := range []int{n.valueBlockEnd(i), n.nextPropertyLine(i)} {
+			edits = append(edits, edit{start, end, ""})
+			if w := breakBefore(n.src[n.yamlStart:start]); w > 0 && n.src[start-1] != '\n' {
+				// The line before ends with a lone CR (or NEL, LS, PS),
+				// which does not end a line for the delimiter: removing the
+				// property's lines would glue what follows to it. Remove
+				// that break instead of the property's last one.
+				last := 1
+				if end-2 >= start && n.src[end-2] == '\r' && n.src[end-1] == '\n' {
+					last = 2
+				}
+				if end-last >= start && n.src[end-1] == '\n' {
+					edits = append(edits, edit{start - w, end - last, ""})
+				}
+			}
+		}
+	}
+	if m := n.firstGood(edits, func(m *Note) bool { return n.changedOnly(m, key, nil) }); m != nil {
+		return m, nil
+	}
+	return nil, n.notEditable(k, "delete", key)
+}
+
+// edit replaces src[start:end] with repl.
+type edit struct {
+	start, end int
+	repl       string
+}
+
+// firstGood applies each edit in turn to the receiver's bytes and returns the
+// first result that parses and passes ok, or nil.
+func (n *Note) firstGood(edits []edit, ok func(*Note) bool) *Note {
+	for _, e := range edits {
+		m, err := Parse(n.path, splice(n.src, e.start, e.end, []byte(e.repl)))
+		if err == nil && ok(m) {
+			return m
+		}
+	}
+	return nil
+}
+
+func (n *Note) notEditable(k *yaml.Node, op, key string) error {
+	return fmt.Errorf("%s:%d: %s property %q: %w", n.path, n.fileLine(k.Line, k.Column), op, key, ErrNotEditable)
+}
+
+// changedOnly reports whether m is the receiver with property key holding a
+// value that matches want (want nil: with key deleted): the other properties
+// in the same order with the same values, the body byte for byte the same.
+func (n *Note) changedOnly(m *Note, key string, want *yaml.Node) bool {
+	if !bytes.Equal(n.Body(), m.Body()) {
+		return false
+	}
+	var keys []string
+	for _, k := range n.Keys() {
+		if k != key || want != nil {
+			keys = append(keys, k)
+		}
+	}
+	if want != nil && n.property(key) < 0 {
+		keys = append(keys, key)
+	}
+	got := m.Keys()
+	if len(got) != len(keys) {
+		return false
+	}
+	for j, k := range keys {
+		if got[j] != k {
+			return false
+		}
+		mv, _ := m.Node(k)
+		if k == key {
+			if !matches(want, mv) {
+				return false
+			}
+			continue
+		}
+		if nv, _ := n.Node(k); !sameNode(nv, mv, true) {
+			return false
+		}
+	}
+	return true
+}
+
+// wantNode describes the value Set writes for value, for matches: a scalar
+// with Tag "" stands for a string (any non-null scalar with that text, as Get
+// reads it).
+func wantNode(value any) *yaml.Node {
+	scalar := func(tag, v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v} }
+	switch v := value.(type) {
+	case nil:
+		return scalar("!!null", "")
+	case string:
+		return scalar("", oneLine(v))
+	case int:
+		return scalar("!!int", strconv.Itoa(v))
+	case int64:
+		return scalar("!!int", strconv.FormatInt(v, 10))
+	case bool:
+		return scalar("!!bool", strconv.FormatBool(v))
+	case time.Time:
+		return scalar("!!timestamp", FormatTime(v))
+	case []string:
+		seq := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, item := range v {
+			seq.Content = append(seq.Content, scalar("", oneLine(item)))
+		}
+		return seq
+	}
+	return nil
+}
+
+// matches reports whether the value node got holds the value want describes
+// (see wantNode).
+func matches(want, got *yaml.Node) bool {
+	if want == nil || got == nil || want.Kind != got.Kind || len(want.Content) != len(got.Content) {
+		return false
+	}
+	switch want.Kind {
+	case yaml.ScalarNode:
+		tag := got.ShortTag()
+		switch want.Tag {
+		case "":
+			return tag != "!!null" && got.Value == want.Value
+		case "!!null":
+			return tag == "!!null"
+		}
+		return tag == want.Tag && got.Value == want.Value
+	case yaml.SequenceNode:
+		for i := range want.Content {
+			if !matches(want.Content[i], got.Content[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// sameNode reports whether two value nodes hold the same data (positions,
+// styles and comments aside). An alias is followed when deref is set (the
+// aliased value must be the same), else compared by name: an anchored value
+// is compared where it is defined, and following every alias can take
+// exponential time ("billion laughs").
+func sameNode(a, b *yaml.Node, deref bool) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.Kind != b.Kind || a.ShortTag() != b.ShortTag() || len(a.Content) != len(b.Content) {
+		return false
+	}
+	if a.Kind == yaml.ScalarNode && a.ShortTag() == "!!null" {
+		return true
+	}
+	if a.Value != b.Value {
+		return false
+	}
+	if a.Kind == yaml.AliasNode && deref {
+		return sameNode(a.Alias, b.Alias, false)
+	}
+	for i := range a.Content {
+		if !sameNode(a.Content[i], b.Content[i], deref) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkKey reports a property name Set does not write: not UTF-8, or too
+// long for a YAML key.
+func checkKey(key string) error {
+	if !utf8.ValidString(key) {
+		return errors.New("property name is not valid UTF-8")
+	}
+	if len(yamlKey(key)) > maxKeyLen {
+		return fmt.Errorf("property name is longer than %d bytes", maxKeyLen)
+	}
+	return nil
 }
 
 // newline returns the line ending the front matter uses ("\r\n" or "\n").
@@ -75,40 +289,169 @@ func (n *Note) newline() string {
 	return "\n"
 }
 
-func (n *Note) insertProperty(key string, enc string, isList bool) (*Note, error) {
-	nl := n.newline()
-	line := yamlKey(key) + ":"
-	if isList {
-		line += enc + nl
-	} else {
-		line += " " + enc + nl
+// indent returns the indentation of the front matter's properties: the
+// spaces before the first key (or before the empty value that stands for
+// no properties), or "" when there is none.
+func (n *Note) indent() string {
+	col := 1
+	switch {
+	case n.root != nil:
+		col = n.root.Column
+	case n.nullRoot != nil:
+		col = n.nullRoot.Column
 	}
-	if !n.hasFM {
-		return Parse(n.path, append([]byte("---"+nl+line+"---"+nl), n.src...))
+	if col < 1 {
+		col = 1
 	}
-	at := n.yamlEnd
-	if at > n.yamlStart && n.src[at-1] != '\n' {
-		line = nl + line
-	}
-	return Parse(n.path, splice(n.src, at, at, []byte(line)))
+	return strings.Repeat(" ", col-1)
 }
 
-// yamlKey returns key as a YAML mapping key, quoted when needed.
+// blockRoot reports whether the front matter is a block mapping (one
+// property per line), the form whose lines Set and Delete edit.
+func (n *Note) blockRoot() bool {
+	return n.root != nil && n.root.Style&yaml.FlowStyle == 0
+}
+
+// valueText returns the bytes that follow "key:" for an encoded value.
+func valueText(enc string, isList bool) string {
+	if isList || enc == "" {
+		return enc
+	}
+	return " " + enc
+}
+
+func (n *Note) insertProperty(key string, value any, enc string, isList bool, want *yaml.Node) (*Note, error) {
+	nl, indent := n.newline(), n.indent()
+	// props are the ways to write the property, without its indentation
+	// and final line break, best first.
+	props := []string{yamlKey(key) + ":" + valueText(enc, isList)}
+	if s, ok := value.(string); ok {
+		for _, q := range quotedForms(oneLine(s), 0) {
+			props = append(props, yamlKey(key)+": "+q)
+		}
+	}
+	var edits []edit
+	for _, prop := range props {
+		switch {
+		case !n.hasFM:
+			edits = append(edits, edit{0, 0, "---" + nl + prop + nl + "---" + nl})
+		case n.root != nil && n.root.Style&yaml.FlowStyle != 0:
+			// "{}": the first property replaces it. A non-empty flow
+			// mapping cannot take a block-style line.
+			if start, end, ok := n.emptyFlowRange(n.root); ok {
+				edits = append(edits, edit{start, end, prop})
+			}
+		case n.nullRoot != nil:
+			// "~" or "null": the first property replaces it.
+			if start, end, ok := n.inlineScalarRange(n.nullRoot); ok {
+				edits = append(edits, edit{start, end, prop})
+			}
+		default:
+			edits = append(edits, edit{n.docEnd, n.docEnd, indent + prop + nl})
+		}
+	}
+	if m := n.firstGood(edits, func(m *Note) bool { return n.changedOnly(m, key, want) }); m != nil {
+		return m, nil
+	}
+	line := 1
+	if n.hasFM {
+		line = n.LineOf(n.docEnd)
+	}
+	return nil, fmt.Errorf("%s:%d: add property %q: %w", n.path, line, key, ErrNotEditable)
+}
+
+// emptyFlowRange returns the byte range of an empty flow mapping ("{}",
+// possibly with blanks or comments inside).
+func (n *Note) emptyFlowRange(v *yaml.Node) (int, int, bool) {
+	if v.Kind != yaml.MappingNode || len(v.Content) != 0 || v.Line == 0 {
+		return 0, 0, false
+	}
+	start := n.offsetInFile(v.Line, v.Column)
+	if start >= n.yamlEnd || n.src[start] != '{' {
+		return 0, 0, false
+	}
+	for i := start + 1; i < n.yamlEnd; {
+		switch c := n.src[i]; {
+		case c == '}':
+			return start, i + 1, true
+		case c == ' ' || c == '\t':
+			i++
+		case c == '#':
+			i = n.lineContentEnd(i)
+		case isYAMLBreak(n.src[i:n.yamlEnd]) > 0:
+			i += isYAMLBreak(n.src[i:n.yamlEnd])
+		default:
+			return 0, 0, false
+		}
+	}
+	return 0, 0, false
+}
+
+// yamlKey returns key as a YAML mapping key on one line, quoted when needed.
+// A key holding a line break YAML knows (yaml.v3 writes NEL, LS and PS as
+// they are, inside quotes) is double-quoted with escapes: a key cannot go on
+// to a second line.
 func yamlKey(key string) string {
 	out, err := yaml.Marshal(key)
-	if err != nil {
+	if err != nil || strings.ContainsAny(key, "\r\n\u0085\u2028\u2029") {
 		return strconv.Quote(key)
 	}
-	return strings.TrimSuffix(string(out), "\n")
+	t := strings.TrimSuffix(string(out), "\n")
+	if strings.ContainsAny(t, "\n") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, ">") {
+		return strconv.Quote(key)
+	}
+	return t
+}
+
+// quotedForms returns s quoted for YAML on one line: single-quoted first
+// when the old value was single-quoted (keeping the person's choice), then
+// double-quoted. Set falls back on them when the plain form would not read
+// back as s where it lands (e.g. "'A'#" would become "A#").
+func quotedForms(s string, old yaml.Style) []string {
+	var out []string
+	if old&yaml.SingleQuotedStyle != 0 {
+		if q, ok := quoteStyle(s, yaml.SingleQuotedStyle); ok && q[0] == '\'' {
+			out = append(out, q)
+		}
+	}
+	if q, ok := quoteStyle(s, yaml.DoubleQuotedStyle); ok {
+		out = append(out, q)
+	}
+	// strconv.Quote's escapes are all YAML double-quoted escapes, and it
+	// escapes every line break YAML knows (NEL, LS, PS).
+	return append(out, strconv.Quote(s))
+}
+
+// quoteStyle renders s as a one-line YAML scalar in the given quoting style.
+func quoteStyle(s string, style yaml.Style) (string, bool) {
+	out, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: style})
+	if err != nil {
+		return "", false
+	}
+	t := strings.TrimSuffix(string(out), "\n")
+	if t == "" || strings.ContainsAny(t, "\n\r") || t[0] != '"' && t[0] != '\'' {
+		return "", false
+	}
+	return t, true
+}
+
+// oneLine turns the line breaks of a property string into spaces, as Set
+// writes it.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", " "), "\n", " ")
 }
 
 // encodeValue renders value as YAML text: a scalar, or for a list the bytes
-// that follow "key:" (a newline and indented "- item" lines, or " []").
-func encodeValue(value any, nl string) (string, bool, error) {
+// that follow "key:" (a newline and "- item" lines indented two spaces past
+// indent, the indentation of the key, or " []").
+func encodeValue(value any, nl, indent string) (string, bool, error) {
 	switch v := value.(type) {
 	case nil:
 		return "", false, nil
 	case string:
+		if !utf8.ValidString(v) {
+			return "", false, errors.New("value is not valid UTF-8")
+		}
 		return encodeString(v), false, nil
 	case int:
 		return strconv.Itoa(v), false, nil
@@ -124,7 +467,10 @@ func encodeValue(value any, nl string) (string, bool, error) {
 		}
 		var b strings.Builder
 		for _, item := range v {
-			b.WriteString(nl + "  - " + encodeString(item))
+			if !utf8.ValidString(item) {
+				return "", false, errors.New("list item is not valid UTF-8")
+			}
+			b.WriteString(nl + indent + "  - " + encodeString(item))
 		}
 		return b.String(), true, nil
 	}
@@ -142,7 +488,7 @@ func Scalar(s string) string { return encodeString(s) }
 // ListValue renders items as the bytes that follow "key:" for a block-style
 // list ("\n  - a\n  - b"), or " []" when empty.
 func ListValue(items []string) string {
-	enc, _, _ := encodeValue(items, "\n")
+	enc, _, _ := encodeValue(items, "\n", "")
 	return enc
 }
 
@@ -150,7 +496,7 @@ func ListValue(items []string) string {
 // back as the same string, otherwise double-quoted. Newlines become spaces
 // (property values are single-line).
 func encodeString(s string) string {
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", " "), "\n", " ")
+	s = oneLine(s)
 	if s == "" {
 		return `""`
 	}
@@ -180,88 +526,84 @@ func (n *Note) inlineScalarRange(v *yaml.Node) (int, int, bool) {
 		return 0, 0, false
 	}
 	start := n.offsetInFile(v.Line, v.Column)
-	lineEnd := lineEndAt(n.src, start)
-	if lineEnd > n.yamlEnd {
-		lineEnd = n.yamlEnd
-	}
-	line := n.src[start:lineEnd]
-	switch v.Style {
-	case 0, yaml.TaggedStyle:
-		if v.Tag == "!!null" && v.Value == "" {
-			return 0, 0, false
+	line := n.src[start:n.lineContentEnd(start)]
+	switch {
+	case v.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+	case v.Style&yaml.DoubleQuotedStyle != 0, v.Style&yaml.SingleQuotedStyle != 0:
+		if i := quotedEnd(line); i > 0 {
+			return start, start + i, true
 		}
-		end := len(line)
-		for i := 0; i < len(line); i++ {
-			if line[i] == '#' && i > 0 && (line[i-1] == ' ' || line[i-1] == '\t') {
-				end = i
-				break
-			}
-		}
-		raw := strings.TrimRight(string(line[:end]), " \t\r\n")
-		if raw != v.Value {
-			return 0, 0, false // a multi-line or tagged plain scalar
-		}
-		return start, start + len(raw), true
-	case yaml.DoubleQuotedStyle:
-		for i := 1; i < len(line); i++ {
-			switch line[i] {
-			case '\\':
-				i++
-			case '"':
-				return start, start + i + 1, true
-			case '\n':
-				return 0, 0, false
-			}
-		}
-	case yaml.SingleQuotedStyle:
-		for i := 1; i < len(line); i++ {
-			if line[i] == '\'' {
-				if i+1 < len(line) && line[i+1] == '\'' {
-					i++
-					continue
-				}
-				return start, start + i + 1, true
-			}
+	default:
+		// A plain scalar on one line is its text as written; one that goes
+		// on to the next line (or has a tag or anchor first) is not found
+		// here.
+		if v.Value != "" && bytes.HasPrefix(line, []byte(v.Value)) {
+			return start, start + len(v.Value), true
 		}
 	}
 	return 0, 0, false
 }
 
+// quotedEnd returns the length of the single- or double-quoted scalar that
+// b starts with, when it ends on the same line; else 0.
+func quotedEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '"' && b[0] != '\'' {
+		return 0
+	}
+	q := b[0]
+	for i := 1; i < len(b); i++ {
+		switch {
+		case q == '"' && b[i] == '\\':
+			i++
+		case b[i] == q && q == '\'' && i+1 < len(b) && b[i+1] == '\'':
+			i++
+		case b[i] == q:
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // afterColon returns the offset just after the ':' that ends key k.
 func (n *Note) afterColon(k *yaml.Node) (int, error) {
 	off := n.offsetInFile(k.Line, k.Column)
-	end := lineEndAt(n.src, off)
+	end := n.lineContentEnd(off)
 	i := off
-	if q := n.src[off]; q == '"' || q == '\'' {
-		for i = off + 1; i < end && n.src[i] != q; i++ {
-			if q == '"' && n.src[i] == '\\' {
-				i++
-			}
-		}
+	if q := quotedEnd(n.src[off:end]); q > 0 {
+		i += q
 	}
 	for ; i < end; i++ {
-		if n.src[i] == ':' && (i+1 == len(n.src) || strings.ContainsRune(" \t\r\n", rune(n.src[i+1]))) {
+		if n.src[i] == ':' && (i+1 == end || n.src[i+1] == ' ' || n.src[i+1] == '\t') {
 			return i + 1, nil
 		}
 	}
 	return 0, &ParseError{Path: n.path, Line: n.LineOf(off), Msg: fmt.Sprintf("cannot find the ':' after property %q", k.Value)}
 }
 
-// valueBlockEnd returns the offset of the line start where the value of the
-// property whose key is root.Content[i] ends: the next property's line (less
-// the blank and column-0 comment lines just before it, which belong to it),
-// or the end of the YAML text.
-func (n *Note) valueBlockEnd(i int) int {
-	end := n.yamlEnd
+// nextPropertyLine returns the offset where the line of the property after
+// root.Content[i] starts, or the end of the YAML document.
+func (n *Note) nextPropertyLine(i int) int {
 	if i+2 < len(n.root.Content) {
 		next := n.root.Content[i+2]
-		end = lineStartAt(n.src, n.offsetInFile(next.Line, next.Column))
+		return n.lineStart(n.offsetInFile(next.Line, next.Column))
 	}
-	floor := lineEndAt(n.src, n.offsetInFile(n.root.Content[i].Line, n.root.Content[i].Column))
+	return n.docEnd
+}
+
+// valueBlockEnd returns the offset of the line start where the value of the
+// property whose key is root.Content[i] ends: the next property's line (less
+// the blank lines, and the comment lines no more indented than the keys, just
+// before it, which belong to it), or the end of the YAML document.
+func (n *Note) valueBlockEnd(i int) int {
+	end := n.nextPropertyLine(i)
+	k := n.root.Content[i]
+	floor := n.lineEnd(n.offsetInFile(k.Line, k.Column))
+	indent := n.root.Column - 1
 	for end > floor {
-		prev := lineStartAt(n.src, end-1)
-		t := bytes.TrimSpace(n.src[prev:end])
-		if len(t) == 0 || n.src[prev] == '#' {
+		prev := n.lineStart(end - 1)
+		line := n.src[prev:n.lineContentEnd(prev)]
+		t := bytes.TrimLeft(line, " \t")
+		if len(bytes.TrimRight(t, " \t")) == 0 || t[0] == '#' && len(line)-len(t) <= indent {
 			end = prev
 			continue
 		}
@@ -271,4 +613,14 @@ func (n *Note) valueBlockEnd(i int) int {
 		end = floor
 	}
 	return end
+}
+
+// breakBefore returns the length of the line break b ends with, or 0.
+func breakBefore(b []byte) int {
+	for _, w := range []int{3, 2, 1} {
+		if len(b) >= w && isYAMLBreak(b[len(b)-w:]) == w {
+			return w
+		}
+	}
+	return 0
 }
