@@ -17,6 +17,7 @@ func ScanSections(src []byte) []Section {
 	var fence []byte // the open fence's marker run, e.g. "```"
 	prevPara := false
 	inList := false
+	listIndent := 0 // the open list item's content column
 	inComment := false
 	inHTML := false
 	for off := 0; off < len(src); {
@@ -67,7 +68,9 @@ func ScanSections(src []byte) []Section {
 			// An HTML block runs to the next blank line (CommonMark types 6 and 7).
 			inHTML = true
 			prevPara = false
-		case body[0] == '#' && !inList:
+		case body[0] == '#' && (!inList || indent < listIndent):
+			// (A heading less indented than the open list item's content
+			// ends the list: it cannot be a lazy continuation line.)
 			n := 0
 			for n < len(body) && body[n] == '#' {
 				n++
@@ -76,7 +79,7 @@ func ScanSections(src []byte) []Section {
 				title := strings.TrimSpace(string(body[n:]))
 				title = strings.TrimSpace(strings.TrimRight(title, "#"))
 				out = append(out, Section{Level: n, Title: title, Line: 1 + bytes.Count(src[:off], []byte{'\n'}), Start: off, BodyStart: end})
-				prevPara = false
+				prevPara, inList = false, false
 				break
 			}
 			prevPara = true
@@ -91,6 +94,7 @@ func ScanSections(src []byte) []Section {
 			prevPara = false
 		case isListMarker(body) || body[0] == '>':
 			inList = true
+			listIndent = indent + listMarkerWidth(body)
 			prevPara = false
 		case isThematicBreak(body):
 			prevPara = false
@@ -133,6 +137,20 @@ func isListMarker(b []byte) bool {
 		i++
 	}
 	return i > 0 && i+1 < len(b) && (b[i] == '.' || b[i] == ')') && (b[i+1] == ' ' || b[i+1] == '\t')
+}
+
+// listMarkerWidth returns the width of a list marker and the space after it
+// ("- " is 2, "10. " is 4); for a blockquote marker, 4 (a heading indented
+// less than 4 after a quote line is not part of the quote).
+func listMarkerWidth(b []byte) int {
+	if b[0] == '>' {
+		return 4
+	}
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i + 2
 }
 
 func isThematicBreak(b []byte) bool {

@@ -79,3 +79,21 @@ func titles(ss []Section) []string {
 	}
 	return out
 }
+
+// A heading right after a list item or a quote, with no blank line, ends
+// them (goldmark agrees); one indented into the item is the item's.
+func TestScanHeadingAfterList(t *testing.T) {
+	p := New()
+	for _, src := range []string{
+		"## Decisions\n\n- a ^d-1\n## Blockers\n- b\n\n## End\n",
+		"## A\n\n10. item\n   ## in the item\n## B\n",
+		"## A\n> quoted\n## B\n",
+		"## A\n- item\n  ## in the item\n\n## B\n",
+	} {
+		want := titles(filter(p.Parse([]byte(src)).Sections))
+		got := titles(filter(ScanSections([]byte(src))))
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%q: scan %v, goldmark %v", src, got, want)
+		}
+	}
+}
