@@ -265,6 +265,24 @@ func (r *Repo) ReadFileAt(commit, path string) ([]byte, error) {
 	return r.readBlob(e.Hash)
 }
 
+// Parent returns the first parent of commit (40 hex digits), or "" for a
+// root commit.
+func (r *Repo) Parent(commit string) (string, error) {
+	if !plumbing.IsHash(commit) {
+		return "", fmt.Errorf("history: %q is not a commit hash", commit)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, err := r.commit(plumbing.NewHash(commit))
+	if err != nil {
+		return "", err
+	}
+	if len(c.ParentHashes) == 0 {
+		return "", nil
+	}
+	return c.ParentHashes[0].String(), nil
+}
+
 // SameAtHead reports whether path has the same entry (blob and mode, or
 // absence) in commit's tree as in HEAD's. It reads trees only.
 func (r *Repo) SameAtHead(commit, path string) (bool, error) {

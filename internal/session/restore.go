@@ -25,6 +25,19 @@ var appendOnly = map[string][]struct {
 	HistoryNote:      {{secRecent, true}, {secOlder, false}},
 }
 
+// logLineRe matches the entry lines of the canonical logs that carry no
+// block id: a decision (- 2026-11-22 · [[…), a history entry (### [[…, or
+// - [[… among the older ones), a violation row (| 2026-11-22T…).
+var logLineRe = regexp.MustCompile(`^(- \d{4}-\d\d-\d\d · \[\[|### \[\[|- \[\[|\| \d{4}-\d\d-\d\dT)`)
+
+// isEntryLine reports whether line is an entry of an append-only section:
+// a line ending in a block id, or an entry line of a canonical log. A merge
+// with another writer's version never lets that version delete one
+// (vault.Change.Protect).
+func isEntryLine(line []byte) bool {
+	return vault.IsEntryLine(line) || logLineRe.Match(line)
+}
+
 // unit is one entry of an append-only section: its key and its byte range in
 // the body; an H3 block also has its keyed lines.
 type unit struct {
@@ -188,6 +201,7 @@ func restoreUnits(d *doc, b *doc, bu []unit, title string, blocks bool) bool {
 		at[u.key] = u
 	}
 	missing := false
+	var atEnd []byte // entries for a section that has none: appended as one block
 	for i, u := range bu {
 		if hasKey(d.body, u.key) {
 			if dn, ok := at[u.key]; ok && len(u.sub) > 0 {
@@ -195,25 +209,26 @@ func restoreUnits(d *doc, b *doc, bu []unit, title string, blocks bool) bool {
 			}
 			continue
 		}
+		missing = true
 		// After the nearest earlier base entry d has, else before d's
-		// first entry, else at the end of the section's content.
+		// first entry, else after the section's content.
 		pos := -1
 		for k := i - 1; k >= 0 && pos < 0; k-- {
 			if p, ok := at[bu[k].key]; ok {
 				pos = p.end
 			}
 		}
+		if pos < 0 && len(du) > 0 {
+			pos = du[0].start
+		}
 		if pos < 0 {
-			if len(du) > 0 {
-				pos = du[0].start
-			} else if _, last, ok := d.contentBounds(ds); ok {
-				pos = markdown.LineEnd(d.body, last-1)
-			} else {
-				pos = ds.End
-			}
+			atEnd = append(atEnd, b.body[u.start:u.end]...)
+			continue
 		}
 		insertText(d, pos, b.body[u.start:u.end])
-		missing = true
+	}
+	if len(atEnd) > 0 {
+		d.appendLine(title, strings.TrimRight(string(atEnd), "\r\n"))
 	}
 	return missing
 }

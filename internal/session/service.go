@@ -50,6 +50,7 @@ func (s *Service) WithOp(opID string) *Service {
 func (s *Service) update(out *Outcome, fn func(tx *vault.Tx) (vault.Change, error)) (vault.Result, error) {
 	res, rec, err := s.V.UpdateOnce(s.opID, func(tx *vault.Tx) (vault.Change, error) {
 		ch, err := fn(tx)
+		ch.Protect = isEntryLine
 		if err == nil && out != nil && out.ID != "" {
 			if ch.Trailers == nil {
 				ch.Trailers = map[string]string{}

@@ -2,6 +2,7 @@ package vault
 
 import (
 	"bytes"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -14,13 +15,19 @@ import (
 // ancestor o, line by line, and never drops a line either side added: where
 // both changed the same lines (a conflict) the result holds a's lines, then
 // the lines b added there that a does not have. A line deleted on one side
-// and kept unchanged on the other is deleted.
+// and kept unchanged on the other is deleted — except that a (the version
+// someone else wrote) never deletes a line for which protect is true (an
+// entry of an append-only section: an editor that saved a stale buffer
+// dropped it). protect nil means IsEntryLine.
 //
 // The front matter and the body are merged separately. When the merged front
 // matter would not parse (two versions of one property side by side), the
 // front matter of prefer (a or b) is taken whole; the engine sets its own
 // properties again on top. Merge3 is pure; it never fails.
-func Merge3(o, a, b, prefer []byte) []byte {
+func Merge3(o, a, b, prefer []byte, protect func(line []byte) bool) []byte {
+	if protect == nil {
+		protect = IsEntryLine
+	}
 	switch {
 	case bytes.Equal(a, b):
 		return a
@@ -29,16 +36,44 @@ func Merge3(o, a, b, prefer []byte) []byte {
 	case bytes.Equal(o, b):
 		return a
 	}
+	if tail, ok := appendedLines(o, a); ok && endsLike(b, o) {
+		// The common case, cheaply: a only appended lines at the end (a
+		// person's `>>`), and b kept o's last line last.
+		return append(append([]byte(nil), b...), tail...)
+	}
 	of, ob := splitNote(o)
 	af, ab := splitNote(a)
 	bf, bb := splitNote(b)
-	fm := mergeLines(of, af, bf)
+	fm := mergeLines(of, af, bf, nil)
 	if len(fm) > 0 {
 		if n, err := note.Parse("merge", append(append([]byte(nil), fm...), "x\n"...)); err != nil || !n.HasFrontMatter() {
 			fm, _ = splitNote(prefer)
 		}
 	}
-	return append(fm, mergeLines(ob, ab, bb)...)
+	return append(fm, mergeLines(ob, ab, bb, protect)...)
+}
+
+// blockIDRe matches an Obsidian block id at the end of a line (^u-12).
+var blockIDRe = regexp.MustCompile(`\s\^[A-Za-z0-9][A-Za-z0-9-]*\s*$`)
+
+// IsEntryLine reports whether line ends in an Obsidian block id, as every
+// entry the engine writes does (DESIGN §5).
+func IsEntryLine(line []byte) bool { return blockIDRe.Match(line) }
+
+// appendedLines returns the whole lines a adds after the end of o, when that
+// is all a changes.
+func appendedLines(o, a []byte) ([]byte, bool) {
+	if len(o) == 0 || o[len(o)-1] != '\n' || len(a) <= len(o) || !bytes.HasPrefix(a, o) {
+		return nil, false
+	}
+	return a[len(o):], true
+}
+
+// endsLike reports whether b ends with o's last line (o ends with a line
+// ending): text appended to o's end belongs at b's end.
+func endsLike(b, o []byte) bool {
+	i := bytes.LastIndexByte(o[:len(o)-1], '\n')
+	return bytes.HasSuffix(b, o[i+1:])
 }
 
 // splitNote splits a note into its front matter block (delimiters included)
@@ -114,17 +149,33 @@ func splitLines(text []byte) []string {
 // a and b to separate ancestor lines are both applied; an insertion at the
 // point where the other side replaces lines goes before them. Changes to the
 // same ancestor lines, or two insertions at one point, conflict (see Merge3).
-func mergeLines(o, a, b []byte) []byte {
+func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 	switch {
 	case bytes.Equal(a, b):
 		return a
-	case bytes.Equal(o, a):
+	case bytes.Equal(o, a) && protect == nil:
 		return b
-	case bytes.Equal(o, b):
+	case bytes.Equal(o, b) && protect == nil:
 		return a
 	}
 	ol := splitLines(o)
-	all := append(lineHunks(o, a, 0), lineHunks(o, b, 1)...)
+	ha := lineHunks(o, a, 0)
+	if protect != nil {
+		// a keeps the protected lines it deleted, where they were, unless
+		// b deleted them too.
+		for i, h := range ha {
+			var keep []string
+			for _, l := range ol[h.start:h.end] {
+				if protect([]byte(l)) && !containsLine(h.lines, l) && hasLine(b, l) {
+					keep = append(keep, l)
+				}
+			}
+			if keep != nil {
+				ha[i].lines = append(keep, h.lines...)
+			}
+		}
+	}
+	all := append(ha, lineHunks(o, b, 1)...)
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].start != all[j].start {
 			return all[i].start < all[j].start
@@ -181,6 +232,29 @@ func mergeLines(o, a, b []byte) []byte {
 		out.WriteString(ol[pos])
 	}
 	return out.Bytes()
+}
+
+// hasLine reports whether text holds l (with its line ending) as a line.
+func hasLine(text []byte, l string) bool {
+	for off := 0; ; {
+		i := bytes.Index(text[off:], []byte(l))
+		if i < 0 {
+			return false
+		}
+		if at := off + i; at == 0 || text[at-1] == '\n' {
+			return true
+		}
+		off += i + 1
+	}
+}
+
+func containsLine(lines []string, l string) bool {
+	for _, x := range lines {
+		if x == l {
+			return true
+		}
+	}
+	return false
 }
 
 // writeLines appends text to out, first ending out's last line when it

@@ -25,7 +25,7 @@ func TestMerge3(t *testing.T) {
 			strings.Replace(fm, "updated: 2026-11-22T10:00:00Z", "updated: 2026-11-22T11:00:00Z", 1) + "# T\nperson\nengine\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := string(Merge3([]byte(c.o), []byte(c.a), []byte(c.b), []byte(c.b)))
+			got := string(Merge3([]byte(c.o), []byte(c.a), []byte(c.b), []byte(c.b), nil))
 			if got != c.want {
 				t.Fatalf("Merge3:\n%s\nwant:\n%s", got, c.want)
 			}
@@ -68,7 +68,7 @@ func TestMerge3KeepsEveryAddedLine(t *testing.T) {
 			}
 			return []byte(strings.Join(ls, "\n") + "\n")
 		}
-		got := string(Merge3(join(o), join(a), join(b), join(b)))
+		got := string(Merge3(join(o), join(a), join(b), join(b), nil))
 		lines := strings.Split(got, "\n")
 		count := map[string]int{}
 		for _, l := range lines {

@@ -219,12 +219,18 @@ func (tx *Tx) Base(rel string) (data []byte, same, ok bool, err error) {
 
 // Change describes an operation's commit: its name (e.g. "update"), the
 // session it belongs to (may be empty), a one-line summary, and trailers to
-// add (e.g. "Entry": "u-12"), written in sorted key order.
+// add (e.g. "Entry": "u-12"), written in sorted key order; and how its
+// notes merge.
 type Change struct {
 	Operation string
 	Session   string
 	Summary   string
 	Trailers  map[string]string
+	// Protect, when set, says which lines of the notes written are entries
+	// of append-only sections: when the write is merged with another
+	// writer's version (Merge3), that version never deletes them. nil
+	// means IsEntryLine (a line ending in a block id).
+	Protect func(line []byte) bool `json:"-"`
 }
 
 // Result is what an operation did to the history: the commit of the person's

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/history"
 )
 
@@ -70,19 +69,35 @@ func TestEditDuringOperationIsKept(t *testing.T) {
 	}
 }
 
-// A note that keeps changing gives a conflict and nothing is written.
-func TestEndlessEditsGiveConflict(t *testing.T) {
+// A note that changes every time the operation reads it: after a few runs
+// the operation's change is merged onto the last version, and both the
+// person's last save and the engine's line are there, each committed by
+// its author.
+func TestEndlessEditsAreMerged(t *testing.T) {
 	v := newVault(t)
 	note := filepath.Join(v.Root, "n.md")
 	os.WriteFile(note, []byte("start\n"), 0o644)
+	passes := 0
 	_, err := v.Update(appendOp("n.md", "engine", func(pass int) {
-		os.WriteFile(note, []byte(strings.Repeat("x", pass)+"\n"), 0o644)
+		passes = pass
+		os.WriteFile(note, []byte("start\n"+strings.Repeat("x", pass)+"\n"), 0o644)
 	}))
-	if !errs.Is(err, errs.Conflict) {
-		t.Fatalf("err = %v, want a conflict", err)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(note); strings.Contains(string(got), "engine") {
-		t.Fatalf("the operation wrote despite the conflict: %q", got)
+	if passes != strictRuns+1 {
+		t.Errorf("the operation ran %d times, want %d", passes, strictRuns+1)
+	}
+	got, _ := os.ReadFile(note)
+	if want := "start\n" + strings.Repeat("x", passes) + "\nengine\n"; string(got) != want {
+		t.Fatalf("note = %q, want %q", got, want)
+	}
+	out, _ := exec.Command("git", "-C", v.Root, "log", "-2", "--format=%an|%s").Output()
+	if !strings.Contains(string(out), "append: engine") || !strings.Contains(string(out), "vault editor|edit: n.md") {
+		t.Errorf("history:\n%s", out)
+	}
+	if st, _ := exec.Command("git", "-C", v.Root, "status", "--porcelain").Output(); len(st) != 0 {
+		t.Errorf("git status: %s", st)
 	}
 }
 

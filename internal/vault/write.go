@@ -21,8 +21,11 @@ import (
 const (
 	// maxRuns is how often an operation's function runs when a note it read
 	// changes before the engine's write: each run applies the operation to
-	// what is on disk then.
-	maxRuns = 8
+	// what is on disk then. After strictRuns, a run's change is merged
+	// (Merge3) onto a note that changed again, so the last run always
+	// writes.
+	maxRuns    = 5
+	strictRuns = 3
 	// maxMerges is how many merge-and-write rounds follow a write that
 	// found another writer's bytes beside it.
 	maxMerges = 8
@@ -96,6 +99,8 @@ func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result
 	}
 	w := &writer{v: v, repo: repo, opID: opID}
 	defer w.releaseIndex()
+	w.rescueOrphans()
+	v.saveOrphans(w.orphans)
 	backoff := time.Millisecond
 	for run := 1; ; run++ {
 		tx := &Tx{v: v, reads: map[string]*readRec{}, writes: map[string][]byte{}}
@@ -109,7 +114,11 @@ func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result
 			}
 			ch.Trailers["Op-Id"] = opID
 		}
-		res, changed, err := w.apply(tx, ch)
+		w.protect = ch.Protect
+		// The first runs insist that the notes are still what fn read; then
+		// fn's change is merged onto whatever is there (a writer saving
+		// faster than fn runs).
+		res, changed, err := w.apply(tx, ch, run > strictRuns)
 		if err != nil || changed == "" {
 			rec := OpRecord{Result: res, Session: ch.Session, Trailers: ch.Trailers}
 			if err == nil && opID != "" && res.Commit == "" {
@@ -132,6 +141,12 @@ type writer struct {
 	repo *history.Repo
 	il   *history.IndexLock
 	opID string // recorded with the commit, before the journal goes
+	// orphans are the replaced files the next operation checks, carried
+	// over from the last one (rescueOrphans) and added to by this one.
+	orphans []orphan
+	// protect says which lines a merge never lets another writer delete
+	// (Change.Protect; nil: vault.IsEntryLine).
+	protect func(line []byte) bool
 }
 
 func (w *writer) lockIndex() error {
@@ -202,11 +217,25 @@ type noteWrite struct {
 	newID   fileID      // our file right after the rename
 	newFI   os.FileInfo // its stat, for the index
 	written bool
+	wrote   []byte    // what the last round put in place: what the commit holds
+	spent   []string  // replaced files already merged, removed when done
+	watch   []watched // replaced files still open, checked after the commit
+	keptAnc []byte    // oldAt's content when it was replaced, when kept past the last round
+}
+
+// watched is a replaced file no one had written when the write was
+// checked: it stays open (and kept aside) until after the commit, when a
+// late writer's bytes in it are merged into the note.
+type watched struct {
+	h        *heldFile
+	at       string // where it is kept (.sessionvault/state/tmp)
+	ancestor []byte // its content when it was replaced
 }
 
 // apply writes and commits one run of an operation. changed names a note
-// that changed since fn read it (fn must run again; nothing was written).
-func (w *writer) apply(tx *Tx, ch Change) (Result, string, error) {
+// that changed since fn read it (fn must run again; nothing was written);
+// with adapt, fn's change is merged onto such a note instead.
+func (w *writer) apply(tx *Tx, ch Change, adapt bool) (Result, string, error) {
 	v := w.v
 	var notes []*noteWrite
 	for _, rel := range tx.order {
@@ -257,36 +286,23 @@ func (w *writer) apply(tx *Tx, ch Change) (Result, string, error) {
 			j.Base[n.rel] = n.orig.data
 		}
 	}
-	changed, err := w.writeRound(notes, j)
-	if err != nil || changed != "" {
-		v.removeState(journalName)
-		return Result{}, changed, err
+	changed, err := w.writeRound(notes, j, adapt)
+	if err != nil {
+		return w.fail(notes, j, err)
 	}
-	// Merge what landed beside the write, and write again, bounded.
-	for round := 1; ; round++ {
-		again, err := w.settle(notes)
-		if err != nil {
-			return w.fail(notes, j, err)
-		}
-		if len(again) == 0 {
-			break
-		}
-		if round == maxMerges {
-			break // what is on disk holds everyone's bytes; the next operation commits the rest
-		}
-		changed, err := w.writeRound(again, j)
-		if err != nil {
-			return w.fail(notes, j, err)
-		}
-		if changed != "" {
-			break // written over again meanwhile: left to the next operation
-		}
+	if changed != "" {
+		v.removeState(journalName)
+		return Result{}, changed, nil
+	}
+	if err := w.settleAll(notes, j); err != nil {
+		return w.fail(notes, j, err)
 	}
 
 	res, err := w.commit(notes, person, ch, false)
 	if err != nil {
 		return w.fail(notes, j, err)
 	}
+	w.watchLate(notes, j)
 	w.finish(notes, res, ch)
 	return res, "", nil
 }
@@ -358,9 +374,36 @@ func (v *Vault) tempPath(rel string) (string, error) {
 
 // writeRound writes notes[i].data over what is on disk, if what is on disk
 // is still notes[i].base; otherwise it writes nothing and returns the
-// changed note. On success every note's new version is in place, the
-// replaced versions are kept aside (oldAt), and the journal names them.
-func (w *writer) writeRound(notes []*noteWrite, j *journal) (changed string, err error) {
+// changed note — or, with adapt, merges notes[i].data onto what is there
+// (Merge3 against base) and writes that. On success every note's new
+// version is in place (wrote), the replaced versions are kept aside
+// (oldAt), and the journal names them.
+//
+// Each new version is written and made durable first; then, for as short a
+// time as possible, each note is held under a read lease (no one else can
+// open it for writing), checked, and swapped with its new version
+// (RENAME_EXCHANGE). A writer that opened the note just before the swap is
+// left waiting on the lease with the replaced file, where its bytes would
+// be lost to the note: then the swap is undone, the writer let through onto
+// the note itself, and the round starts again.
+func (w *writer) writeRound(notes []*noteWrite, j *journal, adapt bool) (changed string, err error) {
+	for attempt := 1; ; attempt++ {
+		changed, retry, err := w.tryRound(notes, j, adapt, attempt < swapBacks)
+		if err != nil || changed != "" || !retry {
+			return changed, err
+		}
+		time.Sleep(time.Duration(attempt) * 200 * time.Microsecond) // the writer goes first
+	}
+}
+
+// swapBacks bounds how often a round undoes its swap for a writer that was
+// waiting; past it the writer's bytes are taken from the replaced file
+// (settle).
+const swapBacks = 20
+
+// tryRound is one attempt of writeRound; retry asks for another (a swap
+// undone, or adapted content to write).
+func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (changed string, retry bool, err error) {
 	v := w.v
 	type temp struct {
 		n    *noteWrite
@@ -384,59 +427,143 @@ func (w *writer) writeRound(notes []*noteWrite, j *journal) (changed string, err
 			os.Remove(t.path)
 		}
 	}()
-	// 1. Each note is still the version the new content was made from.
+	temps2 := func(ts []temp) []roundFile {
+		out := make([]roundFile, len(ts))
+		for i, t := range ts {
+			out[i] = roundFile{n: t.n, path: t.path}
+		}
+		return out
+	}
+	// 1. The new versions, durable, each held by a lease until it is in
+	// place and its stat is taken.
 	for _, n := range notes {
-		n.old, n.written = nil, false
+		if n.base.missing {
+			if err := os.MkdirAll(filepath.Dir(n.abs), 0o755); err != nil {
+				return "", false, osError(err, n.rel, "creating the folder of")
+			}
+		}
+		p, err := v.tempPath(n.rel)
+		if err != nil {
+			return "", false, err
+		}
+		if err := writeNew(p, n.data); err != nil {
+			os.Remove(p)
+			return "", false, osError(err, n.rel, "writing")
+		}
+		f, err := openNoFollow(p)
+		if err != nil {
+			os.Remove(p)
+			return "", false, osError(err, n.rel, "writing")
+		}
+		tryLease(f)
+		temps = append(temps, temp{n: n, path: p, f: f})
+	}
+	// The journal: what a crash from here on must finish. Written before
+	// the leases, so that they are held for as short a time as possible.
+	if err := w.journalRound(j, temps2(temps)); err != nil {
+		return "", false, err
+	}
+	// 2. Each note is still the version the new content was made from —
+	// or, adapting, the new content is merged onto what is there now (and
+	// written again). The lease keeps writers out from here until the swap.
+	adapted, merged := false, false
+	type pendingMerge struct {
+		n   *noteWrite
+		cur *readRec
+	}
+	var later []pendingMerge
+	for _, n := range notes {
+		n.old = nil
 		if n.base.missing {
 			if _, err := os.Lstat(n.abs); err == nil {
-				return n.rel, nil
-			}
-			if err := os.MkdirAll(filepath.Dir(n.abs), 0o755); err != nil {
-				return "", osError(err, n.rel, "creating the folder of")
+				if !adapt {
+					return n.rel, false, nil
+				}
+				cur, id, fi, err := readStableInfo(n.abs, n.rel)
+				if err != nil {
+					return "", false, err
+				}
+				n.data = Merge3(nil, cur, n.data, n.data, w.protect)
+				n.base = &readRec{data: cur, id: id, fi: fi}
+				adapted = true
 			}
 			continue
 		}
 		h, err := holdFile(n.abs, n.rel)
 		if errors.Is(err, os.ErrNotExist) {
-			return n.rel, nil
+			if !adapt {
+				return n.rel, false, nil
+			}
+			n.base = &readRec{missing: true}
+			adapted = true
+			continue
 		}
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		held = append(held, h)
 		if h.id != n.base.id {
-			return n.rel, nil
+			if !adapt {
+				return n.rel, false, nil
+			}
+			cur, id, err := h.read()
+			if err != nil {
+				return "", false, osError(err, n.rel, "reading")
+			}
+			fi, err := h.f.Stat()
+			if err != nil {
+				return "", false, osError(err, n.rel, "reading")
+			}
+			if mayUndo {
+				// Merge outside the lease (a merge can take milliseconds,
+				// and writers would queue on it), then try again.
+				later = append(later, pendingMerge{n, &readRec{data: cur, id: id, fi: fi}})
+				continue
+			}
+			// Out of patience: merge onto what is there now and write that,
+			// still under the lease.
+			merged = true
+			n.data = Merge3(n.base.data, cur, n.data, n.data, w.protect)
+			n.base = &readRec{data: cur, id: id, fi: fi}
+			for k := range temps {
+				if temps[k].n != n {
+					continue
+				}
+				temps[k].f.Close()
+				os.Remove(temps[k].path)
+				temps[k].f = nil
+				if err := writeNew(temps[k].path, n.data); err != nil {
+					return "", false, osError(err, n.rel, "writing")
+				}
+				f, err := openNoFollow(temps[k].path)
+				if err != nil {
+					return "", false, osError(err, n.rel, "writing")
+				}
+				tryLease(f)
+				temps[k].f = f
+			}
 		}
 		n.old = h
 	}
-	// 2. The new versions, durable, each held by a lease until it is in
-	// place and its stat is taken.
-	for _, n := range notes {
-		p, err := v.tempPath(n.rel)
-		if err != nil {
-			return "", err
+	if len(later) > 0 {
+		for _, h := range held {
+			h.close()
 		}
-		if err := writeNew(p, n.data); err != nil {
-			os.Remove(p)
-			return "", osError(err, n.rel, "writing")
+		held = nil
+		for _, m := range later {
+			m.n.data = Merge3(m.n.base.data, m.cur.data, m.n.data, m.n.data, w.protect)
+			m.n.base = m.cur
 		}
-		f, err := openNoFollow(p)
-		if err != nil {
-			os.Remove(p)
-			return "", osError(err, n.rel, "writing")
-		}
-		tryLease(f)
-		temps = append(temps, temp{n: n, path: p, f: f})
+		return "", true, nil
 	}
-	// 3. The journal: what a crash from here on must finish.
-	for _, t := range temps {
-		j.Files[t.n.rel] = t.n.data
-		if t.n.old != nil {
-			j.Old[t.n.rel] = filepath.Base(t.path)
-		}
+	if adapted {
+		return "", true, nil // a new note (or a note gone) to write afresh
 	}
-	if err := v.writeJournal(j); err != nil {
-		return "", err
+	// 3. The journal again, if step 2 merged anything into the new versions.
+	if merged {
+		if err := w.journalRound(j, temps2(temps)); err != nil {
+			return "", false, err
+		}
 	}
 	// 4. In place: new notes first (they fail if someone created the path),
 	// then the swaps (the replaced file stays at the temporary path).
@@ -446,11 +573,12 @@ func (w *writer) writeRound(notes []*noteWrite, j *journal) (changed string, err
 		for k := len(placed) - 1; k >= 0; k-- {
 			t := placed[k]
 			if t.n.old == nil {
-				os.Remove(t.n.abs)
+				os.Rename(t.n.abs, t.path)
 			} else {
 				exchange(t.path, t.n.abs)
 			}
 		}
+		placed = nil
 	}
 	for _, t := range temps {
 		var err error
@@ -458,18 +586,53 @@ func (w *writer) writeRound(notes []*noteWrite, j *journal) (changed string, err
 			err = renameNoReplace(t.path, t.n.abs)
 			if errors.Is(err, os.ErrExist) {
 				undo()
-				return t.n.rel, nil
+				if adapt {
+					return "", true, nil
+				}
+				return t.n.rel, false, nil
 			}
 		} else {
 			err = exchange(t.path, t.n.abs)
 		}
 		if err != nil {
 			undo()
-			return "", osError(err, t.n.rel, "writing")
+			return "", false, osError(err, t.n.rel, "writing")
 		}
 		placed = append(placed, t)
 	}
-	// 5. The stat of each new version (no one could write it yet), then
+	// 5. A writer waiting on a replaced note would write into it, not into
+	// the note: undo the swaps and let it through (unless someone is also
+	// waiting on our new version already).
+	// Likewise when the swap took a file someone renamed over the note
+	// after the check: put theirs back at once, or their editor may read
+	// the note without their save.
+	if mayUndo {
+		waitingOld, waitingNew := false, false
+		for _, t := range temps {
+			if t.n.old != nil && leaseBreakPending(t.n.old.f) {
+				waitingOld = true
+			}
+			if t.n.old != nil {
+				if id, _, err := lstatID(t.path); err == nil && (id.ino != t.n.old.id.ino || id.dev != t.n.old.id.dev) {
+					waitingOld = true
+				}
+			}
+			if leaseBreakPending(t.f) {
+				waitingNew = true
+			}
+		}
+		if waitingOld && !waitingNew {
+			undo()
+			for _, n := range notes {
+				if n.old != nil {
+					n.old.close()
+					n.old = nil
+				}
+			}
+			return "", true, nil
+		}
+	}
+	// 6. The stat of each new version (no one could write it yet), then
 	// let the others in.
 	for _, t := range temps {
 		n := t.n
@@ -480,34 +643,74 @@ func (w *writer) writeRound(notes []*noteWrite, j *journal) (changed string, err
 		}
 		if err != nil {
 			undo()
-			return "", osError(err, n.rel, "writing")
+			return "", false, osError(err, n.rel, "writing")
 		}
-		n.newID, n.newFI, n.written = id, fi, true
+		n.newID, n.newFI, n.written, n.wrote = id, fi, true, n.data
 		if n.old != nil {
 			n.oldAt = t.path
 			n.pending = n.old.release()
 		}
 		unlease(t.f)
+	}
+	// 7. Durable before the commit (its barrier covers the folders).
+	for _, t := range temps {
+		err := t.f.Sync()
 		t.f.Close()
+		if err != nil {
+			done = true
+			return "", false, osError(err, t.n.rel, "writing")
+		}
 	}
 	done = true
-	return "", nil
+	return "", false, nil
 }
 
-// writeNew creates path with data and fsyncs it.
+// roundFile is a note's new version in a round: the note and the temporary
+// path it is written to (where the replaced file will be kept).
+type roundFile struct {
+	n    *noteWrite
+	path string
+}
+
+// journalRound records in the journal what a round writes and where it
+// keeps the files it replaces.
+func (w *writer) journalRound(j *journal, files []roundFile) error {
+	for _, f := range files {
+		j.Files[f.n.rel] = f.n.data
+		if !f.n.base.missing {
+			j.Old[f.n.rel] = filepath.Base(f.path)
+		}
+	}
+	return w.v.writeJournal(j)
+}
+
+// writeNew creates path with data. It is made durable once in place (see
+// tryRound), so a round that must start again costs no fsync.
 func writeNew(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// settleAll merges what landed beside the write and writes again until a
+// round finds nothing new (bounded by maxMerges; past it the replaced files
+// that still hold someone's bytes are kept in .sessionvault/state/tmp).
+func (w *writer) settleAll(notes []*noteWrite, j *journal) error {
+	for round := 1; ; round++ {
+		again, err := w.settle(notes, round == maxMerges)
+		if err != nil || len(again) == 0 || round == maxMerges {
+			return err
+		}
+		if _, err := w.writeRound(again, j, true); err != nil {
+			return err
+		}
+	}
 }
 
 // settle looks at what landed beside a write round and returns the notes
@@ -517,7 +720,7 @@ func writeNew(path string, data []byte) error {
 // version that lacks the engine's change. A save into the new version that
 // keeps the engine's change needs nothing: it is on disk, and the next
 // operation commits it as the person's.
-func (w *writer) settle(notes []*noteWrite) ([]*noteWrite, error) {
+func (w *writer) settle(notes []*noteWrite, last bool) ([]*noteWrite, error) {
 	var again []*noteWrite
 	for _, n := range notes {
 		if !n.written {
@@ -544,13 +747,21 @@ func (w *writer) settle(notes []*noteWrite) ([]*noteWrite, error) {
 						return nil, osError(err, n.rel, "reading")
 					}
 					other = b
+				} else {
+					// Untouched so far; a writer that found the note just
+					// before the swap may still be on its way: watched
+					// until the commit is made (watchLate).
+					n.watch = append(n.watch, watched{h: n.old, at: n.oldAt, ancestor: ancestor})
+					n.old, n.oldAt = nil, ""
 				}
 			}
-			n.old.close()
-			n.old = nil
+			if n.old != nil {
+				n.old.close()
+				n.old = nil
+			}
 		}
-		live := n.data // L
-		liveRec := &readRec{data: n.data, id: n.newID, fi: n.newFI}
+		live := n.wrote // L
+		liveRec := &readRec{data: n.wrote, id: n.newID, fi: n.newFI}
 		if id, isReg, err := lstatID(n.abs); err != nil || !isReg || id != n.newID {
 			b, lid, fi, err := readStableInfo(n.abs, n.rel)
 			switch {
@@ -565,15 +776,26 @@ func (w *writer) settle(notes []*noteWrite) ([]*noteWrite, error) {
 			}
 		}
 		merged := live
-		if !bytes.Equal(live, n.data) {
-			merged = Merge3(ancestor, live, n.data, n.data) // the engine's change in what is there now
+		if !bytes.Equal(live, n.wrote) {
+			merged = Merge3(ancestor, live, n.wrote, n.wrote, w.protect) // the engine's change in what is there now
 		}
 		if !bytes.Equal(other, ancestor) {
-			merged = Merge3(ancestor, other, merged, merged) // and what landed in the replaced file
+			merged = Merge3(ancestor, other, merged, merged, w.protect) // and what landed in the replaced file
 		}
-		if n.oldAt != "" && bytes.Equal(other, ancestor) {
-			os.Remove(n.oldAt)
-			n.oldAt = ""
+		if n.oldAt != "" {
+			switch {
+			case bytes.Equal(other, ancestor):
+				os.Remove(n.oldAt)
+				n.oldAt = ""
+			case !last:
+				// Merged into the next round's content; removed once the
+				// operation is done (until then the journal may name it).
+				n.spent = append(n.spent, n.oldAt)
+				n.oldAt = ""
+			default:
+				// Out of rounds: kept for the next operation to merge.
+				n.keptAnc = ancestor
+			}
 		}
 		if bytes.Equal(merged, live) && !liveRec.missing {
 			continue
@@ -598,14 +820,14 @@ func (w *writer) commit(notes []*noteWrite, person []history.File, ch Change, re
 	var paths []string
 	var agent []history.File
 	for _, n := range notes {
-		files[n.rel] = n.data
+		files[n.rel] = n.wrote
 		paths = append(paths, n.rel)
-		agent = append(agent, history.File{Path: n.rel, Content: n.data, Stat: n.newFI})
+		agent = append(agent, history.File{Path: n.rel, Content: n.wrote, Stat: n.newFI})
 		// The person's version: what the engine last wrote, without its
 		// change (Merge3 of the first write against the last).
 		p := n.orig.data
-		if !bytes.Equal(n.data, n.first) {
-			p = Merge3(n.first, n.data, n.orig.data, n.orig.data)
+		if !bytes.Equal(n.wrote, n.first) {
+			p = Merge3(n.first, n.wrote, n.orig.data, n.orig.data, w.protect)
 		}
 		if n.orig.missing {
 			continue // a note the engine created: nothing of the person's before it
@@ -664,21 +886,82 @@ func (w *writer) finish(notes []*noteWrite, res Result, ch Change) {
 		if n.old != nil {
 			n.old.close()
 		}
-		if n.oldAt != "" {
-			os.Remove(n.oldAt)
+		for _, p := range n.spent {
+			os.Remove(p)
+		}
+		for _, wt := range n.watch {
+			// Still watched by the next operation (rescueOrphans): a
+			// writer may yet be on its way into it.
+			rec := orphan{Rel: n.rel, File: filepath.Base(wt.at), ID: wt.h.id}
+			if bytes.Equal(wt.ancestor, n.orig.data) && res.Commit != "" {
+				rec.Commit = res.Commit // its content is that commit's parent's
+			} else {
+				rec.Ancestor = wt.ancestor
+			}
+			w.orphans = append(w.orphans, rec)
+			wt.h.close()
+		}
+		n.watch = nil
+		if n.oldAt != "" { // merges ran out: kept for the next operation
+			w.orphans = append(w.orphans, orphan{Rel: n.rel, File: filepath.Base(n.oldAt), Ancestor: n.keptAnc})
+			n.oldAt = ""
 		}
 	}
+	v.saveOrphans(w.orphans)
 	v.removeState(journalName)
+}
+
+// watchLate looks, once more after the commit, at the replaced files that
+// no one had written when they were replaced: a writer that found the note
+// just before the swap writes into the replaced file a moment later. Such
+// bytes are merged into the note and written (the next operation commits
+// them as the person's).
+func (w *writer) watchLate(notes []*noteWrite, j *journal) {
+	for _, n := range notes {
+		for _, wt := range n.watch {
+			cur, err := statID(wt.h.f)
+			if err != nil || cur == wt.h.id {
+				continue
+			}
+			other, err := wt.h.settleOld(false, wt.h.id)
+			if err != nil || bytes.Equal(other, wt.ancestor) {
+				continue
+			}
+			live, id, fi, err := readStableInfo(n.abs, n.rel)
+			if err != nil {
+				continue
+			}
+			m := &noteWrite{rel: n.rel, abs: n.abs, orig: n.orig, first: n.first,
+				base: &readRec{data: live, id: id, fi: fi}, data: Merge3(wt.ancestor, other, live, live, w.protect)}
+			if _, err := w.writeRound([]*noteWrite{m}, j, true); err == nil {
+				w.settleAll([]*noteWrite{m}, j)
+				n.spent = append(n.spent, m.spent...)
+				if m.oldAt != "" {
+					n.spent = append(n.spent, m.oldAt)
+				}
+				n.watch = append(n.watch, m.watch...)
+				if m.old != nil {
+					m.old.close()
+				}
+			}
+		}
+	}
 }
 
 // fail takes the operation's change back out of the notes it wrote (others'
 // edits stay), releases the locks and returns err.
 func (w *writer) fail(notes []*noteWrite, j *journal, err error) (Result, string, error) {
+	w.watchLate(notes, j)
 	for _, n := range notes {
 		if n.old != nil {
 			n.old.close()
 			n.old = nil
 		}
+		for _, wt := range n.watch {
+			wt.h.close()
+			os.Remove(wt.at)
+		}
+		n.watch = nil
 		if !n.written {
 			continue
 		}
@@ -696,8 +979,8 @@ func (w *writer) takeBack(n *noteWrite) {
 		if err != nil {
 			return
 		}
-		back := Merge3(n.data, cur, n.orig.data, n.orig.data)
-		if n.orig.missing && bytes.Equal(cur, n.data) {
+		back := Merge3(n.wrote, cur, n.orig.data, n.orig.data, w.protect)
+		if n.orig.missing && bytes.Equal(cur, n.wrote) {
 			if h, err := holdFile(n.abs, n.rel); err == nil {
 				if h.id == id {
 					os.Remove(n.abs)
@@ -710,7 +993,7 @@ func (w *writer) takeBack(n *noteWrite) {
 			return
 		}
 		m := &noteWrite{rel: n.rel, abs: n.abs, orig: n.orig, base: &readRec{data: cur, id: id, fi: fi}, data: back}
-		changed, err := w.writeRound([]*noteWrite{m}, &journal{Files: map[string][]byte{}, Old: map[string]string{}})
+		changed, err := w.writeRound([]*noteWrite{m}, &journal{Files: map[string][]byte{}, Old: map[string]string{}}, true)
 		w.v.removeState(journalName)
 		if m.oldAt != "" {
 			if m.old != nil {
@@ -815,7 +1098,7 @@ func (v *Vault) rollForward(repo *history.Repo) error {
 		v.removeState(journalName)
 		return nil
 	}
-	w := &writer{v: v, repo: repo, opID: j.Change.Trailers["Op-Id"]}
+	w := &writer{v: v, repo: repo, opID: j.Change.Trailers["Op-Id"], orphans: v.loadOrphans()}
 	defer w.releaseIndex()
 	missing := map[string]bool{}
 	for _, p := range j.Missing {
@@ -846,20 +1129,20 @@ func (v *Vault) rollForward(repo *history.Repo) error {
 		} else if err != nil {
 			return err
 		}
-		merged := Merge3(orig.data, cur, mine, mine)
+		merged := Merge3(orig.data, cur, mine, mine, w.protect)
 		if curRec.missing {
 			merged = mine
 		}
 		if name := j.Old[rel]; name != "" {
 			oldPath := filepath.Join(v.Root, ".sessionvault", "state", "tmp", name)
 			if o, err := os.ReadFile(oldPath); err == nil && !bytes.Equal(o, orig.data) && !bytes.Equal(o, mine) {
-				merged = Merge3(orig.data, o, merged, merged)
+				merged = Merge3(orig.data, o, merged, merged, w.protect)
 			}
 			defer os.Remove(oldPath)
 		}
 		n := &noteWrite{rel: rel, abs: abs, orig: orig, first: mine, base: curRec, data: merged}
 		if !curRec.missing && bytes.Equal(cur, merged) {
-			n.written, n.newID, n.newFI = true, id, fi
+			n.written, n.newID, n.newFI, n.wrote = true, id, fi, cur
 		}
 		notes = append(notes, n)
 	}
@@ -873,34 +1156,57 @@ func (v *Vault) rollForward(repo *history.Repo) error {
 		if err := w.lockIndex(); err != nil {
 			return err
 		}
-		changed, err := w.writeRound(todo, &j)
-		if err != nil {
+		if _, err := w.writeRound(todo, &j, true); err != nil {
 			return err
 		}
-		if changed != "" {
-			return errs.New(errs.Conflict, "%s kept changing while an interrupted operation was finished; run the command again", changed).With("note", changed)
-		}
-		if _, err := w.settle(todo); err != nil {
+		if err := w.settleAll(todo, &j); err != nil {
 			return err
 		}
+	}
+	if hash := w.committedBefore(&j); hash != "" {
+		// The crash came after the commit: finish without a second one
+		// (what was merged above is on disk for the next operation).
+		res := Result{Commit: hash, Paths: j.Order}
+		w.finish(notes, Result{}, j.Change)
+		if w.opID != "" {
+			v.recordOp(w.opID, OpRecord{Result: res, Session: j.Change.Session, Trailers: j.Change.Trailers})
+		}
+		return nil
 	}
 	res, err := w.commit(notes, nil, j.Change, true)
 	if err != nil {
 		return err
 	}
-	if res.Commit == "" && w.opID != "" {
-		// Committed before the crash: find that commit by its Op-Id.
-		if log, err := repo.Log(200); err == nil {
+	w.watchLate(notes, &j)
+	w.finish(notes, res, j.Change)
+	return nil
+}
+
+// committedBefore returns the commit an interrupted operation already made:
+// the commit carrying its Op-Id among the last 200, or HEAD when HEAD holds
+// every note as the journal wrote it. "" when it made none.
+func (w *writer) committedBefore(j *journal) string {
+	if w.opID != "" {
+		if log, err := w.repo.Log(200); err == nil {
 			for _, c := range log {
 				if c.Trailers["Op-Id"] == w.opID {
-					res.Commit = c.Hash
-					break
+					return c.Hash
 				}
 			}
 		}
+		return ""
 	}
-	w.finish(notes, res, j.Change)
-	return nil
+	for _, rel := range j.Order {
+		head, err := w.repo.ReadFile(rel)
+		if err != nil || !bytes.Equal(head, j.Files[rel]) {
+			return ""
+		}
+	}
+	h, err := w.repo.Head()
+	if err != nil {
+		return ""
+	}
+	return h
 }
 
 // ---- commits outside an operation ----
@@ -950,6 +1256,110 @@ func (v *Vault) clearKilledCommit(repo *history.Repo) error {
 	}
 	v.removeState(commitMarker)
 	return nil
+}
+
+// ---- replaced files checked by the next operation ----
+
+// orphan is a replaced note file kept aside in .sessionvault/state/tmp: a
+// writer that had found the note just before the engine's swap writes into
+// it a moment later. The next operation merges what landed there
+// (rescueOrphans), or removes it when nothing did.
+type orphan struct {
+	Rel  string `json:"rel"`
+	File string `json:"file"`
+	// ID is the file's identity when it was recorded (zero: check its
+	// content whatever it is).
+	ID fileID `json:"id"`
+	// Its content then: Commit's parent's version of Rel, or Ancestor.
+	Commit   string `json:"commit,omitempty"`
+	Ancestor []byte `json:"ancestor,omitempty"`
+}
+
+const orphansName = "orphans.json"
+
+func (v *Vault) loadOrphans() []orphan {
+	data, err := v.ReadState(orphansName)
+	if err != nil {
+		return nil
+	}
+	var recs []orphan
+	if json.Unmarshal(data, &recs) != nil {
+		return nil
+	}
+	return recs
+}
+
+func (v *Vault) saveOrphans(recs []orphan) {
+	if len(recs) == 0 {
+		v.removeState(orphansName)
+		return
+	}
+	if data, err := json.Marshal(recs); err == nil {
+		v.WriteState(orphansName, data)
+	}
+}
+
+// rescueOrphans checks the replaced files the last operation left: one no
+// one wrote is removed; bytes someone wrote into one are merged into its
+// note, which is written (the operation that follows commits them as the
+// person's). Returns the records still to check after this operation.
+func (w *writer) rescueOrphans() []orphan {
+	v := w.v
+	recs := v.loadOrphans()
+	dir := filepath.Join(v.Root, ".sessionvault", "state", "tmp")
+	for _, rec := range recs {
+		p := filepath.Join(dir, filepath.Base(rec.File))
+		id, isReg, err := lstatID(p)
+		if err != nil || !isReg {
+			continue
+		}
+		if rec.ID != (fileID{}) && id == rec.ID {
+			os.Remove(p)
+			continue
+		}
+		abs, err := v.Abs(rec.Rel)
+		if err != nil {
+			continue
+		}
+		other, _, err := readStable(p, rec.Rel)
+		if err != nil {
+			w.orphans = append(w.orphans, rec)
+			continue
+		}
+		ancestor := rec.Ancestor
+		if rec.Commit != "" {
+			if parent, err := w.repo.Parent(rec.Commit); err == nil {
+				ancestor, _ = w.repo.ReadFileAt(parent, rec.Rel)
+			}
+		}
+		live, lid, fi, err := readStableInfo(abs, rec.Rel)
+		if err != nil {
+			w.orphans = append(w.orphans, rec)
+			continue
+		}
+		merged := Merge3(ancestor, other, live, live, w.protect)
+		if !bytes.Equal(merged, live) {
+			n := &noteWrite{rel: rec.Rel, abs: abs, orig: &readRec{data: live, id: lid, fi: fi}, first: live,
+				base: &readRec{data: live, id: lid, fi: fi}, data: merged}
+			j := &journal{Change: Change{Operation: "external-edit"}, Order: []string{rec.Rel}, Files: map[string][]byte{}, Base: map[string][]byte{rec.Rel: live}, Old: map[string]string{}}
+			if _, err := w.writeRound([]*noteWrite{n}, j, true); err != nil {
+				w.orphans = append(w.orphans, rec)
+				continue
+			}
+			w.settleAll([]*noteWrite{n}, j)
+			// Nothing to commit: what is on disk now is the person's.
+			v.removeState(journalName)
+			for _, p := range n.spent {
+				os.Remove(p)
+			}
+			for _, wt := range n.watch {
+				w.orphans = append(w.orphans, orphan{Rel: n.rel, File: filepath.Base(wt.at), ID: wt.h.id, Ancestor: wt.ancestor})
+				wt.h.close()
+			}
+		}
+		os.Remove(p)
+	}
+	return w.orphans
 }
 
 // ---- base records ----
