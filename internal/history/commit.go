@@ -72,6 +72,10 @@ type CommitSpec struct {
 	Message string
 	// Author and Committer as in CommitRequest.
 	Author, Committer Signature
+	// AllowEmpty makes the commit even when its tree equals its parent's
+	// (`git commit --allow-empty`): a record of an operation whose changes
+	// another commit already holds.
+	AllowEmpty bool
 }
 
 // Commit commits exactly req.Paths, like `git commit --only -- paths`: the
@@ -172,6 +176,21 @@ func (r *Repo) LockIndex() (*IndexLock, error) {
 	return &IndexLock{r: r, lock: lock}, nil
 }
 
+// AdoptIndexLock takes over an index.lock a killed process of the caller's
+// left behind — one whose modification time lies in [from, to], the window
+// in which that process held it — instead of removing it and racing other
+// git processes for a new one. The caller must know that process is gone
+// (sessionvault knows it by holding the vault lock and finding its commit
+// marker). It returns nil when there is no such lock.
+func (r *Repo) AdoptIndexLock(from, to time.Time) *IndexLock {
+	path := filepath.Join(r.gitdir, "index.lock")
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.ModTime().Before(from) || fi.ModTime().After(to) {
+		return nil
+	}
+	return &IndexLock{r: r, lock: &lockFile{target: filepath.Join(r.gitdir, "index"), path: path}}
+}
+
 // Release removes the index lock unless Commit already renamed it over the
 // index. It is safe to call more than once.
 func (l *IndexLock) Release() {
@@ -230,10 +249,11 @@ func (l *IndexLock) Commit(specs []CommitSpec) ([]string, error) {
 
 // cleanSpec is a validated CommitSpec: files sorted by path, one per path.
 type cleanSpec struct {
-	files     []File
-	msg       string
-	author    Signature
-	committer Signature
+	files      []File
+	msg        string
+	author     Signature
+	committer  Signature
+	allowEmpty bool
 }
 
 func cleanCommitSpec(s CommitSpec) (cleanSpec, error) {
@@ -264,7 +284,7 @@ func cleanCommitSpec(s CommitSpec) (cleanSpec, error) {
 		files = append(files, f)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return cleanSpec{files: files, msg: msg, author: author, committer: committer}, nil
+	return cleanSpec{files: files, msg: msg, author: author, committer: committer, allowEmpty: s.AllowEmpty}, nil
 }
 
 // worktreeFile is the final state of one committed path: what the index
@@ -404,7 +424,7 @@ func (r *Repo) commitChain(idxLock *lockFile, chain []cleanSpec) (_ []plumbing.H
 		if err != nil {
 			return nil, err
 		}
-		if newRoot == tree || (tree.IsZero() && newRoot == emptyTree) {
+		if (newRoot == tree || (tree.IsZero() && newRoot == emptyTree)) && !s.allowEmpty {
 			continue
 		}
 		for p, d := range specDirs {

@@ -14,11 +14,16 @@ import (
 // caller must know that commit's process is gone (sessionvault knows it by
 // holding the vault lock and finding the commit's marker). A lock outside the
 // window belongs to someone else — the git CLI, Obsidian Git — and is left
-// alone. It returns the paths removed, relative to the git directory.
-func (r *Repo) RemoveStaleLocks(from, to time.Time) ([]string, error) {
+// alone. With index false, index.lock is left (the caller adopted it, see
+// AdoptIndexLock). It returns the paths removed, relative to the git
+// directory.
+func (r *Repo) RemoveStaleLocks(from, to time.Time, index bool) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	candidates := []string{"index.lock", "HEAD.lock"}
+	candidates := []string{"HEAD.lock"}
+	if index {
+		candidates = append(candidates, "index.lock")
+	}
 	if head, err := r.readHead(); err == nil && head.symbolic {
 		candidates = append(candidates, filepath.FromSlash(head.ref)+".lock")
 	}

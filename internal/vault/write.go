@@ -85,10 +85,12 @@ func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result
 		return Result{}, OpRecord{}, err
 	}
 	v.basesRec = nil
-	if err := v.clearKilledCommit(repo); err != nil {
+	w := &writer{v: v, repo: repo, opID: opID}
+	defer w.releaseIndex()
+	if err := v.clearKilledCommit(repo, w); err != nil {
 		return Result{}, OpRecord{}, err
 	}
-	if err := v.rollForward(repo); err != nil {
+	if err := v.rollForward(repo, w); err != nil {
 		return Result{}, OpRecord{}, err
 	}
 	if opID != "" {
@@ -97,10 +99,10 @@ func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result
 			return rec.Result, rec, nil
 		}
 	}
-	w := &writer{v: v, repo: repo, opID: opID}
-	defer w.releaseIndex()
+	w.releaseIndex() // a killed process's lock, when there was nothing to roll forward
 	w.rescueOrphans()
 	v.saveOrphans(w.orphans)
+	v.cleanTmp(w.orphans)
 	backoff := time.Millisecond
 	for run := 1; ; run++ {
 		tx := &Tx{v: v, reads: map[string]*readRec{}, writes: map[string][]byte{}}
@@ -569,9 +571,19 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 	// then the swaps (the replaced file stays at the temporary path).
 	sort.SliceStable(temps, func(a, b int) bool { return temps[a].n.old == nil && temps[b].n.old != nil })
 	var placed []temp
+	// ours reports whether the note is still our new version (no one
+	// renamed a file over it since the swap).
+	ours := func(t temp) bool {
+		id, _, err := lstatID(t.n.abs)
+		mine, ferr := statID(t.f)
+		return err == nil && ferr == nil && id.ino == mine.ino && id.dev == mine.dev
+	}
 	undo := func() {
 		for k := len(placed) - 1; k >= 0; k-- {
 			t := placed[k]
+			if !ours(t) {
+				continue // theirs now: left in place
+			}
 			if t.n.old == nil {
 				os.Rename(t.n.abs, t.path)
 			} else {
@@ -619,6 +631,11 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 			}
 			if leaseBreakPending(t.f) {
 				waitingNew = true
+			}
+		}
+		for _, t := range placed {
+			if !ours(t) {
+				waitingNew = true // someone already saved over the new version: keep the round
 			}
 		}
 		if waitingOld && !waitingNew {
@@ -847,7 +864,11 @@ func (w *writer) commit(notes []*noteWrite, person []history.File, ch Change, re
 	now := time.Now()
 	specs := []history.CommitSpec{
 		{Files: person, Message: personMessage(filePaths(person)), Author: history.Signature{Name: v.Config.Person.Name, Email: v.Config.Person.Email, When: now}},
-		{Files: agent, Message: commitMessage(ch, files, paths), Author: history.Signature{Name: v.Config.Agent.Name, Email: v.Config.Agent.Email, When: now}},
+		{Files: agent, Message: commitMessage(ch, files, paths), Author: history.Signature{Name: v.Config.Agent.Name, Email: v.Config.Agent.Email, When: now},
+			// A recovered operation with an id gets its commit even when
+			// another git process already committed its notes: the id's
+			// retry answers with it.
+			AllowEmpty: recovered && w.opID != ""},
 	}
 	if len(person) == 0 {
 		specs = specs[1:]
@@ -1085,7 +1106,7 @@ func (v *Vault) removeState(name string) {
 // journal and its commit: its change is merged into each note as it is now
 // (with anything written into the replaced file after the swap), written,
 // and committed under its own message with "Recovered: true".
-func (v *Vault) rollForward(repo *history.Repo) error {
+func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 	data, err := v.ReadState(journalName)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -1098,7 +1119,8 @@ func (v *Vault) rollForward(repo *history.Repo) error {
 		v.removeState(journalName)
 		return nil
 	}
-	w := &writer{v: v, repo: repo, opID: j.Change.Trailers["Op-Id"], orphans: v.loadOrphans()}
+	w := &writer{v: v, repo: repo, opID: j.Change.Trailers["Op-Id"], orphans: v.loadOrphans(), il: outer.il}
+	outer.il = nil // now w's
 	defer w.releaseIndex()
 	missing := map[string]bool{}
 	for _, p := range j.Missing {
@@ -1173,7 +1195,16 @@ func (v *Vault) rollForward(repo *history.Repo) error {
 		}
 		return nil
 	}
-	res, err := w.commit(notes, nil, j.Change, true)
+	// Notes another git process committed meanwhile (a `git add -A` once the
+	// crash released the index) are not the recovered commit's: its
+	// State-Checksum covers what it changes.
+	var toCommit []*noteWrite
+	for _, n := range notes {
+		if head, err := repo.ReadFile(n.rel); err != nil || !bytes.Equal(head, n.wrote) {
+			toCommit = append(toCommit, n)
+		}
+	}
+	res, err := w.commit(toCommit, nil, j.Change, true)
 	if err != nil {
 		return err
 	}
@@ -1237,9 +1268,11 @@ const commitMarker = "committing"
 
 // clearKilledCommit handles a commit marker left by a process killed while
 // holding git's locks. The caller holds the vault lock, so that process is
-// gone; the git lock files it may have left (made after its marker) are
-// removed, and locks of other git processes are left alone.
-func (v *Vault) clearKilledCommit(repo *history.Repo) error {
+// gone: the index.lock it left becomes w's (the roll-forward commits with
+// it; otherwise w releases it), the other git lock files it may have left
+// (made after its marker) are removed, and locks of other git processes are
+// left alone.
+func (v *Vault) clearKilledCommit(repo *history.Repo, w *writer) error {
 	data, err := v.ReadState(commitMarker)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -1249,12 +1282,21 @@ func (v *Vault) clearKilledCommit(repo *history.Repo) error {
 	}
 	at, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
 	if perr == nil {
-		// The engine holds git's locks for at most a few seconds.
-		if _, err := repo.RemoveStaleLocks(at.Add(-time.Second), at.Add(30*time.Second)); err != nil {
+		// The engine holds git's locks for at most a few seconds. Its
+		// index.lock is taken over, not removed: a `git add -A` waiting for
+		// it must not sweep the killed operation's notes into its commit
+		// before the roll-forward commits them.
+		from, to := at.Add(-time.Second), at.Add(30*time.Second)
+		if il := repo.AdoptIndexLock(from, to); il != nil {
+			w.il = il
+		}
+		if _, err := repo.RemoveStaleLocks(from, to, w.il == nil); err != nil {
 			return gitError(err, "removing git locks left by a killed sessionvault")
 		}
 	}
-	v.removeState(commitMarker)
+	if w.il == nil {
+		v.removeState(commitMarker)
+	}
 	return nil
 }
 
@@ -1360,6 +1402,30 @@ func (w *writer) rescueOrphans() []orphan {
 		os.Remove(p)
 	}
 	return w.orphans
+}
+
+// cleanTmp removes what killed processes left in .sessionvault/state/tmp
+// (new versions never put in place, replaced files a roll-forward has
+// merged): files over a minute old that no orphan record names. The caller
+// holds the vault lock, so no operation is using them.
+func (v *Vault) cleanTmp(keep []orphan) {
+	dir := filepath.Join(v.Root, ".sessionvault", "state", "tmp")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	kept := map[string]bool{}
+	for _, o := range keep {
+		kept[filepath.Base(o.File)] = true
+	}
+	for _, e := range ents {
+		if kept[e.Name()] {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // ---- base records ----
