@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/sessionvault
 PKGS    := ./...
 
-.PHONY: build demo test bench vet fmt clean
+.PHONY: build demo test bench stress vet fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/sessionvault
@@ -17,6 +17,20 @@ demo: build
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
+	$(GO) test -run '^$$' -fuzz '^FuzzParseIdentity$$' -fuzztime 4s ./internal/note
+	$(GO) test -run '^$$' -fuzz '^FuzzSetGet$$' -fuzztime 4s ./internal/note
+	$(GO) test -run '^$$' -fuzz '^FuzzDelete$$' -fuzztime 4s ./internal/note
+	$(GO) test -run '^$$' -fuzz '^FuzzScalar$$' -fuzztime 4s ./internal/note
+
+# Concurrent writers beside the engine (DESIGN §10; minutes): each outside
+# writer (append, truncate-then-write, rename, stale buffer, git add -A &&
+# git commit) as its own process beside update/decide/block loops, with
+# kill -9 and --op-id retries; prints a table per scenario, exits 1 on any
+# loss. `make test` runs the same scenarios small.
+STRESS_FLAGS ?= -updates 200 -decides 50 -blocks 50 -kill 0.15
+stress: build
+	$(GO) build -o bin/svstress ./cmd/svstress
+	./bin/svstress -bin $(BIN) $(STRESS_FLAGS)
 
 # Benchmarks (DESIGN §10): a generated vault of 10,000 notes and 5,000 commits;
 # one update to a durable commit in process and as a CLI process, against

@@ -28,6 +28,7 @@ var Scenarios = []string{"append", "truncate", "rename", "stale", "git"}
 type Config struct {
 	Bin                      string   // the sessionvault binary
 	Writer                   []string // the command that runs a writer: argv before the writer's flags
+	WriterEnv                []string // added to the writer's environment
 	Updates, Decides, Blocks int      // engine operations per scenario
 	KillRate                 float64  // fraction of engine processes killed with SIGKILL
 	Scenarios                []string
@@ -190,7 +191,7 @@ func runScenario(cfg Config, name string) (*Report, error) {
 
 	stop := filepath.Join(dir, "stop")
 	writer := exec.Command(cfg.Writer[0], append(cfg.Writer[1:], "-kind", name, "-note", s.note, "-vault", s.vault, "-stop", stop, "-seed", strconv.FormatInt(time.Now().UnixNano(), 10))...)
-	writer.Env = s.env
+	writer.Env = append(append([]string(nil), s.env...), cfg.WriterEnv...)
 	var wout bytes.Buffer
 	writer.Stdout, writer.Stderr = &wout, &wout
 	if err := writer.Start(); err != nil {
