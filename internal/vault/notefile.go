@@ -52,6 +52,15 @@ var errNotRegular = errors.New("not a regular file")
 // errors.Is(err, os.ErrNotExist); a symlink, folder, FIFO, socket or device
 // gives errs.NotRegularFile.
 func holdFile(abs, rel string) (*heldFile, error) {
+	// Special files first: opening a FIFO, a socket or a device has effects
+	// of its own (a FIFO without a writer blocks; O_NONBLOCK covers the
+	// race below).
+	if fi, err := os.Lstat(abs); err == nil && !fi.Mode().IsRegular() {
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return nil, errs.New(errs.NotRegularFile, "%s is a symbolic link; sessionvault reads and writes notes only as regular files inside the vault (replace the link by the file it points to)", rel).With("note", rel)
+		}
+		return nil, notRegular(rel, fi.Mode())
+	}
 	f, err := openNoFollow(abs)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -100,7 +100,7 @@ func osErrorCode(err error) errs.Code {
 		return errs.PermissionDenied
 	case unix.ENOSPC, unix.EDQUOT:
 		return errs.DiskFull
-	case unix.EISDIR, unix.ENOTDIR:
+	case unix.EISDIR, unix.ENOTDIR, unix.ENXIO:
 		return errs.NotRegularFile
 	case unix.ELOOP:
 		return errs.PathOutsideVault
