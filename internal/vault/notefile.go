@@ -28,6 +28,13 @@ type fileID struct {
 	mtime, ctime int64
 }
 
+// sameContent reports whether two stats of one inode show no write between
+// them: same inode, size and modification time. The change time is left
+// out, as the engine's own rename of a replaced file changes it.
+func (id fileID) sameContent(o fileID) bool {
+	return id.dev == o.dev && id.ino == o.ino && id.size == o.size && id.mtime == o.mtime
+}
+
 // heldFile is a note opened read-only. Where the platform allows (Linux
 // read leases, fcntl F_SETLEASE), it is held with a lease: while the lease
 // is held no other process can open the file for writing — their open waits

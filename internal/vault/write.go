@@ -100,9 +100,13 @@ func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result
 		}
 	}
 	w.releaseIndex() // a killed process's lock, when there was nothing to roll forward
-	w.rescueOrphans()
-	v.saveOrphans(w.orphans)
-	v.cleanTmp(w.orphans)
+	if had := v.loadOrphans(); len(had) > 0 {
+		w.rescueOrphans()
+		v.saveOrphans(w.orphans)
+	}
+	if w.killed {
+		v.cleanTmp(w.orphans)
+	}
 	backoff := time.Millisecond
 	for run := 1; ; run++ {
 		tx := &Tx{v: v, reads: map[string]*readRec{}, writes: map[string][]byte{}}
@@ -146,6 +150,7 @@ type writer struct {
 	// orphans are the replaced files the next operation checks, carried
 	// over from the last one (rescueOrphans) and added to by this one.
 	orphans []orphan
+	killed  bool // a process killed while holding git's locks was found
 	// protect says which lines a merge never lets another writer delete
 	// (Change.Protect; nil: vault.IsEntryLine).
 	protect func(line []byte) bool
@@ -155,12 +160,12 @@ func (w *writer) lockIndex() error {
 	if w.il != nil {
 		return nil
 	}
-	if err := w.v.WriteState(commitMarker, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n")); err != nil {
+	if err := w.v.writeStateInPlace(commitMarker, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n")); err != nil {
 		return osError(err, ".sessionvault/state/"+commitMarker, "writing")
 	}
 	il, err := w.repo.LockIndex()
 	if err != nil {
-		w.v.removeState(commitMarker)
+		w.v.clearState(commitMarker)
 		return gitError(err, "locking the git index")
 	}
 	w.il = il
@@ -171,7 +176,7 @@ func (w *writer) releaseIndex() {
 	if w.il != nil {
 		w.il.Release()
 		w.il = nil
-		w.v.removeState(commitMarker)
+		w.v.clearState(commitMarker)
 	}
 }
 
@@ -293,7 +298,7 @@ func (w *writer) apply(tx *Tx, ch Change, adapt bool) (Result, string, error) {
 		return w.fail(notes, j, err)
 	}
 	if changed != "" {
-		v.removeState(journalName)
+		v.clearState(journalName)
 		return Result{}, changed, nil
 	}
 	if err := w.settleAll(notes, j); err != nil {
@@ -758,7 +763,7 @@ func (w *writer) settle(notes []*noteWrite, last bool) ([]*noteWrite, error) {
 				}
 			default:
 				cur, err := statID(n.old.f)
-				if n.pending || err != nil || cur != n.old.id {
+				if n.pending || err != nil || !cur.sameContent(n.old.id) {
 					b, err := n.old.settleOld(n.pending, n.old.id)
 					if err != nil {
 						return nil, osError(err, n.rel, "reading")
@@ -929,7 +934,7 @@ func (w *writer) finish(notes []*noteWrite, res Result, ch Change) {
 		}
 	}
 	v.saveOrphans(w.orphans)
-	v.removeState(journalName)
+	v.clearState(journalName)
 }
 
 // watchLate looks, once more after the commit, at the replaced files that
@@ -941,7 +946,7 @@ func (w *writer) watchLate(notes []*noteWrite, j *journal) {
 	for _, n := range notes {
 		for _, wt := range n.watch {
 			cur, err := statID(wt.h.f)
-			if err != nil || cur == wt.h.id {
+			if err != nil || cur.sameContent(wt.h.id) {
 				continue
 			}
 			other, err := wt.h.settleOld(false, wt.h.id)
@@ -988,7 +993,7 @@ func (w *writer) fail(notes []*noteWrite, j *journal, err error) (Result, string
 		}
 		w.takeBack(n)
 	}
-	w.v.removeState(journalName)
+	w.v.clearState(journalName)
 	return Result{}, "", err
 }
 
@@ -1015,7 +1020,7 @@ func (w *writer) takeBack(n *noteWrite) {
 		}
 		m := &noteWrite{rel: n.rel, abs: n.abs, orig: n.orig, base: &readRec{data: cur, id: id, fi: fi}, data: back}
 		changed, err := w.writeRound([]*noteWrite{m}, &journal{Files: map[string][]byte{}, Old: map[string]string{}}, true)
-		w.v.removeState(journalName)
+		w.v.clearState(journalName)
 		if m.oldAt != "" {
 			if m.old != nil {
 				m.old.close()
@@ -1092,7 +1097,7 @@ func (v *Vault) writeJournal(j *journal) error {
 	if err != nil {
 		return err
 	}
-	if err := v.WriteState(journalName, data); err != nil {
+	if err := v.writeStateInPlace(journalName, data); err != nil {
 		return osError(err, ".sessionvault/state/"+journalName, "recording the operation's journal in")
 	}
 	return nil
@@ -1107,7 +1112,7 @@ func (v *Vault) removeState(name string) {
 // (with anything written into the replaced file after the swap), written,
 // and committed under its own message with "Recovered: true".
 func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
-	data, err := v.ReadState(journalName)
+	data, err := v.readStateInPlace(journalName)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -1116,7 +1121,7 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 	}
 	var j journal
 	if err := json.Unmarshal(data, &j); err != nil || len(j.Order) == 0 {
-		v.removeState(journalName)
+		v.clearState(journalName)
 		return nil
 	}
 	w := &writer{v: v, repo: repo, opID: j.Change.Trailers["Op-Id"], orphans: v.loadOrphans(), il: outer.il}
@@ -1130,7 +1135,7 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 	for _, rel := range j.Order {
 		abs, err := v.Abs(rel)
 		if err != nil {
-			v.removeState(journalName)
+			v.clearState(journalName)
 			return nil
 		}
 		orig := &readRec{missing: missing[rel]}
@@ -1273,10 +1278,11 @@ const commitMarker = "committing"
 // (made after its marker) are removed, and locks of other git processes are
 // left alone.
 func (v *Vault) clearKilledCommit(repo *history.Repo, w *writer) error {
-	data, err := v.ReadState(commitMarker)
+	data, err := v.readStateInPlace(commitMarker)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
+	w.killed = true
 	if err != nil {
 		return osError(err, ".sessionvault/state/"+commitMarker, "reading")
 	}
@@ -1295,7 +1301,7 @@ func (v *Vault) clearKilledCommit(repo *history.Repo, w *writer) error {
 		}
 	}
 	if w.il == nil {
-		v.removeState(commitMarker)
+		v.clearState(commitMarker)
 	}
 	return nil
 }
@@ -1320,7 +1326,7 @@ type orphan struct {
 const orphansName = "orphans.json"
 
 func (v *Vault) loadOrphans() []orphan {
-	data, err := v.ReadState(orphansName)
+	data, err := v.readStateInPlace(orphansName)
 	if err != nil {
 		return nil
 	}
@@ -1333,11 +1339,11 @@ func (v *Vault) loadOrphans() []orphan {
 
 func (v *Vault) saveOrphans(recs []orphan) {
 	if len(recs) == 0 {
-		v.removeState(orphansName)
+		v.clearState(orphansName)
 		return
 	}
 	if data, err := json.Marshal(recs); err == nil {
-		v.WriteState(orphansName, data)
+		v.writeStateInPlace(orphansName, data)
 	}
 }
 
@@ -1355,7 +1361,7 @@ func (w *writer) rescueOrphans() []orphan {
 		if err != nil || !isReg {
 			continue
 		}
-		if rec.ID != (fileID{}) && id == rec.ID {
+		if rec.ID != (fileID{}) && id.sameContent(rec.ID) {
 			os.Remove(p)
 			continue
 		}
@@ -1390,7 +1396,7 @@ func (w *writer) rescueOrphans() []orphan {
 			}
 			w.settleAll([]*noteWrite{n}, j)
 			// Nothing to commit: what is on disk now is the person's.
-			v.removeState(journalName)
+			v.clearState(journalName)
 			for _, p := range n.spent {
 				os.Remove(p)
 			}
@@ -1446,7 +1452,7 @@ func (v *Vault) bases() map[string]baseRec {
 		return v.basesRec
 	}
 	v.basesRec = map[string]baseRec{}
-	if data, err := v.ReadState(basesName); err == nil {
+	if data, err := v.readStateInPlace(basesName); err == nil {
 		json.Unmarshal(data, &v.basesRec)
 	}
 	return v.basesRec
@@ -1454,7 +1460,7 @@ func (v *Vault) bases() map[string]baseRec {
 
 func (v *Vault) saveBases(recs map[string]baseRec) {
 	if data, err := json.Marshal(recs); err == nil {
-		v.WriteState(basesName, data)
+		v.writeStateInPlace(basesName, data)
 	}
 	v.basesRec = recs
 }
