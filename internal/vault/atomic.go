@@ -12,9 +12,6 @@ import (
 const (
 	// Durable fsyncs the file before the rename and its folder after it.
 	Durable = iota
-	// DurableFile fsyncs the file before the rename; the folder entry is made
-	// durable by a later barrier of the same operation (the commit's syncfs).
-	DurableFile
 	// Volatile skips fsync: for rebuildable state (heartbeats, the journal),
 	// where a power cut may lose the last write but a process kill never does.
 	Volatile

@@ -104,6 +104,10 @@ func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result
 		w.rescueOrphans()
 		v.saveOrphans(w.orphans)
 	}
+	if w.guards = v.loadGuards(); len(w.guards) > 0 {
+		w.applyGuards()
+		v.saveGuards(w.guards)
+	}
 	if w.killed {
 		v.cleanTmp(w.orphans)
 	}
@@ -150,7 +154,8 @@ type writer struct {
 	// orphans are the replaced files the next operation checks, carried
 	// over from the last one (rescueOrphans) and added to by this one.
 	orphans []orphan
-	killed  bool // a process killed while holding git's locks was found
+	guards  []guard // lines taken from replaced files, kept in their notes a while
+	killed  bool    // a process killed while holding git's locks was found
 	// protect says which lines a merge never lets another writer delete
 	// (Change.Protect; nil: vault.IsEntryLine).
 	protect func(line []byte) bool
@@ -803,6 +808,7 @@ func (w *writer) settle(notes []*noteWrite, last bool) ([]*noteWrite, error) {
 		}
 		if !bytes.Equal(other, ancestor) {
 			merged = Merge3(ancestor, other, merged, merged, w.protect) // and what landed in the replaced file
+			w.guardLines(n.rel, ancestor, other)
 		}
 		if n.oldAt != "" {
 			switch {
@@ -882,9 +888,11 @@ func (w *writer) commit(notes []*noteWrite, person []history.File, ch Change, re
 		return Result{}, err
 	}
 	hashes, err := w.il.Commit(specs)
-	if err != nil {
+	if err != nil && (len(hashes) == 0 || hashes[len(hashes)-1] == "") {
 		return Result{}, gitError(err, "committing the operation")
 	}
+	// With a hash, the commit is visible even if a last directory fsync
+	// failed: the operation took effect, and says so.
 	w.releaseIndex()
 	res := Result{Commit: hashes[len(hashes)-1], Paths: paths}
 	if len(hashes) == 2 {
@@ -934,6 +942,7 @@ func (w *writer) finish(notes []*noteWrite, res Result, ch Change) {
 		}
 	}
 	v.saveOrphans(w.orphans)
+	v.saveGuards(w.guards)
 	v.clearState(journalName)
 }
 
@@ -1103,10 +1112,6 @@ func (v *Vault) writeJournal(j *journal) error {
 	return nil
 }
 
-func (v *Vault) removeState(name string) {
-	os.Remove(filepath.Join(v.Root, ".sessionvault", "state", name))
-}
-
 // rollForward finishes an operation that a crash interrupted between its
 // journal and its commit: its change is merged into each note as it is now
 // (with anything written into the replaced file after the swap), written,
@@ -1164,6 +1169,7 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 			oldPath := filepath.Join(v.Root, ".sessionvault", "state", "tmp", name)
 			if o, err := os.ReadFile(oldPath); err == nil && !bytes.Equal(o, orig.data) && !bytes.Equal(o, mine) {
 				merged = Merge3(orig.data, o, merged, merged, w.protect)
+				w.guardLines(rel, orig.data, o)
 			}
 			defer os.Remove(oldPath)
 		}
@@ -1386,6 +1392,7 @@ func (w *writer) rescueOrphans() []orphan {
 			continue
 		}
 		merged := Merge3(ancestor, other, live, live, w.protect)
+		w.guardLines(rec.Rel, ancestor, other)
 		if !bytes.Equal(merged, live) {
 			n := &noteWrite{rel: rec.Rel, abs: abs, orig: &readRec{data: live, id: lid, fi: fi}, first: live,
 				base: &readRec{data: live, id: lid, fi: fi}, data: merged}
@@ -1431,6 +1438,144 @@ func (v *Vault) cleanTmp(keep []orphan) {
 		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
+	}
+}
+
+// ---- lines taken from replaced files ----
+
+// guardTime is how long a line the engine took from a replaced file is put
+// back into its note when a save drops it: the writer of that line may have
+// read the note before the engine wrote the line into it, and save what it
+// read (plus its next line) a moment later.
+const guardTime = 10 * time.Second
+
+// guard is one such line: its text, the line before it where it was found,
+// and when.
+type guard struct {
+	Rel   string    `json:"rel"`
+	Line  string    `json:"line"`
+	After string    `json:"after,omitempty"`
+	At    time.Time `json:"at"`
+}
+
+const guardsName = "guards.json"
+
+// guardLines records the lines other added to ancestor (the bytes someone
+// wrote into a replaced file), which the engine merged into rel.
+func (w *writer) guardLines(rel string, ancestor, other []byte) {
+	have := map[string]bool{}
+	for _, l := range splitLines(ancestor) {
+		have[l] = true
+	}
+	prev := ""
+	now := time.Now()
+	for _, l := range splitLines(other) {
+		if !have[l] && strings.TrimSpace(l) != "" {
+			w.guards = append(w.guards, guard{Rel: rel, Line: l, After: prev, At: now})
+		}
+		prev = l
+	}
+}
+
+func (v *Vault) loadGuards() []guard {
+	data, err := v.readStateInPlace(guardsName)
+	if err != nil {
+		return nil
+	}
+	var gs []guard
+	if json.Unmarshal(data, &gs) != nil {
+		return nil
+	}
+	return gs
+}
+
+func (v *Vault) saveGuards(gs []guard) {
+	if len(gs) == 0 {
+		v.clearState(guardsName)
+		return
+	}
+	if data, err := json.Marshal(gs); err == nil {
+		v.writeStateInPlace(guardsName, data)
+	}
+}
+
+// applyGuards puts back into their notes the guarded lines a save dropped
+// (after the line that preceded them, or at the end), and forgets guards
+// older than guardTime.
+func (w *writer) applyGuards() {
+	v := w.v
+	byRel := map[string][]guard{}
+	var keep []guard
+	for _, g := range w.guards {
+		if time.Since(g.At) <= guardTime {
+			keep = append(keep, g)
+			byRel[g.Rel] = append(byRel[g.Rel], g)
+		}
+	}
+	w.guards = keep
+	for rel, gs := range byRel {
+		abs, err := v.Abs(rel)
+		if err != nil {
+			continue
+		}
+		live, id, fi, err := readStableInfo(abs, rel)
+		if err != nil {
+			continue
+		}
+		out := live
+		for _, g := range gs {
+			if hasLine(out, g.Line) {
+				continue
+			}
+			at := len(out)
+			if g.After != "" {
+				if i := lineIndex(out, g.After); i >= 0 {
+					at = i + len(g.After)
+				}
+			}
+			line := g.Line
+			if !strings.HasSuffix(line, "\n") {
+				line += "\n"
+			}
+			if at > 0 && out[at-1] != '\n' {
+				line = "\n" + line
+			}
+			out = append(append(append([]byte(nil), out[:at]...), line...), out[at:]...)
+		}
+		if bytes.Equal(out, live) {
+			continue
+		}
+		n := &noteWrite{rel: rel, abs: abs, orig: &readRec{data: live, id: id, fi: fi}, first: live,
+			base: &readRec{data: live, id: id, fi: fi}, data: out}
+		j := &journal{Change: Change{Operation: "external-edit"}, Order: []string{rel}, Files: map[string][]byte{}, Base: map[string][]byte{rel: live}, Old: map[string]string{}}
+		if _, err := w.writeRound([]*noteWrite{n}, j, true); err != nil {
+			continue
+		}
+		w.settleAll([]*noteWrite{n}, j)
+		v.clearState(journalName)
+		for _, p := range n.spent {
+			os.Remove(p)
+		}
+		for _, wt := range n.watch {
+			w.orphans = append(w.orphans, orphan{Rel: n.rel, File: filepath.Base(wt.at), ID: wt.h.id, Ancestor: wt.ancestor})
+			wt.h.close()
+		}
+		v.saveOrphans(w.orphans)
+	}
+}
+
+// lineIndex returns the offset of line (with its ending) as a whole line in
+// text, or -1.
+func lineIndex(text []byte, line string) int {
+	for off := 0; ; {
+		i := bytes.Index(text[off:], []byte(line))
+		if i < 0 {
+			return -1
+		}
+		if at := off + i; at == 0 || text[at-1] == '\n' {
+			return at
+		}
+		off += i + 1
 	}
 }
 
