@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
@@ -386,4 +387,32 @@ func TestOpIDMakesARetryANoOp(t *testing.T) {
 	if r1["id"] != "b-1" || r2["id"] != "b-1" || r2["repeat"] != true || r1["commit"] != r2["commit"] {
 		t.Fatalf("MCP retry: %v then %v", r1, r2)
 	}
+}
+
+// A sessionvault killed while waiting for git's index lock leaves its
+// marker; the index.lock there is git's, and the next operation must wait
+// for it, not take it over or remove it.
+func TestKilledMarkerLeavesGitsLockAlone(t *testing.T) {
+	bin := robustBinary(t)
+	v := robustVault(t, bin, "marker")
+	marker := filepath.Join(v, ".sessionvault", "state", "committing")
+	if err := os.WriteFile(marker, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(v, ".git", "index.lock")
+	if err := os.WriteFile(lock, []byte("git's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// git finishes its commit a moment later.
+	go func() { time.Sleep(300 * time.Millisecond); os.Remove(lock) }()
+	svMustExec(t, bin, v, "update", "after git's commit")
+	// And with a marker that names another lock: git's stays until it is done.
+	os.WriteFile(marker, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n1\n"), 0o644)
+	os.WriteFile(lock, []byte("git's"), 0o644)
+	msg := refused(t, bin, v, errs.GitLocked, "update", "while git holds it")
+	if b, err := os.ReadFile(lock); err != nil || string(b) != "git's" || !strings.Contains(msg, "index.lock") {
+		t.Fatalf("git's lock: %q %v; %s", b, err, msg)
+	}
+	os.Remove(lock)
+	svMustExec(t, bin, v, "update", "once git is done")
 }

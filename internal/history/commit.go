@@ -176,16 +176,31 @@ func (r *Repo) LockIndex() (*IndexLock, error) {
 	return &IndexLock{r: r, lock: lock}, nil
 }
 
-// AdoptIndexLock takes over an index.lock a killed process of the caller's
-// left behind — one whose modification time lies in [from, to], the window
-// in which that process held it — instead of removing it and racing other
-// git processes for a new one. The caller must know that process is gone
-// (sessionvault knows it by holding the vault lock and finding its commit
-// marker). It returns nil when there is no such lock.
-func (r *Repo) AdoptIndexLock(from, to time.Time) *IndexLock {
+// Inode returns the inode number of the index.lock this IndexLock holds
+// (0 when unknown), so that a caller can tell it later from one another
+// process made (see AdoptIndexLock).
+func (l *IndexLock) Inode() uint64 {
+	if l == nil || l.lock.done {
+		return 0
+	}
+	st, _, err := lstatStamp(l.lock.path)
+	if err != nil {
+		return 0
+	}
+	return st.ino
+}
+
+// AdoptIndexLock takes over the index.lock a killed process of the caller's
+// left behind, instead of removing it and racing other git processes for a
+// new one. ino is that lock's inode (IndexLock.Inode) as the killed process
+// recorded it; the lock is adopted only when the file there now is that
+// file. The caller must know that process is gone (sessionvault knows it by
+// holding the vault lock and finding its commit marker). It returns nil when
+// there is no such lock.
+func (r *Repo) AdoptIndexLock(ino uint64) *IndexLock {
 	path := filepath.Join(r.gitdir, "index.lock")
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.ModTime().Before(from) || fi.ModTime().After(to) {
+	st, _, err := lstatStamp(path)
+	if err != nil || ino == 0 || st.ino != ino {
 		return nil
 	}
 	return &IndexLock{r: r, lock: &lockFile{target: filepath.Join(r.gitdir, "index"), path: path}}

@@ -12,11 +12,12 @@ import (
 // HEAD.lock and the branch's ref lock) when their modification time lies in
 // [from, to]: the window in which a commit that was killed had them. The
 // caller must know that commit's process is gone (sessionvault knows it by
-// holding the vault lock and finding the commit's marker). A lock outside the
-// window belongs to someone else — the git CLI, Obsidian Git — and is left
-// alone. With index false, index.lock is left (the caller adopted it, see
-// AdoptIndexLock). It returns the paths removed, relative to the git
-// directory.
+// holding the vault lock and finding the commit's marker) and that it held
+// the index lock then (HEAD.lock and the ref lock are taken only under it).
+// A lock outside the window belongs to someone else — the git CLI, Obsidian
+// Git — and is left alone. With index false, index.lock is left (the caller
+// adopted it, see AdoptIndexLock). It returns the paths removed, relative to
+// the git directory.
 func (r *Repo) RemoveStaleLocks(from, to time.Time, index bool) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -165,7 +165,8 @@ func (w *writer) lockIndex() error {
 	if w.il != nil {
 		return nil
 	}
-	if err := w.v.writeStateInPlace(commitMarker, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n")); err != nil {
+	at := time.Now().UTC().Format(time.RFC3339Nano)
+	if err := w.v.writeStateInPlace(commitMarker, []byte(at+"\n")); err != nil {
 		return osError(err, ".sessionvault/state/"+commitMarker, "writing")
 	}
 	il, err := w.repo.LockIndex()
@@ -174,6 +175,11 @@ func (w *writer) lockIndex() error {
 		return gitError(err, "locking the git index")
 	}
 	w.il = il
+	// Which index.lock is ours: the next operation takes over (or removes)
+	// only that one if this process is killed, never a git process's.
+	if err := w.v.writeStateInPlace(commitMarker, []byte(at+"\n"+strconv.FormatUint(il.Inode(), 10)+"\n")); err != nil {
+		return osError(err, ".sessionvault/state/"+commitMarker, "writing")
+	}
 	return nil
 }
 
@@ -1292,24 +1298,60 @@ func (v *Vault) clearKilledCommit(repo *history.Repo, w *writer) error {
 	if err != nil {
 		return osError(err, ".sessionvault/state/"+commitMarker, "reading")
 	}
-	at, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
-	if perr == nil {
-		// The engine holds git's locks for at most a few seconds. Its
-		// index.lock is taken over, not removed: a `git add -A` waiting for
-		// it must not sweep the killed operation's notes into its commit
-		// before the roll-forward commits them.
-		from, to := at.Add(-time.Second), at.Add(30*time.Second)
-		if il := repo.AdoptIndexLock(from, to); il != nil {
-			w.il = il
-		}
-		if _, err := repo.RemoveStaleLocks(from, to, w.il == nil); err != nil {
-			return gitError(err, "removing git locks left by a killed sessionvault")
+	fields := strings.Fields(string(data))
+	var at time.Time
+	var ino uint64
+	if len(fields) > 0 {
+		at, _ = time.Parse(time.RFC3339Nano, fields[0])
+	}
+	if len(fields) > 1 {
+		ino, _ = strconv.ParseUint(fields[1], 10, 64)
+	}
+	// The killed process's index.lock — the one whose inode it recorded —
+	// is taken over, not removed: a `git add -A` waiting for it must not
+	// sweep the killed operation's notes into its own commit before the
+	// roll-forward commits them. An index.lock that is not that one is a
+	// git process's, and is left alone (the operation then waits for it).
+	if ino == 0 && !at.IsZero() {
+		// Killed between taking the index lock and recording it: an
+		// index.lock made after the marker that outlasts the wait for
+		// another git process is the killed process's.
+		ino = v.survivingIndexLock(at)
+	}
+	if il := repo.AdoptIndexLock(ino); il != nil {
+		w.il = il
+		// It held the index lock, so HEAD.lock and the branch's lock made
+		// since its marker are its too (the engine holds them for
+		// milliseconds).
+		if !at.IsZero() {
+			if _, err := repo.RemoveStaleLocks(at.Add(-time.Second), time.Now(), false); err != nil {
+				return gitError(err, "removing git locks left by a killed sessionvault")
+			}
 		}
 	}
 	if w.il == nil {
 		v.clearState(commitMarker)
 	}
 	return nil
+}
+
+// survivingIndexLock returns the inode of .git/index.lock when it was made
+// after at and is still there, the same file, after the git lock timeout;
+// else 0.
+func (v *Vault) survivingIndexLock(at time.Time) uint64 {
+	p := filepath.Join(v.Root, ".git", "index.lock")
+	first, _, err := lstatID(p)
+	if err != nil || time.Unix(0, first.mtime).Before(at.Add(-time.Second)) {
+		return 0
+	}
+	deadline := time.Now().Add(history.DefaultLockTimeout)
+	for time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		if id, _, err := lstatID(p); err != nil || id.ino != first.ino {
+			return 0 // another git process's, now gone
+		}
+	}
+	return first.ino
 }
 
 // ---- replaced files checked by the next operation ----
