@@ -61,6 +61,7 @@ type Report struct {
 	DupIDs         int // block ids that occur more than once in the final note
 	CommitsWrong   int // acknowledged operations without exactly one commit of their own
 	ContentWrong   int // commits whose tree does not hold the bytes their State-Checksum names, or lacks the entry
+	OpTimes        []time.Duration // each engine process, start to exit
 	FsckClean      bool
 	StatusClean    bool
 	Problems       []string // the first few problems, for the log
@@ -82,18 +83,30 @@ func (r *Report) problem(format string, args ...any) {
 // Table renders reports as a markdown table.
 func Table(rs []*Report) string {
 	var b strings.Builder
-	b.WriteString("| scenario | person lines | lost | dup | engine ops | killed+retried | failed | entries lost | dup | dup ids | commits wrong | content wrong | fsck | status | time |\n")
-	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- | --- | --: |\n")
+	b.WriteString("| scenario | person lines | lost | dup | engine ops | killed+retried | failed | entries lost | dup | dup ids | commits wrong | content wrong | fsck | status | op p50 / max | time |\n")
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- | --- | --: | --: |\n")
 	for _, r := range rs {
 		lines := strconv.Itoa(r.PersonLines)
 		if r.Scenario == "git" {
 			lines = fmt.Sprintf("%d (%d commits)", r.PersonLines, r.WriterCommits)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s |\n",
+		p50, max := percentile(r.OpTimes, 50), percentile(r.OpTimes, 100)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s / %s | %s |\n",
 			r.Scenario, lines, r.PersonLost, r.PersonDup, r.Ops, r.Killed, r.Failed, r.EntriesLost, r.EntriesDup,
-			r.DupIDs, r.CommitsWrong, r.ContentWrong, okText(r.FsckClean), okText(r.StatusClean), r.Duration.Round(100*time.Millisecond))
+			r.DupIDs, r.CommitsWrong, r.ContentWrong, okText(r.FsckClean), okText(r.StatusClean),
+			p50.Round(time.Millisecond), max.Round(time.Millisecond), r.Duration.Round(100*time.Millisecond))
 	}
 	return b.String()
+}
+
+// percentile returns the p-th percentile (0-100) of ds.
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)*p/100]
 }
 
 func okText(ok bool) string {
@@ -287,8 +300,13 @@ func (s *scenario) engineOp(kind string, i int) {
 			t := time.AfterFunc(delay, func() { cmd.Process.Signal(syscall.SIGKILL) })
 			defer t.Stop()
 		}
+		began := time.Now()
 		err := cmd.Wait()
+		took := time.Since(began)
 		cancel()
+		s.mu.Lock()
+		s.rep.OpTimes = append(s.rep.OpTimes, took)
+		s.mu.Unlock()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			s.mu.Lock()
 			s.rep.Killed++

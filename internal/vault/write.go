@@ -2,6 +2,8 @@ package vault
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -292,7 +294,7 @@ func (w *writer) apply(tx *Tx, ch Change, adapt bool) (Result, string, error) {
 		return Result{PersonCommit: hashes[0]}, "", nil
 	}
 
-	j := &journal{Change: ch, Order: make([]string, len(notes)), Files: map[string][]byte{}, Base: map[string][]byte{}, Old: map[string]string{}}
+	j := &journal{Change: ch, Order: make([]string, len(notes)), Files: map[string]string{}, Base: map[string]string{}, Old: map[string]string{}}
 	if head, err := w.repo.Head(); err == nil {
 		j.Head = head
 	}
@@ -301,7 +303,7 @@ func (w *writer) apply(tx *Tx, ch Change, adapt bool) (Result, string, error) {
 		if n.orig.missing {
 			j.Missing = append(j.Missing, n.rel)
 		} else if !w.personUnchanged(n.rel, n.orig) {
-			j.Base[n.rel] = n.orig.data
+			j.Base[n.rel] = sum(n.orig.data)
 		}
 	}
 	changed, err := w.writeRound(notes, j, adapt)
@@ -709,10 +711,8 @@ type roundFile struct {
 // keeps the files it replaces.
 func (w *writer) journalRound(j *journal, files []roundFile) error {
 	for _, f := range files {
-		j.Files[f.n.rel] = f.n.data
-		if !f.n.base.missing {
-			j.Old[f.n.rel] = filepath.Base(f.path)
-		}
+		j.Files[f.n.rel] = sum(f.n.data)
+		j.Old[f.n.rel] = filepath.Base(f.path)
 	}
 	return w.v.writeJournal(j)
 }
@@ -1034,7 +1034,7 @@ func (w *writer) takeBack(n *noteWrite) {
 			return
 		}
 		m := &noteWrite{rel: n.rel, abs: n.abs, orig: n.orig, base: &readRec{data: cur, id: id, fi: fi}, data: back}
-		changed, err := w.writeRound([]*noteWrite{m}, &journal{Files: map[string][]byte{}, Old: map[string]string{}}, true)
+		changed, err := w.writeRound([]*noteWrite{m}, &journal{Files: map[string]string{}, Old: map[string]string{}}, true)
 		w.v.clearState(journalName)
 		if m.oldAt != "" {
 			if m.old != nil {
@@ -1095,14 +1095,25 @@ func (v *Vault) checkParents(rel string) error {
 // journal is the intent record of an operation between its first note
 // write and its commit (.sessionvault/state/journal.json): enough to finish
 // it after a crash, merging what others wrote meanwhile.
+//
+// It names contents by their SHA-256, not by copies: the engine's new
+// version of a note is in its temporary file until the swap and in the note
+// after it, and the version it replaces the other way round. A small
+// journal keeps each attempt of a write cheap on a long note.
 type journal struct {
 	Change  Change            `json:"change"`
 	Order   []string          `json:"order"`
-	Files   map[string][]byte `json:"files"`             // what the engine wrote
-	Base    map[string][]byte `json:"base,omitempty"`    // what it replaced, where that was not Head's version
-	Head    string            `json:"head,omitempty"`    // the commit holding what it replaced otherwise
-	Missing []string          `json:"missing,omitempty"` // notes it created
-	Old     map[string]string `json:"old,omitempty"`     // where each replaced file is kept (in state/tmp)
+	Files   map[string]string `json:"files"`             // SHA-256 of what the engine writes
+	Base    map[string]string `json:"base,omitempty"`    // SHA-256 of what it replaces, where that is not Head's version
+	Head    string            `json:"head,omitempty"`    // the commit holding what it replaces otherwise
+	Missing []string          `json:"missing,omitempty"` // notes it creates
+	Old     map[string]string `json:"old,omitempty"`     // each note's temporary file (in state/tmp)
+}
+
+// sum is the journal's name for content: SHA-256, hex.
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 const journalName = "journal.json"
@@ -1149,17 +1160,6 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 			v.clearState(journalName)
 			return nil
 		}
-		orig := &readRec{missing: missing[rel]}
-		if b, ok := j.Base[rel]; ok {
-			orig.data = b
-		} else if !orig.missing {
-			b, err := repo.ReadFileAt(j.Head, rel)
-			if err != nil {
-				orig.missing = true
-			}
-			orig.data = b
-		}
-		mine := j.Files[rel]
 		cur, id, fi, err := readStableInfo(abs, rel)
 		curRec := &readRec{data: cur, id: id, fi: fi}
 		if errors.Is(err, os.ErrNotExist) {
@@ -1167,17 +1167,50 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 		} else if err != nil {
 			return err
 		}
+		var tmp []byte
+		tmpPath := ""
+		if name := j.Old[rel]; name != "" {
+			tmpPath = filepath.Join(v.Root, ".sessionvault", "state", "tmp", filepath.Base(name))
+			tmp, _ = os.ReadFile(tmpPath)
+			defer os.Remove(tmpPath)
+		}
+		// The engine's version: in the note (swapped), or still in the
+		// temporary file (not yet); else, swapped and written over since,
+		// the note as it is holds it.
+		var mine, other []byte
+		swapped := true
+		switch want := j.Files[rel]; {
+		case !curRec.missing && sum(cur) == want:
+			mine, other = cur, tmp
+		case tmpPath != "" && tmp != nil && sum(tmp) == want:
+			mine, swapped = tmp, false
+		default:
+			mine, other = cur, tmp
+		}
+		// What it replaced: Base names it (in the temporary file after the
+		// swap, in the note before); else Head's version.
+		orig := &readRec{missing: missing[rel]}
+		switch b := j.Base[rel]; {
+		case orig.missing:
+		case b != "" && swapped && tmp != nil && sum(tmp) == b:
+			orig.data = tmp
+		case b != "" && !swapped && !curRec.missing && sum(cur) == b:
+			orig.data = cur
+		default:
+			hb, err := repo.ReadFileAt(j.Head, rel)
+			if err != nil {
+				orig.missing = true
+			}
+			orig.data = hb
+		}
 		merged := Merge3(orig.data, cur, mine, mine, w.protect)
 		if curRec.missing {
 			merged = mine
 		}
-		if name := j.Old[rel]; name != "" {
-			oldPath := filepath.Join(v.Root, ".sessionvault", "state", "tmp", name)
-			if o, err := os.ReadFile(oldPath); err == nil && !bytes.Equal(o, orig.data) && !bytes.Equal(o, mine) {
-				merged = Merge3(orig.data, o, merged, merged, w.protect)
-				w.guardLines(rel, orig.data, o)
-			}
-			defer os.Remove(oldPath)
+		if swapped && other != nil && !bytes.Equal(other, orig.data) && !bytes.Equal(other, mine) {
+			// Written into the replaced file after the swap.
+			merged = Merge3(orig.data, other, merged, merged, w.protect)
+			w.guardLines(rel, orig.data, other)
 		}
 		n := &noteWrite{rel: rel, abs: abs, orig: orig, first: mine, base: curRec, data: merged}
 		if !curRec.missing && bytes.Equal(cur, merged) {
@@ -1246,7 +1279,7 @@ func (w *writer) committedBefore(j *journal) string {
 	}
 	for _, rel := range j.Order {
 		head, err := w.repo.ReadFile(rel)
-		if err != nil || !bytes.Equal(head, j.Files[rel]) {
+		if err != nil || sum(head) != j.Files[rel] {
 			return ""
 		}
 	}
@@ -1438,7 +1471,7 @@ func (w *writer) rescueOrphans() []orphan {
 		if !bytes.Equal(merged, live) {
 			n := &noteWrite{rel: rec.Rel, abs: abs, orig: &readRec{data: live, id: lid, fi: fi}, first: live,
 				base: &readRec{data: live, id: lid, fi: fi}, data: merged}
-			j := &journal{Change: Change{Operation: "external-edit"}, Order: []string{rec.Rel}, Files: map[string][]byte{}, Base: map[string][]byte{rec.Rel: live}, Old: map[string]string{}}
+			j := &journal{Change: Change{Operation: "external-edit"}, Order: []string{rec.Rel}, Files: map[string]string{}, Base: map[string]string{rec.Rel: sum(live)}, Old: map[string]string{}}
 			if _, err := w.writeRound([]*noteWrite{n}, j, true); err != nil {
 				w.orphans = append(w.orphans, rec)
 				continue
@@ -1486,9 +1519,11 @@ func (v *Vault) cleanTmp(keep []orphan) {
 // ---- lines taken from replaced files ----
 
 // guardTime is how long a line the engine took from a replaced file is put
-// back into its note when a save drops it: the writer of that line may have
-// read the note before the engine wrote the line into it, and save what it
-// read (plus its next line) a moment later.
+// back into its note when a save drops it — counted from the end of the
+// operation that took it, and at least until the next operation has
+// checked: the writer of that line may have read the note before the
+// engine wrote the line into it, and save what it read (plus its next line)
+// a moment later.
 const guardTime = 10 * time.Second
 
 // guard is one such line: its text, the line before it where it was found,
@@ -1497,7 +1532,8 @@ type guard struct {
 	Rel   string    `json:"rel"`
 	Line  string    `json:"line"`
 	After string    `json:"after,omitempty"`
-	At    time.Time `json:"at"`
+	At    time.Time `json:"at"`   // when the operation that took it ended
+	Seen  bool      `json:"seen"` // checked by a later operation
 }
 
 const guardsName = "guards.json"
@@ -1532,6 +1568,11 @@ func (v *Vault) loadGuards() []guard {
 }
 
 func (v *Vault) saveGuards(gs []guard) {
+	for i := range gs {
+		if !gs[i].Seen {
+			gs[i].At = time.Now() // the clock starts when the operation ends
+		}
+	}
 	if len(gs) == 0 {
 		v.clearState(guardsName)
 		return
@@ -1549,10 +1590,12 @@ func (w *writer) applyGuards() {
 	byRel := map[string][]guard{}
 	var keep []guard
 	for _, g := range w.guards {
-		if time.Since(g.At) <= guardTime {
-			keep = append(keep, g)
-			byRel[g.Rel] = append(byRel[g.Rel], g)
+		if g.Seen && time.Since(g.At) > guardTime {
+			continue // checked at least once, and long enough
 		}
+		byRel[g.Rel] = append(byRel[g.Rel], g)
+		g.Seen = true
+		keep = append(keep, g)
 	}
 	w.guards = keep
 	for rel, gs := range byRel {
@@ -1589,7 +1632,7 @@ func (w *writer) applyGuards() {
 		}
 		n := &noteWrite{rel: rel, abs: abs, orig: &readRec{data: live, id: id, fi: fi}, first: live,
 			base: &readRec{data: live, id: id, fi: fi}, data: out}
-		j := &journal{Change: Change{Operation: "external-edit"}, Order: []string{rel}, Files: map[string][]byte{}, Base: map[string][]byte{rel: live}, Old: map[string]string{}}
+		j := &journal{Change: Change{Operation: "external-edit"}, Order: []string{rel}, Files: map[string]string{}, Base: map[string]string{rel: sum(live)}, Old: map[string]string{}}
 		if _, err := w.writeRound([]*noteWrite{n}, j, true); err != nil {
 			continue
 		}
