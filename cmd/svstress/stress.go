@@ -56,11 +56,11 @@ type Report struct {
 	Failed         int // engine operations that failed (not refusals by design)
 	Refused        int // refusals by design, with their code
 	FailCodes      map[string]int
-	EntriesLost    int // acknowledged entries not in the final note
-	EntriesDup     int // acknowledged entries in it more than once
-	DupIDs         int // block ids that occur more than once in the final note
-	CommitsWrong   int // acknowledged operations without exactly one commit of their own
-	ContentWrong   int // commits whose tree does not hold the bytes their State-Checksum names, or lacks the entry
+	EntriesLost    int             // acknowledged entries not in the final note
+	EntriesDup     int             // acknowledged entries in it more than once
+	DupIDs         int             // block ids that occur more than once in the final note
+	CommitsWrong   int             // acknowledged operations without exactly one commit of their own
+	ContentWrong   int             // commits whose tree does not hold the bytes their State-Checksum names, or lacks the entry
 	OpTimes        []time.Duration // each engine process, start to exit
 	FsckClean      bool
 	StatusClean    bool
