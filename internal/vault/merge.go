@@ -33,8 +33,6 @@ func Merge3(o, a, b, prefer []byte, protect func(line []byte) bool) []byte {
 		return a
 	case bytes.Equal(o, a):
 		return b
-	case bytes.Equal(o, b):
-		return a
 	}
 	if tail, ok := appendedLines(o, a); ok && endsLike(b, o) {
 		// The common case, cheaply: a only appended lines at the end (a
@@ -159,6 +157,10 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 		return a
 	}
 	ol := splitLines(o)
+	aLines := map[string]bool{}
+	for _, l := range splitLines(a) {
+		aLines[strings.TrimRight(l, "\r\n")] = true
+	}
 	ha := lineHunks(o, a, 0)
 	if protect != nil {
 		// a keeps the protected lines it deleted, where they were, unless
@@ -209,8 +211,9 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 			writeRegion(&rb, ol, start, end, side[1])
 			writeLines(&out, ra.Bytes())
 			if !bytes.Equal(ra.Bytes(), rb.Bytes()) {
-				// A conflict: keep what b added there that neither a nor
-				// the ancestor has.
+				// A conflict: keep what b added there that neither a (there,
+				// or anywhere for a line with text: no line twice) nor the
+				// ancestor has.
 				have := map[string]bool{}
 				for _, l := range splitLines(ra.Bytes()) {
 					have[strings.TrimRight(l, "\r\n")] = true
@@ -219,7 +222,8 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 					have[strings.TrimRight(l, "\r\n")] = true
 				}
 				for _, l := range splitLines(rb.Bytes()) {
-					if !have[strings.TrimRight(l, "\r\n")] {
+					t := strings.TrimRight(l, "\r\n")
+					if !have[t] && (strings.TrimSpace(t) == "" || !aLines[t]) {
 						writeLines(&out, []byte(l))
 					}
 				}

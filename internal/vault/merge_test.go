@@ -81,3 +81,21 @@ func TestMerge3KeepsEveryAddedLine(t *testing.T) {
 		}
 	}
 }
+
+// The other writer's version never deletes an entry line the engine's
+// version still has; the engine's own deletions go through.
+func TestMerge3KeepsEntriesAnotherWriterDropped(t *testing.T) {
+	o := "# T\n- a ^u-1\n- b ^u-2\ntext\n"
+	stale := "# T\ntext\nperson line\n" // a buffer saved without the entries
+	if got := string(Merge3([]byte(o), []byte(stale), []byte(o), []byte(o), nil)); got != "# T\n- a ^u-1\n- b ^u-2\ntext\nperson line\n" {
+		t.Fatalf("restore: %q", got)
+	}
+	mine := "# T\n- a ^u-1\n- b ^u-2\n- c ^u-3\ntext\n"
+	if got := string(Merge3([]byte(o), []byte(stale), []byte(mine), []byte(mine), nil)); got != "# T\n- a ^u-1\n- b ^u-2\n- c ^u-3\ntext\nperson line\n" {
+		t.Fatalf("merge: %q", got)
+	}
+	ended := "# T\ntext\n" // the engine reset the section itself
+	if got := string(Merge3([]byte(o), []byte(o+"more\n"), []byte(ended), []byte(ended), nil)); got != "# T\ntext\nmore\n" {
+		t.Fatalf("the engine's own deletion: %q", got)
+	}
+}

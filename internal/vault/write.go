@@ -687,16 +687,23 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 		}
 		unlease(t.f)
 	}
+	done = true
+	// The journal says the swaps happened: a crash from here on leaves the
+	// engine's version in the note, not in the temporary file.
+	for _, t := range temps {
+		j.Swapped = append(j.Swapped, t.n.rel)
+	}
+	if err := v.writeJournal(j); err != nil {
+		return "", false, err
+	}
 	// 7. Durable before the commit (its barrier covers the folders).
 	for _, t := range temps {
 		err := t.f.Sync()
 		t.f.Close()
 		if err != nil {
-			done = true
 			return "", false, osError(err, t.n.rel, "writing")
 		}
 	}
-	done = true
 	return "", false, nil
 }
 
@@ -710,6 +717,17 @@ type roundFile struct {
 // journalRound records in the journal what a round writes and where it
 // keeps the files it replaces.
 func (w *writer) journalRound(j *journal, files []roundFile) error {
+	in := map[string]bool{}
+	for _, f := range files {
+		in[f.n.rel] = true
+	}
+	var keep []string
+	for _, rel := range j.Swapped {
+		if !in[rel] {
+			keep = append(keep, rel)
+		}
+	}
+	j.Swapped = keep
 	for _, f := range files {
 		j.Files[f.n.rel] = sum(f.n.data)
 		j.Old[f.n.rel] = filepath.Base(f.path)
@@ -1108,6 +1126,7 @@ type journal struct {
 	Head    string            `json:"head,omitempty"`    // the commit holding what it replaces otherwise
 	Missing []string          `json:"missing,omitempty"` // notes it creates
 	Old     map[string]string `json:"old,omitempty"`     // each note's temporary file (in state/tmp)
+	Swapped []string          `json:"swapped,omitempty"` // notes whose new version is in place
 }
 
 // sum is the journal's name for content: SHA-256, hex.
@@ -1153,6 +1172,11 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 	for _, p := range j.Missing {
 		missing[p] = true
 	}
+	swappedNote := map[string]bool{}
+	for _, rel := range j.Swapped {
+		swappedNote[rel] = true
+	}
+	unknown := false // a note's version was written over before the commit
 	var notes []*noteWrite
 	for _, rel := range j.Order {
 		abs, err := v.Abs(rel)
@@ -1184,8 +1208,19 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 			mine, other = cur, tmp
 		case tmpPath != "" && tmp != nil && sum(tmp) == want:
 			mine, swapped = tmp, false
-		default:
+		case swappedNote[rel] || tmp != nil:
+			// (Before its swap the temporary file holds exactly the
+			// engine's version; holding anything else, it holds the file
+			// the swap replaced.) In place, and written over since (a save of a stale buffer
+			// may have dropped entries): the note as it is, with the
+			// entries of the engine's last version put back.
 			mine, other = cur, tmp
+			if base := v.lastVersion(repo, rel); base != nil {
+				mine = Merge3(base, cur, base, base, nil)
+			}
+			unknown = true
+		default:
+			continue // never put in place, and its new version is gone
 		}
 		// What it replaced: Base names it (in the temporary file after the
 		// swap, in the note before); else Head's version.
@@ -1218,6 +1253,31 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 		}
 		notes = append(notes, n)
 	}
+	committed := w.committedBefore(&j)
+	if entry := j.Change.Trailers["Entry"]; unknown && entry != "" && committed == "" {
+		// Written over before it was committed: unless its entry is still
+		// in a note, it did not take effect.
+		found := false
+		for _, n := range notes {
+			found = found || bytes.Contains(n.data, []byte("^"+entry+"\n")) || bytes.HasSuffix(n.data, []byte("^"+entry))
+		}
+		if !found {
+			notes = nil
+		}
+	}
+	if len(notes) == 0 {
+		// Nothing of it is in the notes: it did not happen (a retry of its
+		// id runs it afresh). Notes it created, untouched since, go too.
+		for _, rel := range j.Missing {
+			if abs, err := v.Abs(rel); err == nil {
+				if b, err := os.ReadFile(abs); err == nil && sum(b) == j.Files[rel] {
+					os.Remove(abs)
+				}
+			}
+		}
+		v.clearState(journalName)
+		return nil
+	}
 	var todo []*noteWrite
 	for _, n := range notes {
 		if !n.written {
@@ -1235,11 +1295,19 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 			return err
 		}
 	}
-	if hash := w.committedBefore(&j); hash != "" {
+	if hash := committed; hash != "" {
 		// The crash came after the commit: finish without a second one
 		// (what was merged above is on disk for the next operation).
 		res := Result{Commit: hash, Paths: j.Order}
 		w.finish(notes, Result{}, j.Change)
+		// That commit is the engine's last version of its notes (the
+		// entries the next operations restore from); what is on disk may
+		// differ, so no file identity goes with it.
+		recs := v.bases()
+		for _, rel := range j.Order {
+			recs[rel] = baseRec{Commit: hash}
+		}
+		v.saveBases(recs)
 		if w.opID != "" {
 			v.recordOp(w.opID, OpRecord{Result: res, Session: j.Change.Session, Trailers: j.Change.Trailers})
 		}
@@ -1261,6 +1329,18 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 	w.watchLate(notes, &j)
 	w.finish(notes, res, j.Change)
 	return nil
+}
+
+// lastVersion returns what the engine last wrote to rel and committed (its
+// base record), else HEAD's version, else nil.
+func (v *Vault) lastVersion(repo *history.Repo, rel string) []byte {
+	if rec, ok := v.bases()[rel]; ok {
+		if b, err := repo.ReadFileAt(rec.Commit, rel); err == nil {
+			return b
+		}
+	}
+	b, _ := repo.ReadFile(rel)
+	return b
 }
 
 // committedBefore returns the commit an interrupted operation already made:
@@ -1353,19 +1433,42 @@ func (v *Vault) clearKilledCommit(repo *history.Repo, w *writer) error {
 	}
 	if il := repo.AdoptIndexLock(ino); il != nil {
 		w.il = il
-		// It held the index lock, so HEAD.lock and the branch's lock made
-		// since its marker are its too (the engine holds them for
-		// milliseconds).
-		if !at.IsZero() {
-			if _, err := repo.RemoveStaleLocks(at.Add(-time.Second), time.Now(), false); err != nil {
-				return gitError(err, "removing git locks left by a killed sessionvault")
-			}
+	}
+	if ino != 0 && !at.IsZero() {
+		// It held the index lock, so it may have died between its index
+		// and its ref update: HEAD.lock and the branch's lock made since its
+		// marker are its — once they are a second old, as no git process
+		// keeps a ref lock that long (git itself waits 100 ms for one).
+		v.waitRefLocksAge(at, time.Second)
+		if _, err := repo.RemoveStaleLocks(at.Add(-time.Second), time.Now().Add(-time.Second), false); err != nil {
+			return gitError(err, "removing git locks left by a killed sessionvault")
 		}
 	}
 	if w.il == nil {
 		v.clearState(commitMarker)
 	}
 	return nil
+}
+
+// waitRefLocksAge waits (at most age) until HEAD.lock and the branch's lock,
+// when made after at, are age old.
+func (v *Vault) waitRefLocksAge(at time.Time, age time.Duration) {
+	var paths []string
+	paths = append(paths, filepath.Join(v.Root, ".git", "HEAD.lock"))
+	if head, err := os.ReadFile(filepath.Join(v.Root, ".git", "HEAD")); err == nil {
+		if ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: "); ok {
+			paths = append(paths, filepath.Join(v.Root, ".git", filepath.FromSlash(ref)+".lock"))
+		}
+	}
+	var youngest time.Time
+	for _, p := range paths {
+		if fi, err := os.Lstat(p); err == nil && fi.ModTime().After(at.Add(-time.Second)) && fi.ModTime().After(youngest) {
+			youngest = fi.ModTime()
+		}
+	}
+	if wait := time.Until(youngest.Add(age)); !youngest.IsZero() && wait > 0 {
+		time.Sleep(min(wait, age))
+	}
 }
 
 // survivingIndexLock returns the inode of .git/index.lock when it was made
