@@ -67,11 +67,18 @@ func appendedLines(o, a []byte) ([]byte, bool) {
 	return a[len(o):], true
 }
 
-// endsLike reports whether b ends with o's last line (o ends with a line
-// ending): text appended to o's end belongs at b's end.
+// endsLike reports whether b ends as o does, from o's last non-blank line
+// on (o ends with a line ending): text appended to o's end belongs at b's
+// end. (Blank lines alone say nothing: b may have added text after them.)
 func endsLike(b, o []byte) bool {
-	i := bytes.LastIndexByte(o[:len(o)-1], '\n')
-	return bytes.HasSuffix(b, o[i+1:])
+	end := len(o) - 1
+	for {
+		i := bytes.LastIndexByte(o[:end], '\n')
+		if len(bytes.TrimSpace(o[i+1:end])) > 0 || i < 0 {
+			return bytes.HasSuffix(b, o[i+1:])
+		}
+		end = i
+	}
 }
 
 // splitNote splits a note into its front matter block (delimiters included)

@@ -99,3 +99,16 @@ func TestMerge3KeepsEntriesAnotherWriterDropped(t *testing.T) {
 		t.Fatalf("the engine's own deletion: %q", got)
 	}
 }
+
+// Both versions added a block after an ancestor that ends in a blank line:
+// the block is in the merge once, with each side's new lines (a blank last
+// line does not show that b kept o's end).
+func TestMerge3BothAddedAfterATrailingBlankLine(t *testing.T) {
+	o := "## Next steps\n\n"
+	a := o + "\n## Notes\n\n- line 1\n- line 2\n- line 3\n"
+	b := o + "\n## Notes\n\n- line 1\n- line 2\n- line 4\n"
+	got := string(Merge3([]byte(o), []byte(a), []byte(b), []byte(b), nil))
+	if want := o + "\n## Notes\n\n- line 1\n- line 2\n- line 3\n- line 4\n"; got != want {
+		t.Fatalf("merge:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -32,6 +32,10 @@ type Vault struct {
 	mu       sync.Mutex         // one operation at a time within this process (go-git is not thread-safe)
 	hist     *history.Repo      // opened on first use; it revalidates its storage on every call
 	basesRec map[string]baseRec // the engine's last writes, read once per operation
+
+	// afterSwap, when set (tests only), runs once an operation's new
+	// versions are in place and journalled, before its commit.
+	afterSwap func()
 }
 
 // IsVault reports whether dir holds a vault (a .sessionvault folder).

@@ -611,6 +611,13 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 		placed = nil
 	}
 	for _, t := range temps {
+		// A second name for the new version: should someone rename a file
+		// over the note before the commit and the engine be killed, the
+		// roll-forward still has the engine's version to merge theirs with
+		// (a hard link: no copy).
+		if os.Link(t.path, t.path+mineSuffix) == nil {
+			t.n.spent = append(t.n.spent, t.path+mineSuffix)
+		}
 		var err error
 		if t.n.old == nil {
 			err = renameNoReplace(t.path, t.n.abs)
@@ -695,6 +702,9 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 	}
 	if err := v.writeJournal(j); err != nil {
 		return "", false, err
+	}
+	if v.afterSwap != nil {
+		v.afterSwap()
 	}
 	// 7. Durable before the commit (its barrier covers the folders).
 	for _, t := range temps {
@@ -1021,6 +1031,10 @@ func (w *writer) fail(notes []*noteWrite, j *journal, err error) (Result, string
 			os.Remove(wt.at)
 		}
 		n.watch = nil
+		for _, p := range n.spent {
+			os.Remove(p)
+		}
+		n.spent = nil
 		if !n.written {
 			continue
 		}
@@ -1208,6 +1222,12 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 			mine, other = cur, tmp
 		case tmpPath != "" && tmp != nil && sum(tmp) == want:
 			mine, swapped = tmp, false
+		case tmpPath != "" && mineOK(tmpPath+mineSuffix, want):
+			// Replaced by someone's rename after the swap: their file is
+			// merged with the engine's version, kept under its second name.
+			mine, _ = os.ReadFile(tmpPath + mineSuffix)
+			other = tmp
+			defer os.Remove(tmpPath + mineSuffix)
 		case swappedNote[rel] || tmp != nil:
 			// (Before its swap the temporary file holds exactly the
 			// engine's version; holding anything else, it holds the file
@@ -1329,6 +1349,16 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 	w.watchLate(notes, &j)
 	w.finish(notes, res, j.Change)
 	return nil
+}
+
+// mineSuffix names the second name of a new version while it is in place
+// and not yet committed (see tryRound).
+const mineSuffix = ".mine"
+
+// mineOK reports whether path holds content whose sum is want.
+func mineOK(path, want string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && sum(b) == want
 }
 
 // lastVersion returns what the engine last wrote to rel and committed (its
