@@ -177,6 +177,45 @@ func (s *Service) restoreDropped(tx *vault.Tx, d *doc, name string) (*doc, error
 	return s.parseDoc(d.path, out)
 }
 
+// keyIndex answers hasKey for one body in constant time per key: the block
+// ids and wikilink targets in it are collected once (a note with thousands
+// of entries would otherwise be scanned once per entry).
+type keyIndex struct {
+	body []byte
+	keys map[string]bool
+}
+
+// newKeyIndex collects the block ids (^u-12, digits taken whole) and the
+// wikilink targets ([[target, ended by ']', '|' or '#') of body.
+func newKeyIndex(body []byte) *keyIndex {
+	x := &keyIndex{body: body, keys: map[string]bool{}}
+	for i := 0; i < len(body); i++ {
+		switch {
+		case body[i] == '^' && i+3 < len(body) && body[i+1] >= 'a' && body[i+1] <= 'z' && body[i+2] == '-':
+			j := i + 3
+			for j < len(body) && body[j] >= '0' && body[j] <= '9' {
+				j++
+			}
+			if j > i+3 {
+				x.keys[string(body[i:j])] = true
+			}
+		case body[i] == '[' && i+1 < len(body) && body[i+1] == '[':
+			if k := bytes.IndexAny(body[i+2:], "]|#"); k > 0 {
+				x.keys[string(body[i:i+2+k])] = true
+			}
+		}
+	}
+	return x
+}
+
+// has is hasKey(body, key).
+func (x *keyIndex) has(key string) bool {
+	if key[0] == '^' || strings.HasPrefix(key, "[[") {
+		return x.keys[key]
+	}
+	return bytes.Contains(x.body, []byte(key))
+}
+
 // restoreUnits queues, on d, the insertion of every base unit whose key d
 // lacks, and recurses into H3 blocks both have. It reports whether anything
 // was missing.
@@ -202,8 +241,9 @@ func restoreUnits(d *doc, b *doc, bu []unit, title string, blocks bool) bool {
 	}
 	missing := false
 	var atEnd []byte // entries for a section that has none: appended as one block
+	present := newKeyIndex(d.body)
 	for i, u := range bu {
-		if hasKey(d.body, u.key) {
+		if present.has(u.key) {
 			if dn, ok := at[u.key]; ok && len(u.sub) > 0 {
 				missing = restoreSub(d, b, u.sub, dn) || missing
 			}

@@ -30,7 +30,8 @@ type fileID struct {
 
 // sameContent reports whether two stats of one inode show no write between
 // them: same inode, size and modification time. The change time is left
-// out, as the engine's own rename of a replaced file changes it.
+// out, as the engine's own rename of a replaced file changes it, and so
+// does removing the second name of a new version once it is committed.
 func (id fileID) sameContent(o fileID) bool {
 	return id.dev == o.dev && id.ino == o.ino && id.size == o.size && id.mtime == o.mtime
 }

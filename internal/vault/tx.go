@@ -198,7 +198,7 @@ func (tx *Tx) Base(rel string) (data []byte, same, ok bool, err error) {
 		return nil, false, false, err
 	}
 	rec, have := tx.v.bases()[rel]
-	if have && !r.missing && rec.ID == r.id {
+	if have && !r.missing && rec.ID.sameContent(r.id) {
 		return nil, true, true, nil
 	}
 	repo, err := tx.v.repo()

@@ -371,7 +371,7 @@ func (w *writer) personUnchanged(rel string, r *readRec) bool {
 	if r.missing {
 		return false
 	}
-	if rec, ok := w.v.bases()[rel]; ok && rec.ID == r.id {
+	if rec, ok := w.v.bases()[rel]; ok && rec.ID.sameContent(r.id) {
 		if same, err := w.repo.SameAtHead(rec.Commit, rel); err == nil && same {
 			return true
 		}
