@@ -1539,26 +1539,36 @@ type orphan struct {
 
 const orphansName = "orphans.json"
 
-func (v *Vault) loadOrphans() []orphan {
-	data, err := v.readStateInPlace(orphansName)
+// loadStateList reads a JSON list kept by saveStateList; a missing, empty or
+// unreadable one holds no records.
+func loadStateList[T any](v *Vault, name string) []T {
+	data, err := v.readStateInPlace(name)
 	if err != nil {
 		return nil
 	}
-	var recs []orphan
+	var recs []T
 	if json.Unmarshal(data, &recs) != nil {
 		return nil
 	}
 	return recs
 }
 
-func (v *Vault) saveOrphans(recs []orphan) {
+// saveStateList keeps recs as a JSON list in the state file name (emptied
+// when there are none).
+func saveStateList[T any](v *Vault, name string, recs []T) {
 	if len(recs) == 0 {
-		v.clearState(orphansName)
+		v.clearState(name)
 		return
 	}
 	if data, err := json.Marshal(recs); err == nil {
-		v.writeStateInPlace(orphansName, data)
+		v.writeStateInPlace(name, data)
 	}
+}
+
+func (v *Vault) loadOrphans() []orphan { return loadStateList[orphan](v, orphansName) }
+
+func (v *Vault) saveOrphans(recs []orphan) {
+	saveStateList(v, orphansName, recs)
 }
 
 // rescueOrphans checks the replaced files the last operation left: one no
@@ -1688,17 +1698,7 @@ func (w *writer) guardLines(rel string, ancestor, other []byte) {
 	}
 }
 
-func (v *Vault) loadGuards() []guard {
-	data, err := v.readStateInPlace(guardsName)
-	if err != nil {
-		return nil
-	}
-	var gs []guard
-	if json.Unmarshal(data, &gs) != nil {
-		return nil
-	}
-	return gs
-}
+func (v *Vault) loadGuards() []guard { return loadStateList[guard](v, guardsName) }
 
 func (v *Vault) saveGuards(gs []guard) {
 	for i := range gs {
@@ -1706,13 +1706,7 @@ func (v *Vault) saveGuards(gs []guard) {
 			gs[i].At = time.Now() // the clock starts when the operation ends
 		}
 	}
-	if len(gs) == 0 {
-		v.clearState(guardsName)
-		return
-	}
-	if data, err := json.Marshal(gs); err == nil {
-		v.writeStateInPlace(guardsName, data)
-	}
+	saveStateList(v, guardsName, gs)
 }
 
 // applyGuards puts back into their notes the guarded lines a save dropped
