@@ -105,9 +105,9 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 			return Allow()
 		}
 		if errors.Is(err, session.ErrTampered) {
-			return Deny(err.Error() + ". A person reviews the change (git diff in the vault) and runs `sessionvault accept`; until then only read-only tools run")
+			return Deny(err.Error() + ". A person reviews the change (`" + svc.GitCommand("diff") + "`) and runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
 		}
-		return Deny("the session state cannot be read: " + err.Error() + ". Fix or restore the note (git checkout in the vault), then a person runs `sessionvault accept`; until then only read-only tools run")
+		return Deny("the session state cannot be read: " + err.Error() + ". Fix the note or restore it (the command above), then a person runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
 	}
 	if st.ModeOrDefault() == protocol.Disabled {
 		return Allow()
@@ -122,10 +122,10 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 		return Allow()
 	}
 	if !st.Active() {
-		return Deny("no session is active. Start one: `sessionvault start --objective \"...\"`")
+		return Deny("no session is active. Start one: `" + svc.Command(project, `start --objective "..."`) + "`")
 	}
 	if mode := st.ModeOrDefault(); h.Policy.BlockedBy(mode, in.ToolName) {
-		return Deny(fmt.Sprintf("mode %s does not allow %s. If the work calls for it, switch: `sessionvault mode set coding`", mode, in.ToolName))
+		return Deny(fmt.Sprintf("mode %s does not allow %s. If the work calls for it, switch: `%s`", mode, in.ToolName, svc.Command(project, "mode set coding")))
 	}
 	if !session.OpenMust(st.StartChecklist) {
 		return Allow()
@@ -138,7 +138,7 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "the session start protocol is incomplete: %d MUST item(s) lack evidence. Do this first:", len(missing))
 		for _, m := range missing {
-			fmt.Fprintf(&b, "\n- %s %s: %s", m.ID, m.Step, m.Do)
+			fmt.Fprintf(&b, "\n- %s %s: %s", m.ID, m.Step, svc.Runnable(project, m.Do))
 		}
 		return Deny(b.String())
 	}
@@ -264,7 +264,14 @@ func (h Handler) Stop(in Input) Response {
 	if err != nil {
 		return Allow()
 	}
-	st, err := svc.Status(project)
+	st, err := svc.VerifiedFast(project)
+	if errors.Is(err, session.ErrTampered) {
+		// The end checklist cannot be trusted: ticks or status may have been
+		// written by the agent itself.
+		out, _ := json.Marshal(map[string]string{"decision": "block", "reason": err.Error() +
+			"\nThe end checklist cannot be checked until a person reviews the change and runs `" + svc.Command(project, "accept") + "` (the agent may not)."})
+		return Response{Stdout: string(out) + "\n"}
+	}
 	if err != nil || !st.Active() {
 		return Allow()
 	}
@@ -279,9 +286,9 @@ func (h Handler) Stop(in Input) Response {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Session %s has %d open MUST item(s) in its end checklist:", st.Session, len(missing))
 	for _, m := range missing {
-		fmt.Fprintf(&b, "\n- %s %s: %s", m.ID, m.Step, m.Do)
+		fmt.Fprintf(&b, "\n- %s %s: %s", m.ID, m.Step, svc.Runnable(project, m.Do))
 	}
-	b.WriteString("\nThen end the session: `sessionvault end --summary \"...\" --next \"...\"`.")
+	b.WriteString("\nThen end the session: `" + svc.Command(project, `end --summary "..." --next "..."`) + "`.")
 	out, _ := json.Marshal(map[string]string{"decision": "block", "reason": b.String()})
 	return Response{Stdout: string(out) + "\n"}
 }

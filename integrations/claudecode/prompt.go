@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -25,6 +26,12 @@ func (h Handler) SessionStart(in Input) Response {
 	project, err := svc.Project(h.Project)
 	if err != nil {
 		return Allow()
+	}
+	if _, err := svc.VerifiedFast(project); err != nil {
+		if errors.Is(err, session.ErrTampered) {
+			return contextResponse("sessionvault: the session state cannot be trusted: " + err.Error() + ". Editing tools are denied until a person reviews the change and runs `" + svc.Command(project, "accept") + "`.")
+		}
+		return contextResponse("sessionvault: the session state cannot be read (" + err.Error() + "). Ask a person to fix it.")
 	}
 	st, err := svc.Status(project)
 	if err != nil {
@@ -53,7 +60,7 @@ func ResumePrompt(svc *session.Service, st session.State, proto *protocol.Protoc
 		if st.LastSession != "" {
 			fmt.Fprintf(&b, " The last session was %s.", st.LastSession)
 		}
-		return clip(b.String(), limit)
+		return clip(svc.Runnable(st.Project, b.String()), limit)
 	}
 	fmt.Fprintf(&b, "# sessionvault: session %s (%s)\n\n", st.Session, st.Status)
 	fmt.Fprintf(&b, "- Objective: %s\n- Progress: %d%%\n- Mode: %s\n", st.Objective, st.Progress, st.ModeOrDefault())
@@ -94,7 +101,7 @@ func ResumePrompt(svc *session.Service, st session.State, proto *protocol.Protoc
 			fmt.Fprintf(&b, "- %s: %s (%s)\n", d.Title, d.Choice, d.Rationale)
 		}
 	}
-	return clip(b.String(), limit)
+	return clip(svc.Runnable(st.Project, b.String()), limit)
 }
 
 func clip(s string, limit int) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
 func usageError(c *cobra.Command, msg string) error {
@@ -147,18 +148,34 @@ func (a *app) acceptCommand() *cobra.Command {
 rewritten by an agent's tool, or edited while no sessionvault operation ran),
 the PreToolUse hook denies every non-read-only tool. Review the change (git diff
 in the vault), then run accept: the edit is committed as yours and the state is
-signed again. The hook does not let the agent run this.`,
+signed again. What the signature changes is printed: the session, status,
+phase, mode and protocol as they are now. Checklist ticks are never signed
+this way; only evidence recorded with 'sessionvault evidence record' counts.
+The hook does not let the agent run this.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			svc, project, err := a.projectService()
 			if err != nil {
 				return err
 			}
-			res, err := svc.Accept(project)
+			res, signed, err := svc.Accept(project)
 			if err != nil {
 				return err
 			}
-			return a.emit(res, "accepted the current state of "+project)
+			text := "accepted the current state of " + project
+			if res.PersonCommit != "" {
+				text += "\ncommitted your edits as " + res.PersonCommit
+			}
+			if len(signed) == 0 {
+				text += "\nsigned: nothing changed in the session, status, phase, mode or protocol"
+			}
+			for _, l := range signed {
+				text += "\nsigned: " + l
+			}
+			return a.emit(struct {
+				vault.Result
+				Signed []string `json:"signed"`
+			}{res, signed}, text)
 		},
 	}
 }
@@ -192,7 +209,7 @@ func (a *app) gateCommand() *cobra.Command {
 			}
 			var b strings.Builder
 			for _, m := range missing {
-				fmt.Fprintf(&b, "\n  %s %s: %s", m.ID, m.Step, m.Do)
+				fmt.Fprintf(&b, "\n  %s %s: %s", m.ID, m.Step, svc.Runnable(project, m.Do))
 			}
 			e := errs.New(errs.InvalidInput, "gate %s: %d MUST item(s) lack evidence:%s", phase, len(missing), b.String())
 			e.Details = map[string]any{"phase": phase, "missing": missing}

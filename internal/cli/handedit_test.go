@@ -86,31 +86,52 @@ func TestHandEditsSurviveAndAreCommittedSeparately(t *testing.T) {
 	assertClean(t, v)
 }
 
-// Ticking a start-checklist item in Obsidian shows as done in status --json.
+// A tick made in the note counts only where the item's evidence is a
+// person's tick (e-3 of the default protocol): a tick on an item whose
+// evidence the engine verifies (c-1: a file read) shows as unverified and not
+// done, until `evidence record` verifies it. Neither trips the hooks.
 func TestTickedChecklistItemReadBack(t *testing.T) {
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Ticks")
 	note := filepath.Join(v, "demo", "session-current-state.md")
 	data, _ := os.ReadFile(note)
 	ticked := strings.Replace(string(data), "- [ ] **MUST**", "- [x] **MUST**", 1)
+	ticked = strings.Replace(ticked, "- [ ] **SHOULD** Resolve", "- [x] **SHOULD** Resolve", 1)
 	if ticked == string(data) {
-		t.Fatal("no start checklist item to tick")
+		t.Fatal("no checklist item to tick")
 	}
 	os.WriteFile(note, []byte(ticked), 0o644)
+	type item struct {
+		ID         string `json:"id"`
+		Done       bool   `json:"done"`
+		Unverified bool   `json:"unverified"`
+	}
 	var res struct {
 		Data struct {
-			StartChecklist []struct {
-				ID   string `json:"id"`
-				Done bool   `json:"done"`
-			} `json:"start_checklist"`
+			StartChecklist []item `json:"start_checklist"`
+			EndChecklist   []item `json:"end_checklist"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(mustRun(t, v, "status", "--json")), &res); err != nil {
 		t.Fatal(err)
 	}
-	cl := res.Data.StartChecklist
-	if len(cl) < 2 || cl[0].ID != "c-1" || !cl[0].Done || cl[1].Done {
-		t.Fatalf("start checklist = %+v, want c-1 done and c-2 open", cl)
+	cl, end := res.Data.StartChecklist, res.Data.EndChecklist
+	if len(cl) < 2 || cl[0].ID != "c-1" || cl[0].Done || !cl[0].Unverified || cl[1].Done || cl[1].Unverified {
+		t.Fatalf("start checklist = %+v, want c-1 unverified and not done, c-2 open", cl)
+	}
+	if len(end) < 3 || end[2].ID != "e-3" || !end[2].Done || end[2].Unverified {
+		t.Fatalf("end checklist = %+v, want e-3 (a person's tick) done", end)
+	}
+	if out, errOut, code := run(t, v, "gate", "validate", "start"); code == 0 || !strings.Contains(out+errOut, "c-1") {
+		t.Errorf("gate validate start passed on a tick without evidence:\n%s%s", out, errOut)
+	}
+	mustRun(t, v, "evidence", "record", "c-1", "--file", "session-current-state.md")
+	res.Data.StartChecklist = nil
+	if err := json.Unmarshal([]byte(mustRun(t, v, "status", "--json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if cl := res.Data.StartChecklist; !cl[0].Done || cl[0].Unverified {
+		t.Errorf("after evidence record: c-1 = %+v", cl[0])
 	}
 }
 

@@ -7,7 +7,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -171,8 +170,9 @@ func (d *Daemon) markCrashed() {
 	}
 }
 
-// watch commits a person's edits to notes, debounced, and re-signs the
-// projects' current state after committing them.
+// watch commits a person's edits to notes, debounced. It never signs them:
+// a change to the sealed part of a current state waits for a person's
+// `sessionvault accept` (see session.Accept).
 func (d *Daemon) watch(ctx context.Context, wg *sync.WaitGroup) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -230,12 +230,9 @@ func (d *Daemon) watch(ctx context.Context, wg *sync.WaitGroup) error {
 				}
 				if hash != "" {
 					d.metrics.commits.WithLabelValues("person-edit").Inc()
+					// Never re-signed here: a change to the sealed fields
+					// waits for a person's `sessionvault accept`.
 					d.Log.Info("committed a person's edits", "commit", hash, "paths", len(paths))
-					for _, p := range d.Projects {
-						if err := d.Svc.Sign(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-							d.Log.Warn("re-signing", "project", p, "error", err.Error())
-						}
-					}
 				}
 			}
 		}

@@ -65,7 +65,10 @@ type CheckItem struct {
 	Step     string `json:"step"`
 	Done     bool   `json:"done"`
 	Evidence string `json:"evidence,omitempty"` // what the engine verified, e.g. "file demo/x.md sha256:…"; empty for a person's tick
-	Line     int    `json:"line"`
+	// Unverified: ticked in the note, but the engine holds no evidence for
+	// it (a tick made outside `evidence record`); it counts for nothing.
+	Unverified bool `json:"unverified,omitempty"`
+	Line       int  `json:"line"`
 }
 
 // Problem is an entry line the engine could not read back; it is reported

@@ -189,7 +189,9 @@ type Missing struct {
 }
 
 // Gate returns the MUST items of a checklist ("start" or "end") that are not
-// done, each with the command that records its evidence.
+// done, each with the command that records its evidence, written as
+// `sessionvault VERB ...` (the form the violations log keeps; Runnable makes
+// it work from any folder).
 func (s *Service) Gate(st State, proto *protocol.Protocol, phase protocol.Phase) []Missing {
 	items, reqs := st.StartChecklist, proto.Start
 	if phase == protocol.End {
@@ -209,9 +211,9 @@ func (s *Service) Gate(st State, proto *protocol.Protocol, phase protocol.Phase)
 		if n := idNumber(it.ID); n >= 1 && n <= len(reqs) {
 			switch c := reqs[n-1].Check; c.Kind {
 			case protocol.KindFile:
-				m.Do = "read " + firstNonEmpty(c.Arg, "the file") + ", then run `sessionvault evidence record " + it.ID + " --file " + firstNonEmpty(c.Arg, "PATH") + "`"
+				m.Do = "read " + firstNonEmpty(c.Arg, "the file") + ", then run `sessionvault evidence record " + it.ID + " --file " + shellQuote(firstNonEmpty(c.Arg, "PATH")) + "`"
 			case protocol.KindCommit:
-				m.Do = "run `sessionvault evidence record " + it.ID + " --sha <commit>`"
+				m.Do = "run `sessionvault evidence record " + it.ID + " --sha COMMIT` (COMMIT: the commit's id)"
 			case protocol.KindRun:
 				m.Do = "run `sessionvault evidence record " + it.ID + " --run` (it runs: " + c.Arg + ")"
 			case protocol.KindSection:
@@ -262,9 +264,6 @@ func (s *Service) SetMode(project string, mode protocol.Mode) (Outcome, error) {
 	})
 	if err != nil {
 		return Outcome{}, err
-	}
-	if !out.Repeat {
-		s.Sign(project)
 	}
 	out.State, err = s.Status(project)
 	return out, err
@@ -323,46 +322,43 @@ func (s *Service) mac(d *doc) (string, error) {
 	return hex.EncodeToString(m.Sum(nil)), nil
 }
 
-// Sign records the HMAC-SHA256 of the project's current state in
-// .sessionvault/state/signature-<project>. Every operation that commits the
-// current state signs it; so does `accept`.
-func (s *Service) Sign(project string) error {
-	d, err := s.currentDoc(project)
-	if err != nil {
-		return err
-	}
-	m, err := s.mac(d)
-	if err != nil {
-		return err
-	}
-	return s.V.WriteState("signature-"+project, []byte(m+"\n"))
-}
-
 // ErrTampered says the current state differs from what the engine last
 // signed: it was changed outside sessionvault and not yet accepted.
 var ErrTampered = errors.New("the current state was changed outside sessionvault since the engine last signed it")
 
 // Verified reads the project's current state and checks it against its
-// signature. It fails with errs.NoteParse when the note is missing or
-// broken, and with ErrTampered (errs.Conflict) when it was changed outside
-// the engine; a person accepts such a change with `sessionvault accept`.
+// seal (see seal): the session, status, phase and mode in the note must be
+// those the engine last wrote, and the protocol the one it signed with. The
+// checklists count only the evidence the seal records (a tick without it is
+// Unverified). It fails with errs.NoteParse when the note is missing or
+// broken, and with ErrTampered (errs.Conflict) when sealed fields were
+// changed outside the engine or there is no valid seal; a person accepts
+// such a change with `sessionvault accept`.
 func (s *Service) Verified(project string) (State, error) {
 	d, err := s.currentDoc(project)
 	if err != nil {
 		return State{}, err
 	}
 	st := d.readLite(project)
-	want, err := s.V.ReadState("signature-" + project)
-	if err != nil {
-		return st, &errs.Error{Code: errs.Conflict, Message: "the current state of project " + project + " has no signature (" + err.Error() + ")", Err: ErrTampered}
+	sl, err := s.loadSeal(project)
+	if errors.Is(err, errNoSeal) {
+		return st, &errs.Error{Code: errs.Conflict, Message: "the current state of project " + project + " has no valid signature: " + err.Error(), Err: ErrTampered}
 	}
-	got, err := s.mac(d)
 	if err != nil {
 		return st, err
 	}
-	if !hmac.Equal([]byte(strings.TrimSpace(string(want))), []byte(got)) {
-		return st, &errs.Error{Code: errs.Conflict, Message: project + "/" + CurrentStateNote + " was changed outside sessionvault since the engine last signed it", Err: ErrTampered}
+	proto, err := s.protocolSum(project)
+	if err != nil {
+		return st, err
 	}
+	if diffs := checkSeal(sl, d, proto); len(diffs) > 0 {
+		return st, tamperedError(project, diffs)
+	}
+	p, err := s.Protocol(project)
+	if err != nil {
+		return st, err
+	}
+	applySeal(&st, sl, p)
 	return st, nil
 }
 
@@ -388,23 +384,43 @@ func (s *Service) currentDoc(project string) (*doc, error) {
 }
 
 // Accept is a person's acceptance of the current state as it is: edits made
-// outside sessionvault are committed as the person's, and the state is
-// signed again. It is the way out after the hooks found the state changed
-// behind the engine's back.
-func (s *Service) Accept(project string) (vault.Result, error) {
+// outside sessionvault are committed as the person's, and the session,
+// status, phase, mode and protocol are signed as they are now. Evidence is
+// never taken from the note: what `evidence record` verified in this session
+// still counts, a tick made outside it does not. It returns the commit of
+// the person's edits (if any) and what the signature changes, for the person
+// to see.
+func (s *Service) Accept(project string) (vault.Result, []string, error) {
 	project, err := s.Project(project)
 	if err != nil {
-		return vault.Result{}, err
+		return vault.Result{}, nil, err
 	}
 	cur, _, _ := paths(project)
-	if _, err := s.currentDoc(project); err != nil {
-		return vault.Result{}, err
+	d, err := s.currentDoc(project)
+	if err != nil {
+		return vault.Result{}, nil, err
 	}
 	hash, err := s.V.CommitOutsideEdits([]string{cur})
 	if err != nil {
-		return vault.Result{}, err
+		return vault.Result{}, nil, err
 	}
-	return vault.Result{PersonCommit: hash}, s.Sign(project)
+	if d, err = s.currentDoc(project); err != nil { // as committed
+		return vault.Result{}, nil, err
+	}
+	old, err := s.loadSeal(project)
+	if err != nil && !errors.Is(err, errNoSeal) {
+		return vault.Result{}, nil, err
+	}
+	proto, err := s.protocolSum(project)
+	if err != nil {
+		return vault.Result{}, nil, err
+	}
+	next := sealOf(d, proto)
+	if old != nil && old.Session == next.Session {
+		next.Evidence = old.Evidence
+	}
+	diff := sealDiff(old, next)
+	return vault.Result{PersonCommit: hash}, diff, s.writeSeal(project, next)
 }
 
 // verifiedCache is the last verified reading of a current-state note, kept
@@ -450,6 +466,7 @@ func (s *Service) VerifiedFast(project string) (State, error) {
 	cur, _, _ := paths(project)
 	abs := filepath.Join(s.V.Root, filepath.FromSlash(cur))
 	id, statErr := statIdentity(abs)
+	id += " protocol " + s.protocolStat(project)
 	sig, sigErr := s.V.ReadState("signature-" + project)
 	if statErr == nil && sigErr == nil {
 		if data, err := s.V.ReadState("verified-" + project + ".json"); err == nil {
@@ -466,7 +483,7 @@ func (s *Service) VerifiedFast(project string) (State, error) {
 		return st, err
 	}
 	// Record the reading only if the note did not change while it was read.
-	if id2, err := statIdentity(abs); err == nil && id2 == id {
+	if id2, err := statIdentity(abs); err == nil && id2+" protocol "+s.protocolStat(project) == id {
 		c := verifiedCache{Stat: id, Signature: string(sig), State: st}
 		if c.MAC, err = s.cacheMAC(c); err == nil {
 			if data, err := json.Marshal(c); err == nil {
@@ -475,6 +492,17 @@ func (s *Service) VerifiedFast(project string) (State, error) {
 		}
 	}
 	return st, nil
+}
+
+// protocolStat is the stat identity of the project's protocol file (the
+// built-in protocol has none), for VerifiedFast's cache.
+func (s *Service) protocolStat(project string) string {
+	for _, rel := range []string{project + "/SESSION-PROTOCOL.md", "SESSION-PROTOCOL.md"} {
+		if id, err := statIdentity(filepath.Join(s.V.Root, filepath.FromSlash(rel))); err == nil {
+			return rel + " " + id
+		}
+	}
+	return "built in"
 }
 
 // OpenMust reports whether a checklist has a MUST item not done (a

@@ -176,7 +176,6 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 	}
 	if !out.Repeat {
 		s.beat(project, out.ID)
-		s.Sign(project)
 	}
 	out.State, err = s.Status(project)
 	return out, err
@@ -279,7 +278,6 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 	}
 	if !out.Repeat {
 		s.beat(project, out.State.Session)
-		s.Sign(project)
 	}
 	return out, nil
 }
@@ -538,7 +536,6 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 	}
 	if !out.Repeat {
 		s.V.WriteState("heartbeat-"+project, nil)
-		s.Sign(project)
 	}
 	out.State, err = s.Status(project)
 	return out, err
@@ -758,7 +755,6 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 	}
 	if !out.Repeat {
 		s.beat(project, out.ID)
-		s.Sign(project)
 	}
 	out.State, err = s.Status(project)
 	return out, err
@@ -778,6 +774,13 @@ func (s *Service) Status(project string) (State, error) {
 	st := d.readState(project)
 	if s.crashed(project, &st) {
 		st.Status = StatusCrashed
+	}
+	// Evidence as the engine recorded it: a tick made outside `evidence
+	// record` shows as unverified.
+	if sl, err := s.loadSeal(project); err == nil {
+		if p, err := s.Protocol(project); err == nil {
+			applySeal(&st, sl, p)
+		}
 	}
 	return st, nil
 }
@@ -845,8 +848,5 @@ func (s *Service) MarkCrashed(project string) (string, error) {
 		marked = st.Session
 		return vault.Change{Operation: "crash", Session: st.Session, Summary: "no sign of life since " + note.FormatTime(*st.LastSign)}, tx.Write(cur, b)
 	})
-	if err == nil && marked != "" {
-		s.Sign(project)
-	}
 	return marked, err
 }

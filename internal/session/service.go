@@ -51,6 +51,9 @@ func (s *Service) update(out *Outcome, fn func(tx *vault.Tx) (vault.Change, erro
 	res, rec, err := s.V.UpdateOnce(s.opID, func(tx *vault.Tx) (vault.Change, error) {
 		ch, err := fn(tx)
 		ch.Protect = isEntryLine
+		if err == nil {
+			err = s.sealChange(tx, &ch)
+		}
 		if err == nil && out != nil && out.ID != "" {
 			if ch.Trailers == nil {
 				ch.Trailers = map[string]string{}
@@ -103,7 +106,13 @@ func (s *Service) Project(name string) (string, error) {
 		return "", err
 	}
 	if _, err := os.Stat(path.Join(s.V.Root, name, CurrentStateNote)); err != nil {
-		return "", errs.New(errs.SessionNotFound, "project %q has no %s in the vault; run `sessionvault init --project %s`", name, CurrentStateNote, name).With("project", name)
+		rel := name + "/" + CurrentStateNote
+		if _, cerr := s.V.Committed(rel); cerr == nil {
+			// Deleted, not never made: init would put an idle note in the
+			// place of the session.
+			return "", errs.New(errs.SessionNotFound, "%s is missing from the vault (it was deleted); restore it with `%s`, then a person runs `%s`", rel, s.GitCommand("checkout -- "+shellQuote(rel)), s.Command(name, "accept")).With("project", name)
+		}
+		return "", errs.New(errs.SessionNotFound, "project %q has no %s in the vault; run `%s`", name, CurrentStateNote, s.Command("", "init --project "+shellQuote(name))).With("project", name)
 	}
 	return name, nil
 }
@@ -142,6 +151,30 @@ func isCanonical(rel string) bool {
 		}
 	}
 	return false
+}
+
+// Command returns the sessionvault command line for args (e.g. "evidence
+// record c-1 --run") as it works when pasted into a shell anywhere — in the
+// code repository too, where no vault is found by walking up: it names the
+// vault, and the project unless it is the vault's default.
+func (s *Service) Command(project, args string) string {
+	c := "sessionvault --vault " + shellQuote(s.V.Root)
+	if project != "" && project != s.V.Config.DefaultProject {
+		c += " --project " + shellQuote(project)
+	}
+	return c + " " + args
+}
+
+// Runnable rewrites every "`sessionvault " command quoted in text as
+// Command does, so that it works pasted into a shell in any folder.
+func (s *Service) Runnable(project, text string) string {
+	return strings.ReplaceAll(text, "`sessionvault ", "`"+s.Command(project, ""))
+}
+
+// GitCommand returns the git command line for args run in the vault (e.g.
+// "diff"), quoted for a POSIX shell.
+func (s *Service) GitCommand(args string) string {
+	return "git -C " + shellQuote(s.V.Root) + " " + args
 }
 
 // restoreHint is the command that puts rel back as last committed, quoted
@@ -271,10 +304,15 @@ func (s *Service) InitProject(project string) (vault.Result, error) {
 		}
 		return vault.Change{Operation: "init", Summary: fmt.Sprintf("project %s (%s)", project, strings.Join(created, ", "))}, nil
 	})
-	if _, serr := s.V.ReadState("signature-" + project); err == nil && serr != nil {
-		// A new project, or one adopted by init: sign its state. An existing
-		// signature is left alone, so init never accepts a change silently.
-		err = s.Sign(project)
+	if _, serr := s.loadSeal(project); err == nil && errors.Is(serr, errNoSeal) {
+		// A project adopted by init (a new one was sealed by its commit):
+		// sign its state as it is. An existing seal is left alone, so init
+		// never accepts a change silently.
+		if d, derr := s.currentDoc(project); derr == nil {
+			if proto, perr := s.protocolSum(project); perr == nil {
+				err = s.writeSeal(project, sealOf(d, proto))
+			}
+		}
 	}
 	return res, err
 }

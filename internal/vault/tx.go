@@ -118,6 +118,25 @@ func (tx *Tx) Write(rel string, data []byte) error {
 	return nil
 }
 
+// Original returns rel as this Tx first read it, before its own writes
+// (missing reports a file that did not exist then).
+func (tx *Tx) Original(rel string) (data []byte, missing bool, err error) {
+	r, err := tx.read(rel)
+	if err != nil {
+		return nil, false, err
+	}
+	return r.data, r.missing, nil
+}
+
+// Written returns what this Tx writes to rel, and whether it writes it.
+func (tx *Tx) Written(rel string) ([]byte, bool) {
+	b, ok := tx.writes[rel]
+	return b, ok
+}
+
+// WrittenPaths returns the paths this Tx writes, in the order first written.
+func (tx *Tx) WrittenPaths() []string { return append([]string(nil), tx.order...) }
+
 // CheckText checks that text (a flag's or a field's value, or a note) is
 // valid UTF-8 without NUL bytes, and returns errs.InvalidInput naming what
 // otherwise: what is the flag or field, e.g. "--message".
@@ -231,6 +250,11 @@ type Change struct {
 	// writer's version (Merge3), that version never deletes them. nil
 	// means IsEntryLine (a line ending in a block id).
 	Protect func(line []byte) bool `json:"-"`
+	// Committed, when set, runs once the operation's commit is made, while
+	// the vault lock is still held (so no other operation sees the vault
+	// between the two). It does not run for a no-op, a repeat, or a commit a
+	// crash recovery finishes.
+	Committed func(Result) `json:"-"`
 }
 
 // Result is what an operation did to the history: the commit of the person's

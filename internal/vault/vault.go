@@ -255,6 +255,18 @@ func (v *Vault) repo() (*history.Repo, error) {
 	return r, nil
 }
 
+// Committed returns rel as HEAD holds it (os.ErrNotExist-like error when
+// HEAD has no such file, or there is no commit yet).
+func (v *Vault) Committed(rel string) ([]byte, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	r, err := v.repo()
+	if err != nil {
+		return nil, err
+	}
+	return r.ReadFile(rel)
+}
+
 // Log returns the vault's history, newest first, at most limit commits.
 func (v *Vault) Log(limit int) ([]history.CommitInfo, error) {
 	v.mu.Lock()

@@ -322,6 +322,9 @@ func (w *writer) apply(tx *Tx, ch Change, adapt bool) (Result, string, error) {
 	if err != nil {
 		return w.fail(notes, j, err)
 	}
+	if ch.Committed != nil && res.Commit != "" {
+		ch.Committed(res)
+	}
 	w.watchLate(notes, j)
 	w.finish(notes, res, ch)
 	return res, "", nil
