@@ -10,11 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/policy"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/session"
 )
@@ -55,6 +56,8 @@ type Handler struct {
 	Open    func() (*session.Service, error)
 	Project string
 	Policy  protocol.Policy
+	// PolicyConfig is the vault's part of the tool policy table.
+	PolicyConfig policy.Config
 	// PromptLimit bounds the SessionStart resume prompt, in bytes (default 8 KB).
 	PromptLimit int
 }
@@ -69,12 +72,14 @@ func ParseInput(data []byte) (Input, error) {
 }
 
 // PreToolUse decides whether a tool call may run (Claude Code hooks:
-// PreToolUse). Read-only tools always pass. Anything else is denied, with
-// what to do next, when: the state cannot be read, parsed or verified (fail
-// closed); no session is active; the mode blocks the tool; or MUST items of
-// the start checklist lack evidence. sessionvault's own commands pass so the
-// agent can start a session and record evidence — except `accept` and
-// `mode set disabled`, which are a person's.
+// PreToolUse), by the policy table (internal/policy): a call that reaches a
+// person's command is denied; reading calls always pass; anything else is
+// denied, with what to do next, when the state cannot be read, parsed or
+// verified (fail closed), when it writes inside the vault (paths resolved
+// against the call's cwd and through symlinks, the Serena link included),
+// when no session is active, when the mode does not allow it, or while MUST
+// items of the start checklist lack evidence. sessionvault's own tools and
+// commands pass once the state verifies: they are the way out.
 func (h Handler) PreToolUse(in Input) (resp Response) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -84,7 +89,14 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	if in.ToolName == "" {
 		return Deny("the hook input names no tool; failing closed")
 	}
-	if h.Policy.IsReadOnly(in.ToolName) {
+	call := policy.Classify(in.ToolName, in.ToolInput, h.PolicyConfig)
+	if call.Class == policy.Person {
+		return Deny(call.Why + "; the agent may not run a person's command (sessionvault accept, mode set disabled, hooks install)")
+	}
+	if call.Class != policy.Read && h.Policy.IsReadOnly(in.ToolName) {
+		call.Class = policy.Read // declared read-only by the vault's read_only_tools
+	}
+	if call.Class == policy.Read {
 		return Allow()
 	}
 	svc, err := h.Open()
@@ -95,15 +107,8 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	if err != nil {
 		return Deny(err.Error() + "; failing closed")
 	}
-	cmd := bashCommand(in)
-	if raw := bashText(in); personOnlyRe.MatchString(raw) {
-		return Deny("`" + strings.TrimSpace(raw) + "` runs a person's command (sessionvault accept, mode set disabled, hooks install); the agent may not run it")
-	}
 	st, err := svc.VerifiedFast(project)
 	if err != nil {
-		if cmd != nil && cmd.readOnly() {
-			return Allow()
-		}
 		if errors.Is(err, session.ErrTampered) {
 			return Deny(err.Error() + ". A person reviews the change (`" + svc.GitCommand("diff") + "`) and runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
 		}
@@ -112,20 +117,17 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	if st.ModeOrDefault() == protocol.Disabled {
 		return Allow()
 	}
-	if p := editedPath(in); p != "" && insideDir(p, svc.V.Root) {
+	if p := writesInVault(call, in.Cwd, svc.V.Root); p != "" {
 		return Deny(p + " is in the session vault: notes there are written through sessionvault (update, decide, block, evidence record, ...), so that every change is verified, signed and committed")
 	}
-	if cmd != nil {
-		if cmd.personOnly() {
-			return Deny("`" + cmd.raw + "` is a person's command; the agent may not run it")
-		}
+	if call.Class == policy.Way {
 		return Allow()
 	}
 	if !st.Active() {
 		return Deny("no session is active. Start one: `" + svc.Command(project, `start --objective "..."`) + "`")
 	}
-	if mode := st.ModeOrDefault(); h.Policy.BlockedBy(mode, in.ToolName) {
-		return Deny(fmt.Sprintf("mode %s does not allow %s. If the work calls for it, switch: `%s`", mode, in.ToolName, svc.Command(project, "mode set coding")))
+	if mode := st.ModeOrDefault(); !policy.Allows(string(mode), call.Class) || h.Policy.BlockedBy(mode, in.ToolName) {
+		return Deny(fmt.Sprintf("mode %s allows reading only, and %s. If the work calls for it, switch: `%s`", mode, call.Why, svc.Command(project, "mode set coding")))
 	}
 	if !session.OpenMust(st.StartChecklist) {
 		return Allow()
@@ -145,78 +147,62 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	return Allow()
 }
 
-// svCommand is a Bash call of sessionvault itself.
-type svCommand struct {
-	raw  string
-	args []string
-}
-
-var shellMeta = regexp.MustCompile("[;&|`$<>()\\n]")
-
-// personOnlyRe finds a person's command anywhere in a shell command line,
-// compound ones included (`sed -i … && sessionvault accept`).
-var personOnlyRe = regexp.MustCompile(`\bsessionvault(-hook)?((\s+--(vault|project)(\s+|=)\S+)|(\s+--?[\w-]+))*\s+(accept|hooks\s+install|mode\s+set\s+["']?disabled)\b`)
-
-// bashText returns the command line of a Bash tool call, or "".
-func bashText(in Input) string {
-	if in.ToolName != "Bash" {
+// writesInVault returns the first file a call edits or may write that lies
+// in the vault (root), or "": paths are taken relative to cwd (the hook
+// input's; else the hook's own working folder) and resolved through
+// symlinks, so the Serena link (<repo>/.serena/memories) and relative paths
+// count. A shell that names a file only at run time ("?") counts when cwd is
+// in the vault.
+func writesInVault(call policy.Call, cwd, root string) string {
+	if call.Class != policy.Edit && call.Class != policy.Write {
 		return ""
 	}
-	var ti struct {
-		Command string `json:"command"`
+	if cwd == "" {
+		cwd, _ = os.Getwd()
 	}
-	json.Unmarshal(in.ToolInput, &ti)
-	return ti.Command
-}
-
-// bashCommand returns the sessionvault invocation a Bash tool call makes, or
-// nil when it is anything else (including a compound shell command).
-func bashCommand(in Input) *svCommand {
-	c := strings.TrimSpace(bashText(in))
-	if c == "" || shellMeta.MatchString(c) {
-		return nil
+	paths := call.Paths
+	if call.Memories {
+		paths = append(paths, filepath.Join(".serena", "memories", "x.md"))
 	}
-	f := strings.Fields(c)
-	if filepath.Base(f[0]) != "sessionvault" {
-		return nil
-	}
-	var args []string
-	for i := 1; i < len(f); i++ {
-		a := strings.Trim(f[i], `"'`)
-		switch {
-		case a == "--vault" || a == "--project":
-			i++ // the flag's value is not a verb
-		case strings.HasPrefix(a, "-"):
-		default:
-			args = append(args, a)
+	realRoot := resolvePath(root)
+	for _, p := range paths {
+		if p == "?" {
+			p = "."
+		}
+		if strings.HasPrefix(p, "~/") {
+			if home, err := os.UserHomeDir(); err == nil {
+				p = filepath.Join(home, p[2:])
+			}
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		if insideDir(resolvePath(p), realRoot) {
+			if call.Memories {
+				return "Serena's memories folder (" + filepath.Join(cwd, ".serena", "memories") + ")"
+			}
+			return p
 		}
 	}
-	return &svCommand{raw: c, args: args}
+	return ""
 }
 
-func (c *svCommand) verb() string {
-	if len(c.args) == 0 {
-		return ""
+// resolvePath returns p with symlinks resolved in its longest existing
+// prefix (the rest, not yet created, appended).
+func resolvePath(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
 	}
-	return c.args[0]
-}
-
-func (c *svCommand) readOnly() bool {
-	switch c.verb() {
-	case "", "status", "log", "check", "help", "gate":
-		return true
-	}
-	return false
-}
-
-func (c *svCommand) personOnly() bool {
-	switch c.verb() {
-	case "accept", "hooks":
-		return true
-	case "mode":
-		return len(c.args) >= 3 && c.args[1] == "set" && c.args[2] == string(protocol.Disabled)
-	}
-	return false
 }
 
 // PostToolUse records a heartbeat of the active session and, when the
@@ -291,24 +277,6 @@ func (h Handler) Stop(in Input) Response {
 	b.WriteString("\nThen end the session: `" + svc.Command(project, `end --summary "..." --next "..."`) + "`.")
 	out, _ := json.Marshal(map[string]string{"decision": "block", "reason": b.String()})
 	return Response{Stdout: string(out) + "\n"}
-}
-
-// editedPath returns the file an editing tool call writes, or "".
-func editedPath(in Input) string {
-	switch in.ToolName {
-	case "Edit", "MultiEdit", "Write", "NotebookEdit":
-	default:
-		return ""
-	}
-	var ti struct {
-		FilePath     string `json:"file_path"`
-		NotebookPath string `json:"notebook_path"`
-	}
-	json.Unmarshal(in.ToolInput, &ti)
-	if ti.FilePath != "" {
-		return ti.FilePath
-	}
-	return ti.NotebookPath
 }
 
 // insideDir reports whether path lies in dir (after cleaning; symlinks are

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/config"
+	"github.com/sessionvault/sessionvault/internal/policy"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -47,6 +48,7 @@ func NewHandler(vaultDir, project string) Handler {
 		var v *vault.Vault
 		if v, err = vault.Open(vaultDir); err == nil {
 			h.Policy = PolicyFrom(v.Config)
+			h.PolicyConfig = policy.Config{UnknownMCP: v.Config.UnknownMCPTools}
 			svc = session.New(v)
 		}
 	}

@@ -51,6 +51,11 @@ type Config struct {
 	// ModeBlocks maps a mode to the tools it blocks (regular expressions);
 	// modes not listed keep the built-in policy.
 	ModeBlocks map[string][]string `yaml:"mode_blocks"`
+	// UnknownMCPTools is what the PreToolUse hook takes a tool of an MCP
+	// server it does not know (mcp__<server>__<tool>) to do: read, edit or
+	// write (default write: allowed only in coding mode once the start gate
+	// passes).
+	UnknownMCPTools string `yaml:"unknown_mcp_tools"`
 	// Linear configures the sync to Linear (DESIGN §8).
 	Linear Linear `yaml:"linear"`
 }
