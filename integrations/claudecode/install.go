@@ -23,12 +23,12 @@ var hookEvents = []struct {
 }
 
 // Install merges sessionvault's hook entries into projectDir/.claude/
-// settings.json: every other key and hook is kept; an entry whose command
-// already runs `sessionvault ... hook <event>` is replaced, so running it
-// twice changes nothing. command is how to run sessionvault (e.g.
-// "/usr/local/bin/sessionvault --vault /home/me/vault"). It returns whether
-// the file changed.
-func Install(projectDir, command string) (bool, string, error) {
+// settings.json: every other key and hook is kept; an entry of ours (see
+// isOurs) is replaced, so running it twice changes nothing. The entries name
+// no path of this machine (teams commit the file): each runs HookCommand,
+// which finds sessionvault on PATH and the vault through this machine's
+// repository link. It returns whether the file changed, and its path.
+func Install(projectDir string) (bool, string, error) {
 	path := filepath.Join(projectDir, ".claude", "settings.json")
 	settings := map[string]any{}
 	old, err := os.ReadFile(path)
@@ -57,18 +57,23 @@ func Install(projectDir, command string) (bool, string, error) {
 				kept = append(kept, e)
 			}
 		}
-		ours := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command + " hook " + h.arg, "timeout": 10}}}
+		ours := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": HookCommand(h.arg), "timeout": 10}}}
 		if h.matcher != "" {
 			ours["matcher"] = h.matcher
 		}
 		hooks[h.event] = append(kept, ours)
 	}
 	settings["hooks"] = hooks
-	out, err := json.MarshalIndent(settings, "", "  ")
-	if err != nil {
+	// Indented, and without HTML escaping (a person reads the shell command:
+	// ">" stays ">", not "\u003e").
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(settings); err != nil {
 		return false, path, err
 	}
-	out = append(out, '\n')
+	out := buf.Bytes()
 	if bytes.Equal(out, old) {
 		return false, path, nil
 	}
@@ -82,14 +87,36 @@ func Install(projectDir, command string) (bool, string, error) {
 	return true, path, os.Rename(tmp, path)
 }
 
-// isOurs reports whether a settings hook entry runs `sessionvault ... hook arg`.
+// HookCommand is the shell command a settings entry runs for a hook event
+// (its `sessionvault hook` argument, e.g. "pre-tool-use"): the lean
+// sessionvault-hook when it is on PATH, else sessionvault. When neither is,
+// PreToolUse fails closed — exit 2, every tool call denied, with how to
+// install — and the other events do nothing.
+func HookCommand(arg string) string {
+	missing := "exit 0"
+	if arg == "pre-tool-use" {
+		missing = `echo "sessionvault blocked this tool call: sessionvault is not installed on this machine (no sessionvault or sessionvault-hook on PATH). Install it (see its README), then run in this repository: sessionvault --vault VAULT hooks install" >&2; exit 2`
+	}
+	return "if command -v sessionvault-hook >/dev/null 2>&1; then exec sessionvault-hook " + arg +
+		"; elif command -v sessionvault >/dev/null 2>&1; then exec sessionvault hook " + arg +
+		"; else " + missing + "; fi"
+}
+
+// isOurs reports whether a settings hook entry is sessionvault's for the
+// event whose argument is arg, whatever the binary is called: the command
+// HookCommand writes, or an earlier form ending in " hook <arg>" that names
+// sessionvault or carries --vault.
 func isOurs(entry any, arg string) bool {
 	m, _ := entry.(map[string]any)
 	list, _ := m["hooks"].([]any)
 	for _, h := range list {
 		hm, _ := h.(map[string]any)
 		c, _ := hm["command"].(string)
-		if strings.Contains(c, "sessionvault") && strings.HasSuffix(strings.TrimSpace(c), " hook "+arg) { // both binaries
+		c = strings.TrimSpace(c)
+		switch {
+		case c == HookCommand(arg):
+			return true
+		case strings.HasSuffix(c, " hook "+arg) && (strings.Contains(c, "sessionvault") || strings.Contains(c, "--vault")):
 			return true
 		}
 	}

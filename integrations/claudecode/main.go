@@ -27,20 +27,34 @@ func PolicyFrom(c config.Config) protocol.Policy {
 	return p
 }
 
-// NewHandler builds the hook handler for a vault folder ("" = $SESSIONVAULT_VAULT,
-// else the nearest folder above the working directory holding .sessionvault/)
-// and a project ("" = the default). When the vault cannot be opened the
-// handler still answers: read-only tools pass, everything else is denied.
-func NewHandler(vaultDir, project string) Handler {
+// NewHandler builds the hook handler for a vault folder and a project ("" =
+// the default). With no vault folder it is found, in order, from
+// $SESSIONVAULT_VAULT, from this machine's link for the code repository
+// holding cwd (the hook input's cwd, else $CLAUDE_PROJECT_DIR, else the
+// working directory; see config.LinkFor, written by `hooks install`), and
+// from the nearest folder above cwd holding .sessionvault/. When the vault
+// cannot be opened the handler still answers: reading calls pass,
+// everything else is denied with how to link the repository.
+func NewHandler(vaultDir, project, cwd string) Handler {
 	h := Handler{Project: project, Policy: protocol.DefaultPolicy()}
 	if vaultDir == "" {
 		vaultDir = os.Getenv("SESSIONVAULT_VAULT")
 	}
+	if cwd == "" {
+		cwd = os.Getenv("CLAUDE_PROJECT_DIR")
+	}
 	var err error
-	if vaultDir == "" {
-		var wd string
-		if wd, err = os.Getwd(); err == nil {
-			vaultDir, err = vault.Find(wd)
+	if cwd == "" {
+		cwd, err = os.Getwd()
+	}
+	if vaultDir == "" && err == nil {
+		if l, ok := config.LinkFor(cwd); ok {
+			vaultDir = l.Vault
+			if h.Project == "" {
+				h.Project = l.Project
+			}
+		} else if vaultDir, err = vault.Find(cwd); err != nil {
+			err = fmt.Errorf("%w. On this machine, link the code repository to its vault: `sessionvault --vault VAULT hooks install` in %s", err, cwd)
 		}
 	}
 	var svc *session.Service
@@ -101,7 +115,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		io.WriteString(stderr, r.Stderr)
 		return r.Exit
 	}
-	h := NewHandler(vaultDir, project)
+	h := NewHandler(vaultDir, project, in.Cwd)
 	var r Response
 	switch event {
 	case "pre-tool-use":

@@ -33,7 +33,9 @@ stdin and answers by the hooks protocol:
 }
 
 // hookHandler builds the hook handler for --vault and --project.
-func (a *app) hookHandler() claudecode.Handler { return claudecode.NewHandler(a.vaultDir, a.project) }
+func (a *app) hookHandler() claudecode.Handler {
+	return claudecode.NewHandler(a.vaultDir, a.project, "")
+}
 
 // policyFrom is the vault's tool policy.
 func policyFrom(v *vault.Vault) protocol.Policy { return claudecode.PolicyFrom(v.Config) }

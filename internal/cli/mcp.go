@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	svmcp "github.com/sessionvault/sessionvault/integrations/mcp"
+	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
@@ -47,25 +48,27 @@ the same code as its CLI verb: same validation, same notes, one commit per chang
 	install := &cobra.Command{
 		Use:   "install [--project-dir DIR] [--print]",
 		Short: "Write (or print) the .mcp.json entry for Claude Code, keeping other servers",
-		Args:  args(cobra.NoArgs),
+		Long: `Adds the sessionvault server to DIR/.mcp.json (other servers are kept) and
+links DIR to this vault on this machine, as hooks install does. The entry runs
+sessionvault from PATH and names no path of this machine, so .mcp.json can be
+committed; on another machine, run this (or hooks install) once there.`,
+		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			v, err := a.openVault()
 			if err != nil {
 				return err
 			}
-			exe, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			argv := []any{"--vault", v.Root}
-			if a.project != "" {
-				argv = append(argv, "--project", a.project)
-			}
-			entry := map[string]any{"type": "stdio", "command": exe, "args": append(argv, "mcp")}
+			// No path of this machine (teams commit .mcp.json): sessionvault
+			// from PATH, the vault through this machine's link for DIR.
+			entry := map[string]any{"type": "stdio", "command": "sessionvault", "args": []any{"mcp"}}
 			if print {
 				b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"sessionvault": entry}}, "", "  ")
 				fmt.Fprintln(a.stdout, string(b))
 				return nil
+			}
+			links, _, err := config.SaveRepoLink(dir, config.RepoLink{Vault: v.Root, Project: a.project})
+			if err != nil {
+				return errs.Wrap(errs.ConfigInvalid, err, "linking the repository to the vault")
 			}
 			path := filepath.Join(dir, ".mcp.json")
 			cfg := map[string]any{}
@@ -84,12 +87,12 @@ the same code as its CLI verb: same validation, same notes, one commit per chang
 			out, _ := json.MarshalIndent(cfg, "", "  ")
 			out = append(out, '\n')
 			if bytes.Equal(out, old) {
-				return a.emit(map[string]any{"path": path, "changed": false}, path+": sessionvault already configured, nothing changed")
+				return a.emit(map[string]any{"path": path, "changed": false, "links": links}, path+": sessionvault already configured, nothing changed")
 			}
 			if err := os.WriteFile(path, out, 0o644); err != nil {
 				return err
 			}
-			return a.emit(map[string]any{"path": path, "changed": true}, path+": sessionvault MCP server added")
+			return a.emit(map[string]any{"path": path, "changed": true, "links": links}, path+": sessionvault MCP server added (it finds the vault "+v.Root+" through "+links+")")
 		},
 	}
 	install.Flags().StringVar(&dir, "project-dir", ".", "the Claude Code project folder")

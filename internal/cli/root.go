@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -84,8 +85,9 @@ or above the current one that holds .sessionvault/.`,
 	return root
 }
 
-// openVault resolves and opens the vault from --vault, $SESSIONVAULT_VAULT or
-// the working directory.
+// openVault resolves and opens the vault from --vault, $SESSIONVAULT_VAULT,
+// this machine's link for the code repository holding the working directory
+// (written by `hooks install`), or the nearest parent holding .sessionvault/.
 func (a *app) openVault() (*vault.Vault, error) {
 	dir := a.vaultDir
 	if dir == "" {
@@ -96,7 +98,13 @@ func (a *app) openVault() (*vault.Vault, error) {
 		if err != nil {
 			return nil, err
 		}
-		if dir, err = vault.Find(wd); err != nil {
+		if l, ok := config.LinkFor(wd); ok {
+			// This machine's link for the code repository (hooks install).
+			dir = l.Vault
+			if a.project == "" {
+				a.project = l.Project
+			}
+		} else if dir, err = vault.Find(wd); err != nil {
 			return nil, err
 		}
 	}

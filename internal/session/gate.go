@@ -342,7 +342,7 @@ func (s *Service) Verified(project string) (State, error) {
 	st := d.readLite(project)
 	sl, err := s.loadSeal(project)
 	if errors.Is(err, errNoSeal) {
-		return st, &errs.Error{Code: errs.Conflict, Message: "the current state of project " + project + " has no valid signature: " + err.Error(), Err: ErrTampered}
+		return st, &errs.Error{Code: errs.Conflict, Message: "the current state of project " + project + " has no signature this machine can check (" + err.Error() + "; a new clone of the vault, or a new key) and is taken as changed outside sessionvault", Err: ErrTampered}
 	}
 	if err != nil {
 		return st, err
