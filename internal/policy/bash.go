@@ -39,7 +39,7 @@ var readers = map[string]bool{
 	"uname": true, "id": true, "hostname": true, "type": true, "command": false, "column": true, "comm": true,
 	"sed": true, "find": true, "git": true, "go": true, "env": true, "printenv": true, "ps": true, "sleep": true,
 	"awk": true, "cd": true, "tac": true, "rev": true, "fold": true, "expand": true, "paste": true, "join": true,
-	"seq": true, "npm": true, "cargo": true,
+	"seq": true, "npm": true, "cargo": true, "gh": true,
 }
 
 // shells run the command line given with -c.
@@ -50,7 +50,7 @@ var gitReading = map[string]bool{
 	"status": true, "log": true, "diff": true, "show": true, "rev-parse": true, "ls-files": true, "blame": true,
 	"describe": true, "shortlog": true, "grep": true, "ls-tree": true, "cat-file": true, "rev-list": true,
 	"merge-base": true, "reflog": true, "whatchanged": true, "name-rev": true, "show-ref": true, "for-each-ref": true,
-	"version": true, "help": true, "cherry": true, "count-objects": true, "check-ignore": true, "var": true,
+	"version": true, "help": true, "cherry": true, "ls-remote": true, "count-objects": true, "check-ignore": true, "var": true,
 }
 
 // personVerbs are the sessionvault verbs only a person may run; "mode set
@@ -225,6 +225,23 @@ func classifyCall(c *syntax.CallExpr) (Class, string, []string) {
 		if args[0] == "env" && len(args) > 1 && strings.HasPrefix(args[1], "-w") {
 			return Write, "`go env -w` changes the configuration", nil
 		}
+	case "gh":
+		if len(args) >= 2 && map[string]bool{"pr": true, "issue": true, "run": true, "repo": true, "release": true, "workflow": true}[args[0]] &&
+			map[string]bool{"view": true, "list": true, "diff": true, "checks": true, "status": true}[args[1]] {
+			break
+		}
+		if len(args) >= 1 && args[0] == "api" {
+			for _, a := range args[1:] {
+				if a == "-X" || a == "--method" || a == "-f" || a == "-F" || a == "--field" || a == "--raw-field" || a == "--input" || strings.HasPrefix(a, "--method=") || strings.HasPrefix(a, "-X") && len(a) > 2 {
+					return Write, "`gh api` with a method or fields may change things", nil
+				}
+			}
+			if len(args) >= 2 && args[1] == "graphql" {
+				return Write, "`gh api graphql` may run a mutation", nil
+			}
+			break
+		}
+		return Write, "`gh " + strings.Join(args[:min(2, len(args))], " ") + "` may change things on GitHub", nil
 	case "npm", "cargo":
 		if len(args) == 0 || !map[string]bool{"ls": true, "list": true, "view": true, "--version": true, "-v": true, "tree": true, "metadata": true}[args[0]] {
 			return Write, "`" + name + "` builds, installs or runs code", nil
