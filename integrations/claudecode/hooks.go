@@ -89,6 +89,23 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	if in.ToolName == "" {
 		return Deny("the hook input names no tool; failing closed")
 	}
+	if allowed, reason := h.Decide(in.ToolName, in.ToolInput, in.Cwd); !allowed {
+		return Deny(reason)
+	}
+	return Allow()
+}
+
+// Decide is PreToolUse's decision for one tool call (Claude Code hooks:
+// tool_name, tool_input and cwd; cwd "" = the working directory): whether it
+// may run now and, when not, why and what to do. `blocked-reason` and the
+// MCP tool get_blocked_reason ask it directly.
+func (h Handler) Decide(tool string, input json.RawMessage, cwd string) (allowed bool, reason string) {
+	in := Input{ToolName: tool, ToolInput: input, Cwd: cwd}
+	resp := h.decide(in)
+	return resp.Exit == 0, strings.TrimSpace(strings.TrimPrefix(resp.Stderr, "sessionvault blocked this tool call: "))
+}
+
+func (h Handler) decide(in Input) Response {
 	call := policy.Classify(in.ToolName, in.ToolInput, h.PolicyConfig)
 	if call.Class == policy.Person {
 		return Deny(call.Why + "; the agent may not run a person's command (sessionvault accept, mode set disabled, hooks install)")

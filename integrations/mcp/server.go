@@ -18,6 +18,7 @@ import (
 	"github.com/sessionvault/sessionvault/integrations/claudecode"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/policy"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/session"
 )
@@ -131,7 +132,8 @@ type (
 		OpID string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 	BlockedIn struct {
-		Tool string `json:"tool,omitempty" jsonschema:"Claude Code tool name (default Edit)"`
+		Tool    string `json:"tool,omitempty" jsonschema:"Claude Code tool name (default Edit)"`
+		Command string `json:"command,omitempty" jsonschema:"for Bash: the command line to judge (reading command lines pass where writing ones do not)"`
 	}
 	ModeIn struct {
 		Mode string `json:"mode" jsonschema:"analysis, planning, coding or disabled"`
@@ -316,13 +318,11 @@ func (s *Server) addTools(srv *mcp.Server) {
 			if tool == "" {
 				tool = "Edit"
 			}
-			h := claudecode.Handler{Open: func() (*session.Service, error) { return s.svc, nil }, Project: s.project, Policy: s.policy}
-			resp := h.PreToolUse(claudecode.Input{HookEventName: "PreToolUse", ToolName: tool, ToolInput: []byte(`{}`)})
-			out := BlockedOut{Tool: tool, Blocked: resp.Exit != 0}
-			if out.Blocked {
-				out.Reason = strings.TrimSpace(strings.TrimPrefix(resp.Stderr, "sessionvault blocked this tool call: "))
-			}
-			return nil, out, nil
+			h := claudecode.Handler{Open: func() (*session.Service, error) { return s.svc, nil }, Project: s.project, Policy: s.policy,
+				PolicyConfig: policy.Config{UnknownMCP: s.svc.V.Config.UnknownMCPTools}}
+			input, _ := json.Marshal(map[string]string{"command": in.Command})
+			allowed, reason := h.Decide(tool, input, "")
+			return nil, BlockedOut{Tool: tool, Blocked: !allowed, Reason: reason}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "set_mode", Description: "Set the mode: analysis, planning or coding (disabled is a person's escape hatch, refused here)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ModeIn) (*mcp.CallToolResult, Result, error) {

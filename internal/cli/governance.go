@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -218,21 +219,25 @@ func (a *app) gateCommand() *cobra.Command {
 }
 
 func (a *app) blockedReasonCommand() *cobra.Command {
-	var tool string
+	var tool, command string
 	c := &cobra.Command{
-		Use:   "blocked-reason [--tool NAME]",
+		Use:   "blocked-reason [--tool NAME] [--command LINE]",
 		Short: "Say why the PreToolUse hook would block a tool now (default Edit), and what to do",
-		Args:  args(cobra.NoArgs),
+		Long: `Asks the hook's policy whether a tool call may run now, and why not. --command
+gives a Bash command line to judge (reading command lines pass where writing
+ones do not); without it, Bash means a command that writes or runs code.`,
+		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			resp := a.hookHandler().PreToolUse(claudecode.Input{HookEventName: "PreToolUse", ToolName: tool, ToolInput: []byte(`{}`)})
-			if resp.Exit == 0 {
+			input, _ := json.Marshal(map[string]string{"command": command})
+			allowed, reason := a.hookHandler().Decide(tool, input, "")
+			if allowed {
 				return a.emit(map[string]any{"tool": tool, "blocked": false}, tool+" is allowed")
 			}
-			reason := strings.TrimSpace(strings.TrimPrefix(resp.Stderr, "sessionvault blocked this tool call: "))
 			return a.emit(map[string]any{"tool": tool, "blocked": true, "reason": reason}, tool+" is blocked: "+reason)
 		},
 	}
 	c.Flags().StringVar(&tool, "tool", "Edit", "the Claude Code tool name")
+	c.Flags().StringVar(&command, "command", "", "a Bash command line to judge (with --tool Bash)")
 	return c
 }
 

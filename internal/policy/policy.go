@@ -127,6 +127,10 @@ func Classify(tool string, input json.RawMessage, cfg Config) Call {
 		if p := field(claudeEdit[tool]); p != "" {
 			call.Paths = []string{p}
 		}
+	case tool == "Bash" && strings.TrimSpace(field("command")) == "":
+		// No command line (a question about Bash in general): writing;
+		// reading command lines pass on their own.
+		call.Why = "a Bash command that writes or runs code"
 	case tool == "Bash":
 		b := ClassifyBash(field("command"))
 		call.Class, call.Why, call.Paths = b.Class, b.Why, b.Paths
