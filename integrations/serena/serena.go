@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,10 +18,53 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// Link makes repo/.serena/memories a symlink to projectDir. It is a no-op
-// when the link is already there. An existing memories folder with files is
-// not replaced: the error says to import it first.
+// Link makes repo/.serena/memories a symlink to projectDir and keeps it out
+// of the repository's commits (ExcludeLink). It is a no-op when the link is
+// already there. A dangling link (made on another machine, or to a vault
+// that moved) is replaced. An existing memories folder with files is not
+// replaced: the error says to import it first; nor is a link to another
+// folder that exists.
 func Link(repo, projectDir string) (created bool, err error) {
+	created, err = link(repo, projectDir)
+	if err != nil {
+		return created, err
+	}
+	return created, ExcludeLink(repo)
+}
+
+// ExcludeLink adds .serena/memories to the repository's .git/info/exclude
+// (once), so the machine-specific link is never committed. A folder that is
+// not a git repository is left alone.
+func ExcludeLink(repo string) error {
+	out, err := exec.Command("git", "-C", repo, "rev-parse", "--git-path", "info/exclude").Output()
+	if err != nil {
+		return nil // not a git repository
+	}
+	p := strings.TrimSpace(string(out))
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(repo, p)
+	}
+	const line = "/.serena/memories"
+	data, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) == line {
+			return nil
+		}
+	}
+	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
+		data = append(data, '\n')
+	}
+	data = append(data, "# the Serena memories link to the sessionvault vault (per machine: sessionvault link serena)\n"+line+"\n"...)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, data, 0o644)
+}
+
+func link(repo, projectDir string) (created bool, err error) {
 	target, err := filepath.Abs(projectDir)
 	if err != nil {
 		return false, err
@@ -36,7 +80,13 @@ func Link(repo, projectDir string) (created bool, err error) {
 		if cur == target {
 			return false, nil
 		}
-		return false, fmt.Errorf("%s already links to %s; remove the link to point it at %s", mem, cur, target)
+		if _, err := os.Stat(mem); err == nil {
+			return false, fmt.Errorf("%s already links to %s; remove the link to point it at %s", mem, cur, target)
+		}
+		// Dangling: repaired.
+		if err := os.Remove(mem); err != nil {
+			return false, err
+		}
 	case err == nil && fi.IsDir():
 		ents, err := os.ReadDir(mem)
 		if err != nil {
