@@ -87,6 +87,35 @@ func Install(projectDir string) (bool, string, error) {
 	return true, path, os.Rename(tmp, path)
 }
 
+// Missing returns the hook events (Claude Code names) whose sessionvault
+// entry projectDir/.claude/settings.json lacks; all of them when there is no
+// such file.
+func Missing(projectDir string) ([]string, error) {
+	var missing []string
+	data, err := os.ReadFile(filepath.Join(projectDir, ".claude", "settings.json"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	settings := map[string]any{}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &settings); err != nil {
+			return nil, fmt.Errorf("%s is not valid JSON: %w", filepath.Join(projectDir, ".claude", "settings.json"), err)
+		}
+	}
+	hooks, _ := settings["hooks"].(map[string]any)
+	for _, h := range hookEvents {
+		entries, _ := hooks[h.event].([]any)
+		found := false
+		for _, e := range entries {
+			found = found || isOurs(e, h.arg)
+		}
+		if !found {
+			missing = append(missing, h.event)
+		}
+	}
+	return missing, nil
+}
+
 // HookCommand is the shell command a settings entry runs for a hook event
 // (its `sessionvault hook` argument, e.g. "pre-tool-use"): the lean
 // sessionvault-hook when it is on PATH, else sessionvault. When neither is,

@@ -80,7 +80,7 @@ or above the current one that holds .sessionvault/.`,
 		a.logCommand(), a.checkCommand(), a.importCommand(),
 		a.hookCommand(), a.hooksCommand(), a.evidenceCommand(), a.modeCommand(), a.acceptCommand(),
 		a.gateCommand(), a.blockedReasonCommand(), a.protocolCommand(), a.phaseCommand(),
-		a.syncCommand(), a.linearCommand(), a.serveCommand(), a.mcpCommand(), a.linkCommand(),
+		a.syncCommand(), a.linearCommand(), a.serveCommand(), a.mcpCommand(), a.linkCommand(), a.doctorCommand(),
 	)
 	return root
 }

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionvault/sessionvault/integrations/claudecode"
+	"github.com/sessionvault/sessionvault/internal/config"
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// doctorCheck is one check of `doctor`: its name, whether it holds, what is
+// wrong, and the command (or step) that fixes it.
+type doctorCheck struct {
+	Check   string `json:"check"`
+	OK      bool   `json:"ok"`
+	Warning bool   `json:"warning,omitempty"` // a problem that does not turn the gates off
+	Problem string `json:"problem,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+}
+
+func (a *app) doctorCommand() *cobra.Command {
+	var repo string
+	c := &cobra.Command{
+		Use:   "doctor [--repo DIR]",
+		Short: "Check this machine's setup for a code repository, and print the fix for each problem",
+		Long: `Checks, for the code repository DIR (default: the current folder): sessionvault
+and sessionvault-hook on PATH; the Claude Code hooks installed in
+DIR/.claude/settings.json and runnable; the vault reachable from DIR (its link
+on this machine); the signing key present and the current state verified; the
+Serena link (when DIR has .serena); git identity; LINEAR_API_KEY when a session
+is linked to Linear. Each problem comes with the command that fixes it. Exit 1
+when a check fails (warnings do not count).`,
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			checks := a.doctor(repo)
+			var b strings.Builder
+			failed := 0
+			for _, ch := range checks {
+				switch {
+				case ch.OK:
+					b.WriteString("ok    " + ch.Check + "\n")
+				case ch.Warning:
+					b.WriteString("warn  " + ch.Check + ": " + ch.Problem + "\n      fix: " + ch.Fix + "\n")
+				default:
+					failed++
+					b.WriteString("FAIL  " + ch.Check + ": " + ch.Problem + "\n      fix: " + ch.Fix + "\n")
+				}
+			}
+			if err := a.emit(map[string]any{"checks": checks, "failed": failed}, strings.TrimRight(b.String(), "\n")); err != nil {
+				return err
+			}
+			if failed > 0 {
+				return errs.New(errs.ConfigInvalid, "doctor: %d check(s) failed", failed)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&repo, "repo", ".", "the code repository")
+	return c
+}
+
+func (a *app) doctor(repo string) []doctorCheck {
+	var out []doctorCheck
+	add := func(name string, ok bool, problem, fix string) {
+		out = append(out, doctorCheck{Check: name, OK: ok, Problem: problem, Fix: fix})
+	}
+	warn := func(name, problem, fix string) {
+		out = append(out, doctorCheck{Check: name, Warning: true, Problem: problem, Fix: fix})
+	}
+	abs, _ := filepath.Abs(repo)
+
+	_, svErr := exec.LookPath("sessionvault")
+	_, hookErr := exec.LookPath("sessionvault-hook")
+	add("sessionvault on PATH", svErr == nil, "not found on PATH: the hooks deny every tool call", "go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest (or put bin/ on PATH)")
+	if hookErr != nil {
+		warn("sessionvault-hook on PATH", "not found: the hooks run the full binary (slower per tool call)", "go install github.com/sessionvault/sessionvault/cmd/sessionvault-hook@latest")
+	} else {
+		add("sessionvault-hook on PATH", true, "", "")
+	}
+
+	// The vault, as the hooks find it from the repository.
+	var v *vault.Vault
+	vaultDir := a.vaultDir
+	if vaultDir == "" {
+		vaultDir = os.Getenv("SESSIONVAULT_VAULT")
+	}
+	if vaultDir == "" {
+		if l, ok := config.LinkFor(abs); ok {
+			vaultDir = l.Vault
+		} else if d, err := vault.Find(abs); err == nil {
+			vaultDir = d
+		}
+	}
+	fixLink := "sessionvault --vault PATH-TO-VAULT hooks install --project-dir " + abs
+	if vaultDir == "" {
+		add("vault reachable from the repository", false, "no link for "+abs+" on this machine and no vault above it", fixLink)
+	} else if vv, err := vault.Open(vaultDir); err != nil {
+		add("vault reachable from the repository", false, err.Error(), fixLink)
+	} else {
+		v = vv
+		add("vault reachable from the repository", true, "", "")
+	}
+
+	missing, err := claudecode.Missing(abs)
+	switch {
+	case err != nil:
+		add("Claude Code hooks installed", false, err.Error(), "fix the JSON, then "+fixLink)
+	case len(missing) > 0:
+		add("Claude Code hooks installed", false, "no sessionvault entry for "+strings.Join(missing, ", ")+" in .claude/settings.json", fixLink)
+	default:
+		add("Claude Code hooks installed", true, "", "")
+		cmd := exec.Command("sh", "-c", claudecode.HookCommand("pre-tool-use"))
+		cmd.Dir = abs
+		cmd.Stdin = strings.NewReader(`{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{},"cwd":` + quoteJSON(abs) + `}`)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			add("hooks runnable", false, "a Read call is denied: "+strings.TrimSpace(stderr.String()), "install sessionvault on PATH, then "+fixLink)
+		} else {
+			add("hooks runnable", true, "", "")
+		}
+	}
+
+	if v == nil {
+		return out
+	}
+	svc := session.New(v)
+	if os.Getenv("SESSIONVAULT_SECRET") == "" {
+		if _, err := os.Stat(filepath.Join(v.Root, ".sessionvault", "state", "key")); err != nil {
+			add("signing key", false, "no .sessionvault/state/key on this machine (a new clone): the state cannot be verified", "a person runs: "+svc.Command("", "accept"))
+		} else {
+			add("signing key", true, "", "")
+		}
+	}
+	if project, err := svc.Project(a.project); err != nil {
+		add("current state", false, err.Error(), "see the message")
+	} else if _, err := svc.Verified(project); err != nil {
+		fix := "a person reviews `" + svc.GitCommand("diff") + "` and runs: " + svc.Command(project, "accept")
+		if !errors.Is(err, session.ErrTampered) {
+			fix = "restore the note (`" + svc.GitCommand("checkout -- "+project+"/"+session.CurrentStateNote) + "`), then " + svc.Command(project, "accept")
+		}
+		add("current state verified", false, err.Error(), fix)
+	} else {
+		add("current state verified", true, "", "")
+		if st, err := svc.Status(project); err == nil && st.Linear != "" && os.Getenv("LINEAR_API_KEY") == "" {
+			warn("Linear key", "session "+st.Session+" is linked to "+st.Linear+" but LINEAR_API_KEY is not set: nothing is pushed", "export LINEAR_API_KEY=... (a personal API key from Linear's settings)")
+		}
+		if _, err := os.Lstat(filepath.Join(abs, ".serena")); err == nil {
+			mem := filepath.Join(abs, ".serena", "memories")
+			want, _ := filepath.EvalSymlinks(filepath.Join(v.Root, project))
+			got, err := filepath.EvalSymlinks(mem)
+			add("Serena link", err == nil && got == want, mem+" does not lead to "+filepath.Join(v.Root, project), svc.Command(project, "link serena --repo "+abs))
+		}
+	}
+	for _, k := range []string{"user.name", "user.email"} {
+		if o, err := exec.Command("git", "-C", abs, "config", k).Output(); err != nil || len(bytes.TrimSpace(o)) == 0 {
+			warn("git "+k, "not set: commits in the code repository (commit evidence) need it", "git config --global "+k+" \"...\"")
+		}
+	}
+	return out
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
