@@ -92,6 +92,15 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	if allowed, reason := h.Decide(in.ToolName, in.ToolInput, in.Cwd); !allowed {
 		return Deny(reason)
 	}
+	if c := policy.Classify(in.ToolName, in.ToolInput, h.PolicyConfig).Class; c == policy.Edit || c == policy.Write {
+		// A call that may write: PostToolUse commits notes it changed as the
+		// agent's edit.
+		if svc, err := h.Open(); err == nil {
+			if project, err := svc.Project(h.Project); err == nil {
+				svc.NoteToolCall(project, in.ToolName)
+			}
+		}
+	}
 	return Allow()
 }
 
@@ -222,15 +231,18 @@ func resolvePath(p string) string {
 	}
 }
 
-// PostToolUse records a heartbeat of the active session and, when the
-// protocol has `tool:` evidence matching the tool, the call as evidence (in
-// .sessionvault/state, no commit). It never blocks.
+// PostToolUse commits the canonical notes the tool call changed (seen
+// against what PreToolUse recorded) as the agent's edit, and records a
+// heartbeat of the active session and, when the protocol has `tool:`
+// evidence matching the tool, the call as evidence (in .sessionvault/state,
+// no commit). It never blocks.
 func (h Handler) PostToolUse(in Input) Response {
 	svc, err := h.Open()
 	if err != nil {
 		return Allow()
 	}
 	if project, err := svc.Project(h.Project); err == nil {
+		svc.CommitToolEdits(project, in.ToolName)
 		svc.RecordToolCall(project, in.ToolName)
 		svc.Touch(project)
 	}

@@ -103,3 +103,52 @@ func (s *Service) toolSeen(project, session, item string) (tool string, at time.
 	}
 	return "", time.Time{}, false
 }
+
+// toolCallNotes are the notes whose change during a tool call the hooks
+// look for: the project's canonical notes.
+func toolCallNotes(project string) []string {
+	return []string{project + "/" + CurrentStateNote, project + "/" + DecisionsNote, project + "/" + HistoryNote, project + "/" + ViolationsNote}
+}
+
+// NoteToolCall is called by the PreToolUse hook for a call it lets through
+// that may write: it records the stat identity of the project's canonical
+// notes (in .sessionvault/state/toolcall-<project>, no commit), for
+// CommitToolEdits to compare after the call.
+func (s *Service) NoteToolCall(project, tool string) error {
+	var b strings.Builder
+	b.WriteString(tool + "\n")
+	for _, rel := range toolCallNotes(project) {
+		id, _ := statIdentity(filepath.Join(s.V.Root, filepath.FromSlash(rel)))
+		b.WriteString(rel + "\t" + id + "\n")
+	}
+	return s.V.WriteState("toolcall-"+project, []byte(b.String()))
+}
+
+// CommitToolEdits is called by the PostToolUse hook: canonical notes that
+// changed since NoteToolCall recorded them for the same tool were changed
+// during the agent's tool call, and are committed as the agent's edit (not
+// the person's). Such an edit is never signed: a change to the sealed part of
+// the state still waits for a person's accept. It returns the commit, or "".
+func (s *Service) CommitToolEdits(project, tool string) (string, error) {
+	data, err := s.V.ReadState("toolcall-" + project)
+	if err != nil {
+		return "", nil
+	}
+	s.V.WriteState("toolcall-"+project, nil)
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) == 0 || lines[0] != tool {
+		return "", nil
+	}
+	var changed []string
+	for _, l := range lines[1:] {
+		rel, before, _ := strings.Cut(l, "\t")
+		now, _ := statIdentity(filepath.Join(s.V.Root, filepath.FromSlash(rel)))
+		if now != before {
+			changed = append(changed, rel)
+		}
+	}
+	if len(changed) == 0 {
+		return "", nil
+	}
+	return s.V.CommitAgentEdits(changed, tool)
+}

@@ -255,6 +255,10 @@ type Change struct {
 	// between the two). It does not run for a no-op, a repeat, or a commit a
 	// crash recovery finishes.
 	Committed func(Result) `json:"-"`
+	// ByAgent, for an operation that only commits edits made outside the
+	// engine, says they were made by the agent's tool call (Operation names
+	// the tool): the commit is authored as the agent, not the person.
+	ByAgent bool `json:"-"`
 }
 
 // Result is what an operation did to the history: the commit of the person's
@@ -311,6 +315,16 @@ func personMessage(changed []string) string {
 		subject = fmt.Sprintf("%d files", len(changed))
 	}
 	return fmt.Sprintf("edit: %s changed outside sessionvault\n\n%s\n\nOperation: external-edit\n", subject, strings.Join(changed, "\n"))
+}
+
+// agentMessage is the message of a commit of edits an agent's tool call
+// made to notes outside sessionvault.
+func agentMessage(changed []string, tool string) string {
+	subject := strings.Join(changed, ", ")
+	if len(changed) > 3 {
+		subject = fmt.Sprintf("%d files", len(changed))
+	}
+	return fmt.Sprintf("agent-edit: %s changed by the agent's %s call\n\n%s\n\nOperation: agent-edit\nTool: %s\n", subject, tool, strings.Join(changed, "\n"), tool)
 }
 
 // equalRead reports whether data is what r read.

@@ -285,8 +285,13 @@ func (w *writer) apply(tx *Tx, ch Change, adapt bool) (Result, string, error) {
 		return Result{}, "", err
 	}
 	personSig := history.Signature{Name: v.Config.Person.Name, Email: v.Config.Person.Email}
+	msg := personMessage(filePaths(person))
+	if ch.ByAgent {
+		personSig = history.Signature{Name: v.Config.Agent.Name, Email: v.Config.Agent.Email}
+		msg = agentMessage(filePaths(person), ch.Operation)
+	}
 	if len(notes) == 0 {
-		hashes, err := w.il.Commit([]history.CommitSpec{{Files: person, Message: personMessage(filePaths(person)), Author: personSig}})
+		hashes, err := w.il.Commit([]history.CommitSpec{{Files: person, Message: msg, Author: personSig}})
 		if err != nil {
 			return Result{}, "", gitError(err, "committing edits made outside sessionvault")
 		}
@@ -1417,6 +1422,22 @@ func (v *Vault) CommitOutsideEdits(paths []string) (string, error) {
 			}
 		}
 		return Change{Operation: "external-edit"}, nil
+	})
+	return res.PersonCommit, err
+}
+
+// CommitAgentEdits commits, as the agent, any of paths whose content
+// differs from HEAD: edits an agent's tool call (named by tool, e.g. "Bash")
+// made to notes outside sessionvault, seen by the PostToolUse hook. It
+// returns the commit, or "" when nothing differed.
+func (v *Vault) CommitAgentEdits(paths []string, tool string) (string, error) {
+	res, err := v.Update(func(tx *Tx) (Change, error) {
+		for _, p := range paths {
+			if _, err := tx.Read(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return Change{}, err
+			}
+		}
+		return Change{Operation: tool, ByAgent: true}, nil
 	})
 	return res.PersonCommit, err
 }
