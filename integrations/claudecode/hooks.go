@@ -92,9 +92,10 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	if allowed, reason := h.Decide(in.ToolName, in.ToolInput, in.Cwd); !allowed {
 		return Deny(reason)
 	}
-	if c := policy.Classify(in.ToolName, in.ToolInput, h.PolicyConfig).Class; c == policy.Edit || c == policy.Write {
-		// A call that may write: PostToolUse commits notes it changed as the
-		// agent's edit.
+	if c := policy.Classify(in.ToolName, in.ToolInput, h.PolicyConfig).Class; c == policy.Write {
+		// A call that may write files it does not name (a shell, an unknown
+		// tool; an editing tool's file was checked above): PostToolUse
+		// commits notes it changed as the agent's edit.
 		if svc, err := h.Open(); err == nil {
 			if project, err := svc.Project(h.Project); err == nil {
 				svc.NoteToolCall(project, in.ToolName)
