@@ -253,20 +253,11 @@ func (s *Service) render(name string, data any) ([]byte, error) {
 // Protocol returns the protocol a project follows: <project>/SESSION-PROTOCOL.md
 // if present, else the vault's SESSION-PROTOCOL.md, else the embedded default.
 func (s *Service) Protocol(project string) (*protocol.Protocol, error) {
-	for _, rel := range []string{project + "/SESSION-PROTOCOL.md", "SESSION-PROTOCOL.md"} {
-		data, err := s.V.ReadFile(rel)
-		if err == nil {
-			return protocol.Parse(s.MD, rel, data), nil
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-	}
-	data, err := fs.ReadFile(templates.FS, "SESSION-PROTOCOL.md")
+	name, data, err := s.protocolSource(project)
 	if err != nil {
 		return nil, err
 	}
-	return protocol.Parse(s.MD, "SESSION-PROTOCOL.md (built in)", data), nil
+	return protocol.Parse(s.MD, name, data), nil
 }
 
 // Init writes the four canonical notes of a project from the templates,
