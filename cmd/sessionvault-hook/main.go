@@ -7,10 +7,16 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode"
 )
 
 func main() {
+	// A hook lives for milliseconds: collecting garbage only pays past a
+	// memory bound (64 MiB, far above what one decision allocates; a long
+	// session's state read on a cache miss stays under it too).
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(64 << 20)
 	os.Exit(claudecode.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
