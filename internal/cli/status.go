@@ -78,7 +78,13 @@ func formatStatus(st session.State, limit int) string {
 			if it.Done {
 				mark = "x"
 			}
+			if it.Unverified {
+				mark = "?"
+			}
 			fmt.Fprintf(&b, "  [%s] %-6s %s\n", mark, it.Level, it.Step)
+			if it.Unverified {
+				fmt.Fprintf(&b, "             ticked without recorded evidence, so not done: record it with `sessionvault evidence record %s ...` (`sessionvault gate validate` names the flags)\n", it.ID)
+			}
 		}
 	}
 	if n := len(st.Updates); n > 0 {
