@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/sessionvault
 PKGS    := ./...
 
-.PHONY: build demo test bench stress vet fmt clean
+.PHONY: build demo test bench stress vet fmt clean cross install
 
 build:
 	$(GO) build -o $(BIN) ./cmd/sessionvault
@@ -13,6 +13,19 @@ build:
 
 demo: build
 	./scripts/demo.sh $(BIN)
+
+# Build and vet for every platform Obsidian users are on (CI runs it).
+CROSS := linux/amd64 darwin/amd64 darwin/arm64 windows/amd64
+cross:
+	@for p in $(CROSS); do \
+		echo "build and vet $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./cmd/sessionvault ./cmd/sessionvault-hook || exit 1; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet $(PKGS) || exit 1; \
+	done
+
+# Install both binaries into $(go env GOPATH)/bin (on PATH for the hooks).
+install:
+	$(GO) install ./cmd/sessionvault ./cmd/sessionvault-hook
 
 test:
 	$(GO) vet $(PKGS)

@@ -1,3 +1,5 @@
+//go:build unix
+
 package cli
 
 // Bad input at the write path (issue: concurrent writers, "Bad input at the

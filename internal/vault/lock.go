@@ -1,20 +1,17 @@
 package vault
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
-// fileLock is a held cross-process lock (flock on .sessionvault/state/lock).
-// The kernel releases it when the process dies, so a killed sessionvault
-// never leaves the vault locked.
+// fileLock is a held cross-process lock on .sessionvault/state/lock: flock(2)
+// on Unix, LockFileEx on Windows. The kernel releases it when the process
+// dies, so a killed sessionvault never leaves the vault locked.
 type fileLock struct{ f *os.File }
 
 // lock takes the vault's cross-process lock, waiting up to the configured
@@ -32,11 +29,11 @@ func (v *Vault) lock() (*fileLock, error) {
 	deadline := time.Now().Add(v.Config.LockTimeout.Duration)
 	wait := time.Millisecond
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
+		held, err := tryLockFile(f)
+		if held {
 			return &fileLock{f: f}, nil
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
@@ -52,6 +49,6 @@ func (v *Vault) lock() (*fileLock, error) {
 }
 
 func (l *fileLock) unlock() {
-	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+	unlockFile(l.f)
 	l.f.Close()
 }

@@ -1,0 +1,25 @@
+//go:build unix
+
+package vault
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// tryLockFile takes an exclusive flock on f without waiting: held false with
+// a nil error means another process holds it.
+func tryLockFile(f *os.File) (held bool, err error) {
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.EWOULDBLOCK) || errors.Is(err, unix.EINTR):
+		return false, nil
+	}
+	return false, err
+}
+
+func unlockFile(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }
