@@ -16,8 +16,6 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
-// version is reported to MCP clients.
-const version = "0.1.0"
 
 func (a *app) mcpCommand() *cobra.Command {
 	c := &cobra.Command{
@@ -36,7 +34,7 @@ the same code as its CLI verb: same validation, same notes, one commit per chang
 			if err != nil {
 				return err
 			}
-			srv := svmcp.New(svc, a.project, policyFrom(svc.V), version)
+			srv := svmcp.New(svc, a.project, policyFrom(svc.V), versionString())
 			if err := srv.Run(c.Context(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, os.ErrClosed) {
 				fmt.Fprintln(a.stderr, "sessionvault mcp:", err)
 			}

@@ -65,7 +65,9 @@ The vault is --vault DIR, else $SESSIONVAULT_VAULT, else the nearest folder at
 or above the current one that holds .sessionvault/.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
 	}
+	root.SetVersionTemplate("sessionvault {{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.vaultDir, "vault", "", "vault folder (default $SESSIONVAULT_VAULT, else the nearest parent holding .sessionvault/)")
 	root.PersistentFlags().StringVar(&a.project, "project", "", "project folder in the vault (default: the config's default_project)")
 	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print a machine-readable JSON result or error on stdout")
