@@ -119,6 +119,13 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 			if err := s.archive(tx, d, st, StatusAbandoned, "Abandoned: a new session was started with --force.", nil, now); err != nil {
 				return vault.Change{}, err
 			}
+			// The new session starts from the idle note the archive wrote
+			// (its edits are applied; queuing more on the old body would
+			// overlap them).
+			if d, err = s.readDoc(tx, cur); err != nil {
+				return vault.Change{}, err
+			}
+			st.Version = d.intProp("version")
 		}
 		if o.Continue != "" && !tx.Exists(project+"/"+SessionsDir+"/"+o.Continue+".md") {
 			return vault.Change{}, errs.New(errs.SessionNotFound, "--continue %s: no archived session %s/%s/%s.md", o.Continue, project, SessionsDir, o.Continue).With("session", o.Continue)
@@ -151,9 +158,9 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		}
 		d.set("version", st.Version+1)
 		d.set("phase", PhaseInit)
-		if d.prop("mode") == "" {
-			d.set("mode", firstNonEmpty(s.V.Config.DefaultMode, "coding"))
-		}
+		// Every session starts in the vault's default mode (seed 004); the
+		// last session's mode, even a person's disabled, does not carry over.
+		d.set("mode", firstNonEmpty(s.V.Config.DefaultMode, "coding"))
 		d.setSection(secObjective, []string{oneLine(o.Objective)})
 		d.setSection(secStart, checklistLines(proto.Start, "c"))
 		d.setSection(secUpdates, nil)
