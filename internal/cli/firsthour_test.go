@@ -65,3 +65,53 @@ func TestNewSessionStartsInDefaultMode(t *testing.T) {
 		t.Errorf("mode of the new session = %v, want coding (default_mode)", m)
 	}
 }
+
+// check names each problem once, with its file and line: a broken front
+// matter, and an entry line a person broke (whose id is not issued again).
+func TestCheckReportsProblemsOnceWithFileAndLine(t *testing.T) {
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Check")
+	mustRun(t, v, "update", "first")
+	note := filepath.Join(v, "demo", "session-current-state.md")
+	data, _ := os.ReadFile(note)
+	broken := strings.Replace(string(data), "· note · first ^u-1", "first, edited by hand ^u-1", 1)
+	if broken == string(data) {
+		t.Fatal("no entry to break")
+	}
+	os.WriteFile(note, []byte(broken), 0o644)
+	os.WriteFile(filepath.Join(v, "demo", "scratch.md"), []byte("---\ntitle: [unclosed\n---\nbody\n"), 0o644)
+	out, errOut, code := run(t, v, "check")
+	if code == 0 {
+		t.Fatalf("check passed with a broken entry and a broken note:\n%s", out)
+	}
+	for _, want := range []string{"demo/session-current-state.md:", "cannot read this updates entry back", "demo/scratch.md:3: front matter is not valid YAML"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("check output lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Count(errOut, "demo/scratch.md:") != 1 {
+		t.Errorf("the file prefix is printed more than once:\n%s", errOut)
+	}
+	mustRun(t, v, "update", "second")
+	after, _ := os.ReadFile(note)
+	if strings.Count(string(after), "^u-1\n") != 1 || !strings.Contains(string(after), "second ^u-2") {
+		t.Errorf("an id was issued again:\n%s", after)
+	}
+}
+
+// Only [x] (or [X]) ticks an item: Obsidian's other task statuses ([?],
+// [/], [-]) do not make a MUST done.
+func TestOnlyAnXTicksAnItem(t *testing.T) {
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Ticks")
+	note := filepath.Join(v, "demo", "session-current-state.md")
+	data, _ := os.ReadFile(note)
+	os.WriteFile(note, []byte(strings.Replace(string(data), "- [ ] **SHOULD** Resolve", "- [?] **SHOULD** Resolve", 1)), 0o644)
+	end, _ := statusJSON(t, v)["end_checklist"].([]any)
+	if len(end) < 3 {
+		t.Fatalf("end checklist = %v", end)
+	}
+	if e3, _ := end[2].(map[string]any); e3["done"] != false {
+		t.Errorf("[?] counts as done: %v", e3)
+	}
+}

@@ -53,11 +53,11 @@ func (s *Service) Check(progress func(done int)) (CheckReport, error) {
 		n, err := note.Parse(rel, data)
 		if err != nil {
 			var pe *note.ParseError
-			line := 0
+			line, why := 0, err.Error()
 			if errors.As(err, &pe) {
-				line = pe.Line
+				line, why = pe.Line, pe.Msg // (Error() would name the file and line again)
 			}
-			rep.Problems = append(rep.Problems, Problem{Note: rel, Line: line, Why: err.Error()})
+			rep.Problems = append(rep.Problems, Problem{Note: rel, Line: line, Why: why})
 			return nil
 		}
 		switch typ, _ := n.Get("type"); typ {

@@ -80,7 +80,17 @@ type Problem struct {
 	Why  string `json:"why"`
 }
 
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s: %s", p.Note, p.Line, p.Why, p.Text) }
+func (p Problem) String() string {
+	s := p.Note
+	if p.Line > 0 {
+		s += fmt.Sprintf(":%d", p.Line)
+	}
+	s += ": " + p.Why
+	if p.Text != "" {
+		s += ": " + p.Text
+	}
+	return s
+}
 
 var (
 	idTailRe   = regexp.MustCompile(`\^([a-z])-(\d+)\s*$`)
@@ -263,7 +273,7 @@ func parseCheck(line string) (CheckItem, bool) {
 	if m == nil {
 		return CheckItem{}, false
 	}
-	return CheckItem{ID: m[5], Level: m[2], Step: m[3], Evidence: m[4], Done: m[1] != " "}, true
+	return CheckItem{ID: m[5], Level: m[2], Step: m[3], Evidence: m[4], Done: m[1] == "x" || m[1] == "X"}, true
 }
 
 // idNumber returns N of an id "x-N", or 0.
