@@ -141,3 +141,32 @@ func TestMarkCrashed(t *testing.T) {
 		t.Fatalf("recover after the mark: %v", err)
 	}
 }
+
+// An entry on a session marked crashed is a sign of life: the status reads
+// active again at once, not only after `recover`.
+func TestEntryEndsTheCrashedStatus(t *testing.T) {
+	dir := t.TempDir()
+	history.Init(dir)
+	os.MkdirAll(filepath.Join(dir, ".sessionvault"), 0o755)
+	v, _ := vault.Open(dir)
+	svc := session.New(v)
+	svc.InitProject("demo")
+	t0 := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	svc.Now = func() time.Time { return t0 }
+	if _, err := svc.Start(session.StartOptions{Project: "demo", Objective: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	svc.Now = func() time.Time { return t0.Add(time.Hour) }
+	if m, err := svc.MarkCrashed("demo"); err != nil || m == "" {
+		t.Fatalf("not marked: %q %v", m, err)
+	}
+	if st, _ := svc.Status("demo"); st.Status != session.StatusCrashed {
+		t.Fatalf("status %q after the mark", st.Status)
+	}
+	if _, err := svc.Update(session.UpdateOptions{Project: "demo", Message: "back at work"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := svc.Status("demo"); st.Status != session.StatusActive {
+		t.Errorf("status %q after a new entry, want active", st.Status)
+	}
+}

@@ -271,6 +271,10 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 			return vault.Change{}, err
 		}
 		touch(d, st, now)
+		if d.prop("status") == StatusCrashed {
+			// An entry is a sign of life: the session is no longer crashed.
+			d.set("status", StatusActive)
+		}
 		b, err := d.bytes()
 		if err != nil {
 			return vault.Change{}, err
