@@ -1,6 +1,10 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
 
 func (a *app) endCommand() *cobra.Command {
 	var summary string
@@ -21,7 +25,14 @@ link to it — one commit.`,
 			if err != nil {
 				return err
 			}
-			return a.emit(out, "ended "+out.ID)
+			text := "ended " + out.ID + " in phase " + out.Phase
+			if len(out.Violations) > 0 {
+				text += fmt.Sprintf(" — %d unmet MUST item(s) of the end checklist, logged as CRITICAL in session-violations-log.md:", len(out.Violations))
+				for _, m := range out.Violations {
+					text += "\n  " + m.ID + " " + m.Step
+				}
+			}
+			return a.emit(out, text)
 		},
 	}
 	c.Flags().StringVar(&summary, "summary", "", "what the session did")

@@ -115,3 +115,23 @@ func TestOnlyAnXTicksAnItem(t *testing.T) {
 		t.Errorf("[?] counts as done: %v", e3)
 	}
 }
+
+// end says the phase the session ended in and names the unmet MUSTs it
+// logged; the archived session keeps that phase (not INIT).
+func TestEndShowsPhaseAndViolations(t *testing.T) {
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Phase")
+	out := mustRun(t, v, "end", "--summary", "stopped early")
+	for _, want := range []string{"in phase VIOLATION", "2 unmet MUST item(s)", "e-1 Record the session's progress as updates", "e-2 Commit the code changes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("end's output lacks %q:\n%s", want, out)
+		}
+	}
+	matches, _ := filepath.Glob(filepath.Join(v, "demo", "sessions", "*.md"))
+	if len(matches) != 1 {
+		t.Fatalf("archived: %v", matches)
+	}
+	if a, _ := os.ReadFile(matches[0]); !strings.Contains(string(a), "\nphase: VIOLATION\n") {
+		t.Errorf("archived phase:\n%s", a)
+	}
+}

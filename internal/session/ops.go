@@ -44,6 +44,10 @@ type Outcome struct {
 	// effect: nothing was done again, and ID and the commits are the first
 	// run's.
 	Repeat bool `json:"repeat,omitempty"`
+	// Phase is the phase a session ended in (end): COMPLETE or VIOLATION.
+	Phase string `json:"phase,omitempty"`
+	// Violations are the unmet MUSTs an operation logged (end).
+	Violations []Missing `json:"violations,omitempty"`
 }
 
 var linearKeyRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*-\d+$`)
@@ -116,7 +120,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 			if !o.Force {
 				return vault.Change{}, errs.New(errs.SessionAlreadyActive, "session %s is already active in project %s (objective: %s); end it with `sessionvault end`, or start with --force to abandon it", st.Session, project, st.Objective).With("session", st.Session)
 			}
-			if err := s.archive(tx, d, st, StatusAbandoned, "Abandoned: a new session was started with --force.", nil, now); err != nil {
+			if err := s.archive(tx, d, st, StatusAbandoned, "", "Abandoned: a new session was started with --force.", nil, now); err != nil {
 				return vault.Change{}, err
 			}
 			// The new session starts from the idle note the archive wrote
@@ -529,16 +533,23 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 			return vault.Change{}, err
 		}
 		now := s.now()
+		// The phase the session ends in: COMPLETE through a passing end
+		// gate, VIOLATION when MUSTs of the end checklist were unmet (they
+		// go to the violations log, and the outcome names them).
+		phase := PhaseComplete
+		out.Violations = nil
 		if proto, err := s.Protocol(project); err == nil {
 			if missing := s.Gate(st, proto, protocol.End); len(missing) > 0 {
 				if err := s.logViolations(tx, st, string(protocol.End), missing, now); err != nil {
 					return vault.Change{}, err
 				}
+				phase, out.Violations = PhaseViolation, missing
 			}
 		}
-		if err := s.archive(tx, d, st, StatusComplete, summary, next, now); err != nil {
+		if err := s.archive(tx, d, st, StatusComplete, phase, summary, next, now); err != nil {
 			return vault.Change{}, err
 		}
+		out.Phase = phase
 		out.ID = st.Session
 		return vault.Change{Operation: "end", Session: st.Session, Summary: firstNonEmpty(summary, st.Objective)}, nil
 	})
@@ -573,7 +584,7 @@ func firstNonEmpty(v ...string) string {
 // archive writes the session record sessions/<id>.md from the current-state
 // note (with the end's summary and next steps), adds it to the history and
 // resets the current state to idle.
-func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, summary string, next []string, now time.Time) error {
+func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, phase, summary string, next []string, now time.Time) error {
 	rel := st.Project + "/" + SessionsDir + "/" + st.Session + ".md"
 	if err := vault.CheckPath(rel); err != nil {
 		return err
@@ -587,6 +598,9 @@ func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, summary string
 	a, err := s.parseDoc(rel, d.n.Bytes())
 	if err != nil {
 		return err
+	}
+	if phase != "" {
+		a.set("phase", phase)
 	}
 	a.retitle(st.Session)
 	a.set("type", "session")
