@@ -135,3 +135,24 @@ func TestEndShowsPhaseAndViolations(t *testing.T) {
 		t.Errorf("archived phase:\n%s", a)
 	}
 }
+
+// A person's hand edit (an entry reworded, a section of their own) never
+// makes gate validate fail; a sealed field changed by hand does, with its own
+// code, E1641 STATE_CHANGED_OUTSIDE (not E1640 CONCURRENT_UPDATE).
+func TestGateValidateAfterHandEdits(t *testing.T) {
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Hand edits")
+	mustRun(t, v, "update", "an entry")
+	note := filepath.Join(v, "demo", "session-current-state.md")
+	data, _ := os.ReadFile(note)
+	edited := strings.Replace(string(data), "an entry ^u-1", "an entry, reworded by hand ^u-1", 1) + "\n## My notes\n\ntext\n"
+	os.WriteFile(note, []byte(edited), 0o644)
+	if _, errOut, _ := run(t, v, "gate", "validate", "start"); strings.Contains(errOut, "E1640") || strings.Contains(errOut, "E1641") {
+		t.Fatalf("a hand edit made gate validate fail:\n%s", errOut)
+	}
+	mustRun(t, v, "update", "commits the hand edit")
+	os.WriteFile(note, []byte(strings.Replace(edited, "\nphase: INIT\n", "\nphase: COMPLETE\n", 1)), 0o644)
+	if _, errOut, code := run(t, v, "gate", "validate", "start"); code == 0 || !strings.Contains(errOut, "E1641 STATE_CHANGED_OUTSIDE") {
+		t.Errorf("a sealed field changed by hand: exit %d\n%s", code, errOut)
+	}
+}

@@ -34,6 +34,7 @@ var (
 	NotRegularFile       = Code{"E1617", "NOTE_NOT_A_FILE"}
 	NotCrashed           = Code{"E1632", "SESSION_NOT_CRASHED"}
 	Conflict             = Code{"E1640", "CONCURRENT_UPDATE"}
+	StateChangedOutside  = Code{"E1641", "STATE_CHANGED_OUTSIDE"}
 	GitWrite             = Code{"E1651", "GIT_WRITE_FAILED"}
 	GitLocked            = Code{"E1652", "GIT_LOCKED"}
 	ImportFailed         = Code{"E1653", "IMPORT_FAILED"}

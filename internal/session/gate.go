@@ -331,7 +331,7 @@ var ErrTampered = errors.New("the current state was changed outside sessionvault
 // those the engine last wrote, and the protocol the one it signed with. The
 // checklists count only the evidence the seal records (a tick without it is
 // Unverified). It fails with errs.NoteParse when the note is missing or
-// broken, and with ErrTampered (errs.Conflict) when sealed fields were
+// broken, and with ErrTampered (errs.StateChangedOutside, E1641) when sealed fields were
 // changed outside the engine or there is no valid seal; a person accepts
 // such a change with `sessionvault accept`.
 func (s *Service) Verified(project string) (State, error) {
@@ -342,7 +342,7 @@ func (s *Service) Verified(project string) (State, error) {
 	st := d.readLite(project)
 	sl, err := s.loadSeal(project)
 	if errors.Is(err, errNoSeal) {
-		return st, &errs.Error{Code: errs.Conflict, Message: "the current state of project " + project + " has no signature this machine can check (" + err.Error() + "; a new clone of the vault, or a new key) and is taken as changed outside sessionvault", Err: ErrTampered}
+		return st, &errs.Error{Code: errs.StateChangedOutside, Message: "the current state of project " + project + " has no signature this machine can check (" + err.Error() + "; a new clone of the vault, or a new key) and is taken as changed outside sessionvault", Err: ErrTampered}
 	}
 	if err != nil {
 		return st, err

@@ -387,5 +387,5 @@ func sealDiff(old *seal, next seal) []string {
 // tamperedError is the error of Verified for a state whose sealed fields
 // differ from the seal.
 func tamperedError(project string, diffs []string) error {
-	return &errs.Error{Code: errs.Conflict, Message: project + "/" + CurrentStateNote + " was changed outside sessionvault since the engine last wrote it: " + strings.Join(diffs, "; "), Err: ErrTampered}
+	return &errs.Error{Code: errs.StateChangedOutside, Message: project + "/" + CurrentStateNote + " was changed outside sessionvault since the engine last wrote it: " + strings.Join(diffs, "; "), Err: ErrTampered}
 }
