@@ -156,3 +156,22 @@ func TestGateValidateAfterHandEdits(t *testing.T) {
 		t.Errorf("a sealed field changed by hand: exit %d\n%s", code, errOut)
 	}
 }
+
+// An unknown subcommand, or a group command without one, is a usage error
+// (exit 2) that names it; blocked-reason exits 1 when the tool is blocked.
+func TestUnknownSubcommandsAndBlockedReasonExit(t *testing.T) {
+	v := newVault(t)
+	_, errOut, code := run(t, v, "import", "memory-bank", "x")
+	if code != 2 || !strings.Contains(errOut, `unknown command "memory-bank" for "sessionvault import"`) {
+		t.Errorf("import memory-bank: exit %d\n%s", code, errOut)
+	}
+	if _, errOut, code := run(t, v, "hooks"); code != 2 || !strings.Contains(errOut, "needs a command: install") {
+		t.Errorf("hooks: exit %d\n%s", code, errOut)
+	}
+	if out, _, code := run(t, v, "blocked-reason", "--tool", "Edit"); code != 1 || !strings.Contains(out, "Edit is blocked") {
+		t.Errorf("blocked-reason on a blocked tool: exit %d\n%s", code, out)
+	}
+	if out, _, code := run(t, v, "blocked-reason", "--tool", "Read"); code != 0 || !strings.Contains(out, "Read is allowed") {
+		t.Errorf("blocked-reason on an allowed tool: exit %d\n%s", code, out)
+	}
+}

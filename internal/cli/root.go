@@ -84,7 +84,33 @@ or above the current one that holds .sessionvault/.`,
 		a.gateCommand(), a.blockedReasonCommand(), a.protocolCommand(), a.phaseCommand(),
 		a.syncCommand(), a.linearCommand(), a.serveCommand(), a.mcpCommand(), a.linkCommand(), a.doctorCommand(),
 	)
+	requireSubcommands(root)
 	return root
+}
+
+// requireSubcommands makes every command that only groups subcommands (hooks,
+// import, gate, ...) fail with a usage error (exit 2) when it is run without
+// one or with an unknown one, instead of printing its help and exiting 0.
+func requireSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		requireSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Run != nil || c.RunE != nil || c.Parent() == nil {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(c *cobra.Command, argv []string) error {
+		var names []string
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		if len(argv) > 0 {
+			return usageError(c, fmt.Sprintf("unknown command %q for %q (its commands: %s)", argv[0], c.CommandPath(), strings.Join(names, ", ")))
+		}
+		return usageError(c, fmt.Sprintf("%q needs a command: %s", c.CommandPath(), strings.Join(names, ", ")))
+	}
 }
 
 // openVault resolves and opens the vault from --vault, $SESSIONVAULT_VAULT,
