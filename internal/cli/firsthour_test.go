@@ -175,3 +175,20 @@ func TestUnknownSubcommandsAndBlockedReasonExit(t *testing.T) {
 		t.Errorf("blocked-reason on an allowed tool: exit %d\n%s", code, out)
 	}
 }
+
+// File evidence: an absolute path, a path relative to the current folder,
+// and a path relative to the project folder all name the protocol's file; a
+// different file is refused naming both.
+func TestFileEvidencePaths(t *testing.T) {
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Paths")
+	abs := filepath.Join(v, "demo", "session-current-state.md")
+	mustRun(t, v, "evidence", "record", "c-1", "--file", abs)
+	mustRun(t, v, "evidence", "record", "c-1", "--file", "session-current-state.md")
+	t.Chdir(filepath.Join(v, "demo"))
+	mustRun(t, v, "evidence", "record", "c-1", "--file", "./session-current-state.md")
+	_, errOut, code := run(t, v, "evidence", "record", "c-1", "--file", "session-history.md")
+	if code == 0 || !strings.Contains(errOut, "the protocol asks for session-current-state.md, and session-history.md") {
+		t.Errorf("another file: exit %d\n%s", code, errOut)
+	}
+}

@@ -103,7 +103,7 @@ Items whose evidence is a person's tick cannot be recorded by the agent.`,
 			return a.emit(out, "recorded "+out.ID)
 		},
 	}
-	rec.Flags().StringVar(&o.File, "file", "", "the file read, for `file` evidence")
+	rec.Flags().StringVar(&o.File, "file", "", "the file read, for `file` evidence: absolute, or relative to the current folder, else to the project folder in the vault; it must be the protocol's file (same name, or ending in its path)")
 	rec.Flags().StringVar(&o.SHA, "sha", "", "a commit, for `commit` evidence")
 	rec.Flags().BoolVar(&o.Run, "run", false, "run the protocol's command, for `run` evidence")
 	c.AddCommand(rec)

@@ -108,6 +108,8 @@ func (s *Service) verify(d *doc, project string, req protocol.Requirement, o Evi
 		if err := need("--file PATH", o.File != ""); err != nil {
 			return "", err
 		}
+		// The rule (evidence record --help): absolute; else relative to the
+		// current folder (o.Dir); else relative to the project folder.
 		path := o.File
 		if !filepath.IsAbs(path) {
 			if _, err := os.Stat(filepath.Join(o.Dir, path)); err == nil {
@@ -120,8 +122,13 @@ func (s *Service) verify(d *doc, project string, req protocol.Requirement, o Evi
 		if err != nil {
 			return "", fail("cannot read %s: %v", o.File, err)
 		}
-		if want := req.Check.Arg; want != "" && filepath.Base(path) != want && !strings.HasSuffix(filepath.ToSlash(path), "/"+want) {
-			return "", fail("the protocol asks for %s, not %s", want, o.File)
+		// The file must be the protocol's: the same name, or ending in the
+		// protocol's path (./ and separators normalised).
+		if want := filepath.ToSlash(filepath.Clean(filepath.FromSlash(req.Check.Arg))); req.Check.Arg != "" {
+			got := filepath.ToSlash(filepath.Clean(path))
+			if filepath.Base(got) != want && got != want && !strings.HasSuffix(got, "/"+want) {
+				return "", fail("the protocol asks for %s, and %s (%s) is another file", req.Check.Arg, o.File, got)
+			}
 		}
 		sum := sha256.Sum256(data)
 		return fmt.Sprintf("file %s sha256:%s", o.File, hex.EncodeToString(sum[:8])), nil
