@@ -192,3 +192,24 @@ func TestFileEvidencePaths(t *testing.T) {
 		t.Errorf("another file: exit %d\n%s", code, errOut)
 	}
 }
+
+// init on a folder that already holds notes (a copied vault) says what it
+// committed: never "nothing to change" when it made a commit.
+func TestInitSaysWhatItCommitted(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "vault")
+	os.MkdirAll(filepath.Join(dir, "demo"), 0o755)
+	mustRun(t, dir, "init", dir, "--project", "demo")
+	os.RemoveAll(filepath.Join(dir, ".git"))
+	os.RemoveAll(filepath.Join(dir, ".sessionvault", "state"))
+	os.WriteFile(filepath.Join(dir, "mine.md"), []byte("# mine\n"), 0o644)
+	out := mustRun(t, dir, "init", dir, "--project", "demo")
+	if strings.Contains(out, "nothing to change") || !strings.Contains(out, "already in the folder were committed as yours first") {
+		t.Errorf("init on a folder with notes:\n%s", out)
+	}
+	if log := git(t, dir, "log", "--format=%s"); !strings.Contains(log, "changed outside sessionvault") {
+		t.Errorf("history:\n%s", log)
+	}
+	if out := mustRun(t, dir, "init", dir, "--project", "demo"); !strings.Contains(out, "nothing to change") {
+		t.Errorf("a second init:\n%s", out)
+	}
+}

@@ -70,9 +70,9 @@ nothing is missing nothing changes and no commit is made.`,
 			if err != nil {
 				return err
 			}
-			adopted := ""
+			adopted, adoptedFiles := "", 0
 			if createdRepo {
-				if adopted, err = adoptExisting(v); err != nil {
+				if adopted, adoptedFiles, err = adoptExisting(v); err != nil {
 					return err
 				}
 			}
@@ -103,10 +103,17 @@ nothing is missing nothing changes and no commit is made.`,
 			out := map[string]any{"vault": abs, "project": a.project, "created_repository": createdRepo,
 				"commits": nonEmpty(adopted, res.Commit, pres.Commit), "paths": append(res.Paths, pres.Paths...)}
 			text := fmt.Sprintf("vault %s: project %s ready", abs, a.project)
-			if res.Commit == "" && pres.Commit == "" {
+			switch n := len(res.Paths) + len(pres.Paths); {
+			case n > 0:
+				text += fmt.Sprintf(" (%d files committed)", n)
+			case adopted == "" && res.PersonCommit == "" && pres.PersonCommit == "":
 				text += " (nothing to change)"
-			} else {
-				text += fmt.Sprintf(" (%d files committed)", len(res.Paths)+len(pres.Paths))
+			}
+			if adopted != "" {
+				text += fmt.Sprintf("\nthe %d files already in the folder were committed as yours first (commit %s)", adoptedFiles, adopted[:min(12, len(adopted))])
+			}
+			if c := firstNonEmpty(res.PersonCommit, pres.PersonCommit); c != "" {
+				text += "\nedits made outside sessionvault were committed as yours (commit " + c[:min(12, len(c))] + ")"
 			}
 			if serenaRepo != "" {
 				linked, err := serena.Link(serenaRepo, filepath.Join(abs, a.project))
@@ -125,7 +132,7 @@ nothing is missing nothing changes and no commit is made.`,
 
 // adoptExisting commits the files already in a folder that just became a
 // vault (a copied vault, an Obsidian vault), as the person's.
-func adoptExisting(v *vault.Vault) (string, error) {
+func adoptExisting(v *vault.Vault) (string, int, error) {
 	var paths []string
 	err := filepath.WalkDir(v.Root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -145,9 +152,10 @@ func adoptExisting(v *vault.Vault) (string, error) {
 		return nil
 	})
 	if err != nil || len(paths) == 0 {
-		return "", err
+		return "", 0, err
 	}
-	return v.CommitOutsideEdits(paths)
+	hash, err := v.CommitOutsideEdits(paths)
+	return hash, len(paths), err
 }
 
 func nonEmpty(v ...string) []string {
@@ -158,4 +166,13 @@ func nonEmpty(v ...string) []string {
 		}
 	}
 	return out
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }
