@@ -145,42 +145,71 @@ func Scan(dir string) ([]Memory, []Skipped, int, error) {
 	if fi, err := os.Stat(filepath.Join(dir, ".serena", "memories")); err == nil && fi.IsDir() {
 		dir = filepath.Join(dir, ".serena", "memories")
 	}
+	// The memories folder may be a symlink (init --serena makes one), and so
+	// may a topic folder inside it: Serena follows both, so the scan does too
+	// (each real folder once, so a link cycle ends).
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, nil, 0, err
+	}
 	var mems []Memory
 	var skipped []Skipped
 	found := 0
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		if e.IsDir() {
+	seen := map[string]bool{}
+	var walk func(real, prefix string) error
+	walk = func(real, prefix string) error {
+		if seen[real] {
 			return nil
 		}
-		found++
-		if hiddenSegment(rel) {
-			skipped = append(skipped, Skipped{Path: rel, Reason: "in a hidden folder (such as .obsidian, the source vault's settings): not a memory"})
+		seen[real] = true
+		return filepath.WalkDir(real, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(real, p)
+			rel = filepath.ToSlash(filepath.Join(prefix, rel))
+			if e.IsDir() {
+				return nil
+			}
+			if e.Type()&fs.ModeSymlink != 0 {
+				target, err := filepath.EvalSymlinks(p)
+				if err != nil {
+					skipped = append(skipped, Skipped{Path: rel, Reason: "a symlink that leads nowhere"})
+					return nil
+				}
+				if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+					if hiddenSegment(rel) {
+						return nil
+					}
+					return walk(target, rel)
+				}
+			}
+			found++
+			if hiddenSegment(rel) {
+				skipped = append(skipped, Skipped{Path: rel, Reason: "in a hidden folder (such as .obsidian, the source vault's settings): not a memory"})
+				return nil
+			}
+			if !strings.HasSuffix(rel, ".md") {
+				skipped = append(skipped, Skipped{Path: rel, Reason: "not a .md file: Serena lists only markdown memories"})
+				return nil
+			}
+			if reserved[filepath.Base(rel)] && !strings.Contains(rel, "/") {
+				skipped = append(skipped, Skipped{Path: rel, Reason: "has the name of a canonical sessionvault note, which it would replace"})
+				return nil
+			}
+			if err := vault.CheckPath(rel); err != nil {
+				skipped = append(skipped, Skipped{Path: rel, Reason: err.Error()})
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			mems = append(mems, Memory{Rel: rel, Data: data})
 			return nil
-		}
-		if !strings.HasSuffix(rel, ".md") {
-			skipped = append(skipped, Skipped{Path: rel, Reason: "not a .md file: Serena lists only markdown memories"})
-			return nil
-		}
-		if reserved[filepath.Base(rel)] && !strings.Contains(rel, "/") {
-			skipped = append(skipped, Skipped{Path: rel, Reason: "has the name of a canonical sessionvault note, which it would replace"})
-			return nil
-		}
-		if err := vault.CheckPath(rel); err != nil {
-			skipped = append(skipped, Skipped{Path: rel, Reason: err.Error()})
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		mems = append(mems, Memory{Rel: rel, Data: data})
-		return nil
-	})
+		})
+	}
+	err = walk(root, "")
 	sort.Slice(mems, func(i, j int) bool { return mems[i].Rel < mems[j].Rel })
 	return mems, skipped, found, err
 }
