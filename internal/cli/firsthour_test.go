@@ -2,10 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // statusJSON returns `status --json`'s data.
@@ -211,5 +213,67 @@ func TestInitSaysWhatItCommitted(t *testing.T) {
 	}
 	if out := mustRun(t, dir, "init", dir, "--project", "demo"); !strings.Contains(out, "nothing to change") {
 		t.Errorf("a second init:\n%s", out)
+	}
+}
+
+// A start time edited in Obsidian, in each form Obsidian writes (date-time
+// to the second or minute without a zone, a bare date), is read in the
+// vault's time_zone: the archive gets the right duration. check flags a time
+// it cannot read with its file and line.
+func TestObsidianTimesAreRead(t *testing.T) {
+	for _, form := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		t.Run(form, func(t *testing.T) {
+			v := newVault(t)
+			cfg := filepath.Join(v, ".sessionvault", "config.yaml")
+			data, _ := os.ReadFile(cfg)
+			os.WriteFile(cfg, append(data, []byte("time_zone: America/New_York\n")...), 0o644)
+			mustRun(t, v, "start", "--objective", "Times")
+			loc, _ := time.LoadLocation("America/New_York")
+			started := time.Now().In(loc).Add(-90 * time.Minute)
+			if form == "2006-01-02" {
+				started = time.Date(started.Year(), started.Month(), started.Day(), 0, 0, 0, 0, loc)
+			}
+			note := filepath.Join(v, "demo", "session-current-state.md")
+			cur, _ := os.ReadFile(note)
+			lines := strings.Split(string(cur), "\n")
+			for i, l := range lines {
+				if strings.HasPrefix(l, "started: ") {
+					lines[i] = "started: " + started.Format(form)
+				}
+			}
+			os.WriteFile(note, []byte(strings.Join(lines, "\n")), 0o644)
+			if out, errOut, code := run(t, v, "check"); code != 0 {
+				t.Fatalf("check: %s%s", out, errOut)
+			}
+			mustRun(t, v, "end", "--summary", "done")
+			matches, _ := filepath.Glob(filepath.Join(v, "demo", "sessions", "*.md"))
+			a, _ := os.ReadFile(matches[0])
+			want := int(time.Since(started.Truncate(time.Second)).Minutes())
+			var got int
+			for _, l := range strings.Split(string(a), "\n") {
+				if strings.HasPrefix(l, "duration_minutes: ") {
+					fmt.Sscanf(l, "duration_minutes: %d", &got)
+				}
+			}
+			if got < want-1 || got > want+1 {
+				t.Errorf("duration_minutes = %d, want about %d (started %s)", got, want, started.Format(form))
+			}
+		})
+	}
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Bad time")
+	note := filepath.Join(v, "demo", "session-current-state.md")
+	cur, _ := os.ReadFile(note)
+	lines := strings.Split(string(cur), "\n")
+	line := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "started: ") {
+			lines[i], line = "started: yesterday at ten", i+1
+		}
+	}
+	os.WriteFile(note, []byte(strings.Join(lines, "\n")), 0o644)
+	_, errOut, code := run(t, v, "check")
+	if want := fmt.Sprintf("demo/session-current-state.md:%d: cannot read started", line); code == 0 || !strings.Contains(errOut, want) {
+		t.Errorf("check on an unreadable time: exit %d, want %q in\n%s", code, want, errOut)
 	}
 }

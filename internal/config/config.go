@@ -45,6 +45,10 @@ type Config struct {
 	// DefaultMode is the mode a vault starts in: analysis, planning, coding
 	// (default) or disabled (seed 004).
 	DefaultMode string `yaml:"default_mode"`
+	// TimeZone is the IANA zone (e.g. "Europe/Berlin") of times written
+	// without one — Obsidian's date-time properties (2026-11-23T10:30) and
+	// dates (2026-11-23); "" means the machine's local zone.
+	TimeZone string `yaml:"time_zone"`
 	// ReadOnlyTools are Claude Code tool names (regular expressions) the
 	// PreToolUse hook always allows; empty means the built-in list.
 	ReadOnlyTools []string `yaml:"read_only_tools"`
@@ -134,6 +138,9 @@ func Load(vaultDir string) (Config, error) {
 	if c.Linear.Schedule == "" {
 		c.Linear.Schedule = "@every 15m"
 	}
+	if _, err := c.Location(); err != nil {
+		return c, fmt.Errorf("%s: time_zone: %w", path, err)
+	}
 	envOverride(&c.Agent.Name, "SESSIONVAULT_AGENT_NAME")
 	envOverride(&c.Agent.Email, "SESSIONVAULT_AGENT_EMAIL")
 	envOverride(&c.Person.Name, "SESSIONVAULT_PERSON_NAME")
@@ -145,6 +152,19 @@ func Load(vaultDir string) (Config, error) {
 		c.Person = d.Person
 	}
 	return c, nil
+}
+
+// Location returns the zone of TimeZone (the machine's local zone when
+// unset); an unknown zone name is an error.
+func (c Config) Location() (*time.Location, error) {
+	if c.TimeZone == "" {
+		return time.Local, nil
+	}
+	loc, err := time.LoadLocation(c.TimeZone)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a time zone (use an IANA name such as Europe/Berlin or UTC): %w", c.TimeZone, err)
+	}
+	return loc, nil
 }
 
 func envOverride(dst *string, name string) {

@@ -330,6 +330,16 @@ func (n *Note) Node(key string) (*yaml.Node, bool) {
 	return n.root.Content[i+1], true
 }
 
+// KeyLine returns the 1-based line in the note of a property's value, or 0
+// when there is no such property.
+func (n *Note) KeyLine(key string) int {
+	v, ok := n.Node(key)
+	if !ok {
+		return 0
+	}
+	return n.fileLine(v.Line, v.Column)
+}
+
 // Get returns a scalar property's text as written (after YAML unquoting),
 // and whether the property exists and is a non-null scalar.
 func (n *Note) Get(key string) (string, bool) {

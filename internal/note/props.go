@@ -481,6 +481,45 @@ func encodeValue(value any, nl, indent string) (string, bool, error) {
 // second precision, e.g. 2026-11-22T14:30:00Z.
 func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
+// timeLayouts are the forms ParseTime reads: RFC 3339 with a zone (what the
+// engine writes), and the forms Obsidian's date and date-time properties
+// write — without a zone, to the minute or second, and a bare date.
+var timeLayouts = []struct {
+	layout string
+	zoned  bool
+}{
+	{time.RFC3339Nano, true},
+	{"2006-01-02T15:04:05.999999999", false},
+	{"2006-01-02T15:04", false},
+	{"2006-01-02 15:04:05", false},
+	{"2006-01-02 15:04", false},
+	{"2006-01-02", false},
+}
+
+// ParseTime reads a time property in any form ParseTime's layouts list: one
+// with a zone as written, one without in loc (the vault's zone; nil means the
+// machine's local zone), a bare date as midnight in loc. The error names the
+// forms it reads.
+func ParseTime(v string, loc *time.Location) (time.Time, error) {
+	if loc == nil {
+		loc = time.Local
+	}
+	v = strings.TrimSpace(v)
+	for _, l := range timeLayouts {
+		var t time.Time
+		var err error
+		if l.zoned {
+			t, err = time.Parse(l.layout, v)
+		} else {
+			t, err = time.ParseInLocation(l.layout, v, loc)
+		}
+		if err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time: write 2026-11-23T10:30:00Z (the engine's form), 2026-11-23T10:30, 2026-11-23T10:30:00 or 2026-11-23 (Obsidian's; local time in the vault's time_zone)", v)
+}
+
 // Scalar renders s as a one-line YAML scalar the way Set writes strings:
 // plain when YAML reads it back as the same string, otherwise double-quoted.
 func Scalar(s string) string { return encodeString(s) }

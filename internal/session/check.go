@@ -66,6 +66,7 @@ func (s *Service) Check(progress func(done int)) (CheckReport, error) {
 			if err != nil {
 				return nil
 			}
+			d.loc, _ = s.V.Config.Location()
 			st := d.readState(strings.SplitN(rel, "/", 2)[0])
 			rep.Problems = append(rep.Problems, st.Problems...)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/note"
@@ -20,6 +21,7 @@ type doc struct {
 	body  []byte
 	edits []bodyEdit
 	props []propEdit
+	loc   *time.Location // zone of times written without one (nil: local)
 }
 
 type bodyEdit struct {

@@ -215,6 +215,9 @@ func (s *Service) parseNote(rel string, data []byte) (*doc, error) {
 
 func (s *Service) parseDoc(rel string, data []byte) (*doc, error) {
 	d, err := openDoc(s.MD, rel, data)
+	if d != nil {
+		d.loc, _ = s.V.Config.Location()
+	}
 	if err != nil {
 		var pe *note.ParseError
 		if errors.As(err, &pe) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/sessionvault/sessionvault/internal/note"
 )
 
 // Canonical note names (DESIGN §2, §4) and the sections the engine owns in
@@ -96,16 +98,36 @@ func (d *doc) prop(key string) string {
 	return v
 }
 
+// timeProp reads a time property in any form note.ParseTime reads (the
+// engine's RFC 3339, and Obsidian's forms without a zone, in the vault's
+// time_zone); nil when it is empty or unreadable (timeProblems reports it).
 func (d *doc) timeProp(key string) *time.Time {
 	v := d.prop(key)
 	if v == "" {
 		return nil
 	}
-	t, err := time.Parse(time.RFC3339, v)
+	t, err := note.ParseTime(v, d.loc)
 	if err != nil {
 		return nil
 	}
 	return &t
+}
+
+// timeKeys are the time properties of session notes.
+var timeKeys = []string{"started", "updated", "ended"}
+
+// timeProblems reports each time property that is set but unreadable, with
+// its line.
+func (d *doc) timeProblems() []Problem {
+	var out []Problem
+	for _, k := range timeKeys {
+		if v := d.prop(k); v != "" {
+			if _, err := note.ParseTime(v, d.loc); err != nil {
+				out = append(out, Problem{Note: d.path, Line: d.n.KeyLine(k), Why: "cannot read " + k + ": " + err.Error()})
+			}
+		}
+	}
+	return out
 }
 
 func (d *doc) intProp(key string) int {
@@ -120,6 +142,7 @@ func (d *doc) readState(project string) State {
 	st.Updates = readEntries(d, &st, secUpdates, parseUpdate)
 	st.Decisions = readEntries(d, &st, secDecisions, parseDecision)
 	st.Blockers = readEntries(d, &st, secBlockers, parseBlocker)
+	st.Problems = append(st.Problems, d.timeProblems()...)
 	for _, l := range d.sectionLines(secNext) {
 		if t := strings.TrimSpace(string(l.Content())); strings.HasPrefix(t, "- ") {
 			st.NextSteps = append(st.NextSteps, strings.TrimSpace(t[2:]))
