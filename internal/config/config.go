@@ -194,6 +194,12 @@ heartbeat_timeout: 30m
 history_full: 10
 # How long a command waits for another sessionvault process holding the vault.
 lock_timeout: 30s
+# The zone of times written without one (Obsidian's 2026-11-23T10:30 and
+# 2026-11-23), as an IANA name; leave out for this machine's local zone.
+# time_zone: Europe/Berlin
+# What a tool of an MCP server the hooks' policy does not know may do: read,
+# edit or write (the default: allowed only in coding mode past the start gate).
+# unknown_mcp_tools: write
 # Claude Code hooks: tools that are always allowed, and the tools each mode
 # blocks (regular expressions on the tool name). Leave out to use the defaults:
 # read_only_tools: [Read, Glob, Grep, LS, WebFetch, WebSearch, TodoWrite, NotebookRead, BashOutput]
