@@ -636,7 +636,7 @@ func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, phase, summary
 	d.set("linear", "")
 	d.set("branch", "")
 	d.set("commit", "")
-	d.set("started", "")
+	d.set("started", nil) // empty, not "": Obsidian types it datetime
 	d.set("continues", "")
 	d.set("phase", "")
 	d.set("last_session", link(SessionsDir+"/"+st.Session))

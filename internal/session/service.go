@@ -296,6 +296,11 @@ func (s *Service) InitProject(project string) (vault.Result, error) {
 			}
 			created = append(created, "SESSION-PROTOCOL.md")
 		}
+		obs, err := s.writeObsidianFiles(tx, project)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		created = append(created, obs...)
 		return vault.Change{Operation: "init", Summary: fmt.Sprintf("project %s (%s)", project, strings.Join(created, ", "))}, nil
 	})
 	if _, serr := s.loadSeal(project); err == nil && errors.Is(serr, errNoSeal) {
