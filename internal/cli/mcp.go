@@ -16,7 +16,6 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
-
 func (a *app) mcpCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "mcp",

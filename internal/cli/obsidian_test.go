@@ -116,7 +116,9 @@ func TestObsidianTypesAndBases(t *testing.T) {
 		base string
 		want func(rel string, props map[string]string) bool
 	}{
-		{"demo/sessions.base", func(rel string, p map[string]string) bool { return p["type"] == "session" || p["type"] == "session-state" }},
+		{"demo/sessions.base", func(rel string, p map[string]string) bool {
+			return p["type"] == "session" || p["type"] == "session-state"
+		}},
 		{"demo/decisions.base", func(rel string, p map[string]string) bool { return p["type"] == "decision" }},
 	} {
 		data, err := os.ReadFile(filepath.Join(dir, c.base))
