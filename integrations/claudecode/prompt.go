@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -56,14 +57,51 @@ func contextResponse(text string) Response {
 func ResumePrompt(svc *session.Service, st session.State, proto *protocol.Protocol, source string, limit int) string {
 	var b strings.Builder
 	if !st.Active() {
-		fmt.Fprintf(&b, "# sessionvault: no active session in %s\n\nStart one: `sessionvault start --objective \"...\"`.", st.Project)
-		if st.LastSession != "" {
-			fmt.Fprintf(&b, " The last session was %s.", st.LastSession)
+		fmt.Fprintf(&b, "# sessionvault: no active session in %s\n\nStart one: `sessionvault start --objective \"...\"`", st.Project)
+		if st.LastSession == "" {
+			b.WriteString(".")
+			return clip(svc.Runnable(st.Project, b.String()), limit)
+		}
+		id := path.Base(st.LastSession)
+		fmt.Fprintf(&b, " (add `--continue %s` to carry on from the last session).\n", id)
+		last, err := svc.Archived(st.Project, id)
+		if err != nil {
+			fmt.Fprintf(&b, "\nThe last session was %s.", st.LastSession)
+			return clip(svc.Runnable(st.Project, b.String()), limit)
+		}
+		fmt.Fprintf(&b, "\n## The last session: %s (%s)\n\n- Objective: %s\n- Progress: %d%%\n", id, last.Status, last.Objective, last.Progress)
+		if last.Summary != "" {
+			fmt.Fprintf(&b, "- Summary: %s\n", last.Summary)
+		}
+		if len(last.NextSteps) > 0 {
+			b.WriteString("\n## Next steps it left\n\n")
+			for _, n := range last.NextSteps {
+				fmt.Fprintf(&b, "- %s\n", n)
+			}
+		}
+		if open := last.OpenBlockers(); len(open) > 0 {
+			b.WriteString("\n## Blockers it left open\n\n")
+			for _, bl := range open {
+				fmt.Fprintf(&b, "- %s [%s] %s\n", bl.ID, bl.Severity, bl.Text)
+			}
 		}
 		return clip(svc.Runnable(st.Project, b.String()), limit)
 	}
 	fmt.Fprintf(&b, "# sessionvault: session %s (%s)\n\n", st.Session, st.Status)
 	fmt.Fprintf(&b, "- Objective: %s\n- Progress: %d%%\n- Mode: %s\n", st.Objective, st.Progress, st.ModeOrDefault())
+	if st.Continues != "" {
+		// Started with --continue: what the session it carries on left.
+		if prev, err := svc.Archived(st.Project, path.Base(st.Continues)); err == nil {
+			fmt.Fprintf(&b, "- Continues: %s", path.Base(st.Continues))
+			if prev.Summary != "" {
+				fmt.Fprintf(&b, " (its summary: %s)", prev.Summary)
+			}
+			b.WriteString("\n")
+			for _, n := range prev.NextSteps {
+				fmt.Fprintf(&b, "  - next step it left: %s\n", n)
+			}
+		}
+	}
 	if st.Status == session.StatusCrashed {
 		b.WriteString("\nThe session shows no recent sign of life: run `sessionvault recover` to resume it.\n")
 	}

@@ -277,3 +277,34 @@ func TestObsidianTimesAreRead(t *testing.T) {
 		t.Errorf("check on an unreadable time: exit %d, want %q in\n%s", code, want, errOut)
 	}
 }
+
+// The resume prompt of an idle project gives the last session's summary
+// and next steps; after `start --continue` the new session's prompt does too.
+func TestResumePromptCarriesTheLastSession(t *testing.T) {
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Login page")
+	mustRun(t, v, "end", "--summary", "Form done, API not wired", "--next", "Wire the API", "--next", "Add tests")
+	prompt := func() string {
+		var out, errb strings.Builder
+		Main([]string{"--vault", v, "hook", "session-start"}, strings.NewReader(`{"hook_event_name":"SessionStart","source":"startup"}`), &out, &errb)
+		var r struct {
+			Out struct {
+				Context string `json:"additionalContext"`
+			} `json:"hookSpecificOutput"`
+		}
+		json.Unmarshal([]byte(out.String()), &r)
+		return r.Out.Context
+	}
+	idle := prompt()
+	for _, want := range []string{"Summary: Form done, API not wired", "- Wire the API", "- Add tests", "--continue "} {
+		if !strings.Contains(idle, want) {
+			t.Errorf("idle prompt lacks %q:\n%s", want, idle)
+		}
+	}
+	matches, _ := filepath.Glob(filepath.Join(v, "demo", "sessions", "*.md"))
+	id := strings.TrimSuffix(filepath.Base(matches[0]), ".md")
+	mustRun(t, v, "start", "--objective", "API", "--continue", id)
+	if p := prompt(); !strings.Contains(p, "Continues: "+id+" (its summary: Form done, API not wired)") || !strings.Contains(p, "next step it left: Wire the API") {
+		t.Errorf("prompt after --continue:\n%s", p)
+	}
+}

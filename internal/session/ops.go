@@ -810,6 +810,24 @@ func (s *Service) Status(project string) (State, error) {
 	return st, nil
 }
 
+// Archived reads one archived session of a project (sessions/<id>.md), in
+// full: its summary and next steps, for the resume prompt of an idle project.
+func (s *Service) Archived(project, id string) (State, error) {
+	if err := vault.CheckName("session", id); err != nil {
+		return State{}, err
+	}
+	rel := project + "/" + SessionsDir + "/" + id + ".md"
+	data, err := s.V.ReadFile(rel)
+	if err != nil {
+		return State{}, err
+	}
+	d, err := s.parseDoc(rel, data)
+	if err != nil {
+		return State{}, err
+	}
+	return d.readState(project), nil
+}
+
 // Sessions returns the project's sessions: the active one (if any) and every
 // archived record in sessions/, read in full.
 func (s *Service) Sessions(project string) ([]State, error) {
