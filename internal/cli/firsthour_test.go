@@ -308,3 +308,27 @@ func TestResumePromptCarriesTheLastSession(t *testing.T) {
 		t.Errorf("prompt after --continue:\n%s", p)
 	}
 }
+
+// Errors name the operation's own terms and the next step, with codes of
+// their own: an unknown project, a gate that does not pass, a start over a
+// crashed session (which names recover).
+func TestErrorsNameWhatHappened(t *testing.T) {
+	v := newVault(t)
+	if _, errOut, _ := run(t, v, "status", "--project", "nope"); !strings.Contains(errOut, "E1607 PROJECT_NOT_FOUND") || !strings.Contains(errOut, "init --project nope") {
+		t.Errorf("unknown project:\n%s", errOut)
+	}
+	mustRun(t, v, "start", "--objective", "Errors")
+	if _, errOut, _ := run(t, v, "gate", "validate", "start"); !strings.Contains(errOut, "E1608 GATE_NOT_PASSED") {
+		t.Errorf("gate validate:\n%s", errOut)
+	}
+	if _, errOut, _ := run(t, v, "phase", "advance"); !strings.Contains(errOut, "E1608 GATE_NOT_PASSED") {
+		t.Errorf("phase advance:\n%s", errOut)
+	}
+	cfg := filepath.Join(v, ".sessionvault", "config.yaml")
+	data, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, []byte(strings.Replace(string(data), "heartbeat_timeout: 30m", "heartbeat_timeout: 1s", 1)), 0o644)
+	time.Sleep(2100 * time.Millisecond)
+	if _, errOut, _ := run(t, v, "start", "--objective", "Again"); !strings.Contains(errOut, "E1603 SESSION_CRASHED") || !strings.Contains(errOut, "sessionvault recover") {
+		t.Errorf("start over a crashed session:\n%s", errOut)
+	}
+}

@@ -210,7 +210,7 @@ func (a *app) gateCommand() *cobra.Command {
 			for _, m := range missing {
 				fmt.Fprintf(&b, "\n  %s %s: %s", m.ID, m.Step, svc.Runnable(project, m.Do))
 			}
-			e := errs.New(errs.InvalidInput, "gate %s: %d MUST item(s) lack evidence:%s", phase, len(missing), b.String())
+			e := errs.New(errs.GateNotPassed, "gate %s: %d MUST item(s) lack evidence:%s", phase, len(missing), b.String())
 			e.Details = map[string]any{"phase": phase, "missing": missing}
 			return e
 		},

@@ -30,7 +30,7 @@ when there is an error.`,
 			if len(argv) == 1 {
 				src, err := os.ReadFile(argv[0])
 				if err != nil {
-					return errs.Wrap(errs.InvalidInput, err, "reading the protocol")
+					return errs.Wrap(errs.ProtocolInvalid, err, "reading the protocol")
 				}
 				proto = protocol.Parse(markdown.New(), argv[0], src)
 				if v, err := a.openVault(); err == nil {
@@ -57,7 +57,7 @@ when there is an error.`,
 			}
 			summary := fmt.Sprintf("%s: %d start and %d end items, %d finding(s)", proto.Path, len(proto.Start), len(proto.End), len(findings))
 			if errors > 0 {
-				e := errs.New(errs.InvalidInput, "%s, %d error(s):%s", summary, errors, b.String())
+				e := errs.New(errs.ProtocolInvalid, "%s, %d error(s):%s", summary, errors, b.String())
 				e.Details = map[string]any{"findings": findings}
 				return e
 			}

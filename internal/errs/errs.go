@@ -27,6 +27,9 @@ var (
 	DuplicateDecision    = Code{"E1604", "DUPLICATE_DECISION_TITLE"}
 	BlockerNotFound      = Code{"E1605", "BLOCKER_NOT_FOUND"}
 	BlockerResolved      = Code{"E1606", "BLOCKER_ALREADY_RESOLVED"}
+	ProjectNotFound      = Code{"E1607", "PROJECT_NOT_FOUND"}
+	GateNotPassed        = Code{"E1608", "GATE_NOT_PASSED"}
+	ProtocolInvalid      = Code{"E1609", "PROTOCOL_INVALID"}
 	InvalidInput         = Code{"E1612", "UPDATE_VALIDATION_FAILED"}
 	NoteParse            = Code{"E1614", "STATE_PARSE_ERROR"}
 	NoteTooLarge         = Code{"E1615", "NOTE_TOO_LARGE"}

@@ -42,7 +42,7 @@ func (s *Service) AdvancePhase(project string) (Outcome, error) {
 		for _, b := range full.OpenBlockers() {
 			if b.Severity == "critical" {
 				d.set("phase", PhaseBlocked)
-				gateErr = errs.New(errs.InvalidInput, "session %s is blocked by critical blocker %s (%s); resolve it first (`sessionvault resolve %s`)", st.Session, b.ID, b.Text, b.ID).With("blocker", b.ID)
+				gateErr = errs.New(errs.GateNotPassed, "session %s is blocked by critical blocker %s (%s); resolve it first (`sessionvault resolve %s`)", st.Session, b.ID, b.Text, b.ID).With("blocker", b.ID)
 				return vault.Change{Operation: "phase", Summary: currentPhase(d) + " → " + PhaseBlocked + " (" + b.ID + ")"}, PhaseBlocked, nil
 			}
 		}
@@ -67,7 +67,7 @@ func (s *Service) AdvancePhase(project string) (Outcome, error) {
 		for _, m := range missing {
 			fmt.Fprintf(&b, "\n  %s %s: %s", m.ID, m.Step, m.Do)
 		}
-		gateErr = (&errs.Error{Code: errs.InvalidInput, Message: fmt.Sprintf("the %s gate of session %s does not pass: %d MUST item(s) lack evidence (logged in %s):%s", gate, st.Session, len(missing), ViolationsNote, b.String())}).With("missing", missing)
+		gateErr = (&errs.Error{Code: errs.GateNotPassed, Message: fmt.Sprintf("the %s gate of session %s does not pass: %d MUST item(s) lack evidence (logged in %s):%s", gate, st.Session, len(missing), ViolationsNote, b.String())}).With("missing", missing)
 		return vault.Change{Operation: "violation", Summary: fmt.Sprintf("%d unmet MUST(s) at the %s gate", len(missing), gate)}, PhaseViolation, nil
 	})
 	if err != nil {

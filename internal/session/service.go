@@ -110,9 +110,9 @@ func (s *Service) Project(name string) (string, error) {
 		if _, cerr := s.V.Committed(rel); cerr == nil {
 			// Deleted, not never made: init would put an idle note in the
 			// place of the session.
-			return "", errs.New(errs.SessionNotFound, "%s is missing from the vault (it was deleted); restore it with `%s`, then a person runs `%s`", rel, s.GitCommand("checkout -- "+shellQuote(rel)), s.Command(name, "accept")).With("project", name)
+			return "", errs.New(errs.ProjectNotFound, "%s is missing from the vault (it was deleted); restore it with `%s`, then a person runs `%s`", rel, s.GitCommand("checkout -- "+shellQuote(rel)), s.Command(name, "accept")).With("project", name)
 		}
-		return "", errs.New(errs.SessionNotFound, "project %q has no %s in the vault; run `%s`", name, CurrentStateNote, s.Command("", "init --project "+shellQuote(name))).With("project", name)
+		return "", errs.New(errs.ProjectNotFound, "project %q has no %s in the vault; run `%s`", name, CurrentStateNote, s.Command("", "init --project "+shellQuote(name))).With("project", name)
 	}
 	return name, nil
 }
