@@ -332,3 +332,16 @@ func TestErrorsNameWhatHappened(t *testing.T) {
 		t.Errorf("start over a crashed session:\n%s", errOut)
 	}
 }
+
+// A length or emptiness error names the field as the CLI and MCP both know
+// it (the message, the rationale), not a flag that does not exist.
+func TestFieldErrorsNameTheField(t *testing.T) {
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Fields")
+	if _, errOut, _ := run(t, v, "update", strings.Repeat("a", 600)); !strings.Contains(errOut, "the message is 600 characters; at most 500") || strings.Contains(errOut, "--message") {
+		t.Errorf("update too long:\n%s", errOut)
+	}
+	if _, errOut, _ := run(t, v, "decide", "--title", "T", "--choice", "C"); !strings.Contains(errOut, "the rationale must not be empty") {
+		t.Errorf("decide without a rationale:\n%s", errOut)
+	}
+}

@@ -68,15 +68,17 @@ func checkFields(kv ...string) error {
 	return nil
 }
 
+// checkText checks a text field (named as both the CLI and MCP know it:
+// message, objective, rationale): not empty, at most max characters.
 func checkText(flag, v string, max int) error {
 	if err := checkFields(flag, v); err != nil {
 		return err
 	}
 	if strings.TrimSpace(v) == "" {
-		return errs.New(errs.InvalidInput, "--%s must not be empty", flag).With("flag", flag)
+		return errs.New(errs.InvalidInput, "the %s must not be empty", flag).With("field", flag)
 	}
 	if n := utf8.RuneCountInString(v); n > max {
-		return errs.New(errs.InvalidInput, "--%s is %d characters; at most %d are allowed", flag, n, max).With("flag", flag)
+		return errs.New(errs.InvalidInput, "the %s is %d characters; at most %d are allowed", flag, n, max).With("field", flag)
 	}
 	return nil
 }
