@@ -49,7 +49,7 @@ func codeSchemaErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		if r, ok := res.(*mcp.CallToolResult); ok && err == nil && r.IsError {
 			for _, c := range r.Content {
 				if t, ok := c.(*mcp.TextContent); ok && strings.HasPrefix(t.Text, "validating") {
-					t.Text = errs.InvalidInput.ID + " " + errs.InvalidInput.Name + ": invalid argument: " + t.Text
+					t.Text = errs.UpdateValidationFailed.ID + " " + errs.UpdateValidationFailed.Name + ": invalid argument: " + t.Text
 				}
 			}
 		}
@@ -279,7 +279,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in GateIn) (*mcp.CallToolResult, GateOut, error) {
 			phase := protocol.Phase(strings.ToLower(in.Phase))
 			if phase != protocol.Start && phase != protocol.End {
-				return nil, GateOut{}, toolErr(errs.New(errs.InvalidInput, "phase %q: use start or end", in.Phase).With("argument", "phase"))
+				return nil, GateOut{}, toolErr(errs.New(errs.UpdateValidationFailed, "phase %q: use start or end", in.Phase).With("argument", "phase"))
 			}
 			project, err := s.svc.Project(s.project)
 			if err != nil {
@@ -328,10 +328,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ModeIn) (*mcp.CallToolResult, Result, error) {
 			mode, err := protocol.ParseMode(in.Mode)
 			if err != nil {
-				return nil, Result{}, toolErr(errs.New(errs.InvalidInput, "mode: %v", err).With("argument", "mode"))
+				return nil, Result{}, toolErr(errs.New(errs.UpdateValidationFailed, "mode: %v", err).With("argument", "mode"))
 			}
 			if mode == protocol.Disabled {
-				return nil, Result{}, toolErr(errs.New(errs.InvalidInput, "mode disabled is a person's escape hatch: a person runs `sessionvault mode set disabled`").With("argument", "mode"))
+				return nil, Result{}, toolErr(errs.New(errs.UpdateValidationFailed, "mode disabled is a person's escape hatch: a person runs `sessionvault mode set disabled`").With("argument", "mode"))
 			}
 			o, err := s.svc.WithOp(in.OpID).SetMode(s.project, mode)
 			if err != nil {
@@ -375,7 +375,7 @@ func (s *Server) addResources(srv *mcp.Server) {
 				} else {
 					data, err := os.ReadFile(filepath.Join(s.svc.V.Root, project, r.note))
 					if err != nil {
-						return nil, toolErr(errs.Wrap(errs.NoteParse, err, "reading "+r.note))
+						return nil, toolErr(errs.Wrap(errs.StateParseError, err, "reading "+r.note))
 					}
 					text = string(data)
 				}

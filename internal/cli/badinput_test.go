@@ -98,13 +98,13 @@ func TestBadInputAtTheWritePath(t *testing.T) {
 
 	t.Run("invalid UTF-8 in an argument or a flag", func(t *testing.T) {
 		v := robustVault(t, bin, "bad input")
-		refused(t, bin, v, errs.InvalidInput, "update", "caf\xe9")
-		msg := refused(t, bin, v, errs.InvalidInput, "decide", "--title", "t\xff", "--choice", "c", "--rationale", "r")
+		refused(t, bin, v, errs.UpdateValidationFailed, "update", "caf\xe9")
+		msg := refused(t, bin, v, errs.UpdateValidationFailed, "decide", "--title", "t\xff", "--choice", "c", "--rationale", "r")
 		if !strings.Contains(msg, "--title") {
 			t.Errorf("the error does not name the flag: %s", msg)
 		}
-		refused(t, bin, v, errs.InvalidInput, "block", "ok", "--severity", "\xc3")
-		refused(t, bin, v, errs.InvalidInput, "start", "--force", "--objective", "x", "--branch", "b\xff")
+		refused(t, bin, v, errs.UpdateValidationFailed, "block", "ok", "--severity", "\xc3")
+		refused(t, bin, v, errs.UpdateValidationFailed, "start", "--force", "--objective", "x", "--branch", "b\xff")
 	})
 
 	t.Run("a project subfolder linked outside the vault", func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestBadInputAtTheWritePath(t *testing.T) {
 		if err := syscall.Mkfifo(note, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		refused(t, bin, v, errs.NotRegularFile, "update", "into a FIFO") // hung forever before
+		refused(t, bin, v, errs.NoteNotAFile, "update", "into a FIFO") // hung forever before
 		os.Remove(note)
 		// (bound at a short path, as socket paths are limited to 108 bytes,
 		// then moved into place)
@@ -146,12 +146,12 @@ func TestBadInputAtTheWritePath(t *testing.T) {
 		if err := os.Rename(filepath.Join(short, "s"), note); err != nil {
 			t.Fatal(err)
 		}
-		refused(t, bin, v, errs.NotRegularFile, "update", "into a socket")
+		refused(t, bin, v, errs.NoteNotAFile, "update", "into a socket")
 		l.Close()
 		os.Remove(note)
 		// A character device: /dev/null's numbers (needs CAP_MKNOD).
 		if err := syscall.Mknod(note, syscall.S_IFCHR|0o644, 1<<8|3); err == nil {
-			refused(t, bin, v, errs.NotRegularFile, "update", "into a device")
+			refused(t, bin, v, errs.NoteNotAFile, "update", "into a device")
 			os.Remove(note)
 		} else {
 			t.Logf("mknod: %v (the device case is the same check as the two above)", err)
@@ -159,7 +159,7 @@ func TestBadInputAtTheWritePath(t *testing.T) {
 		if err := os.Mkdir(note, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		refused(t, bin, v, errs.NotRegularFile, "update", "into a folder")
+		refused(t, bin, v, errs.NoteNotAFile, "update", "into a folder")
 		os.Remove(note)
 		os.Rename(keep, note)
 	})
@@ -174,7 +174,7 @@ func TestBadInputAtTheWritePath(t *testing.T) {
 		}
 		exec.Command("git", "-C", v, "add", "-A").Run()
 		exec.Command("git", "-C", v, "commit", "-qm", "link").Run()
-		refused(t, bin, v, errs.NotRegularFile, "update", "through a link")
+		refused(t, bin, v, errs.NoteNotAFile, "update", "through a link")
 		if fi, err := os.Lstat(note); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 			t.Fatalf("the link was replaced: %v %v", fi, err)
 		}
@@ -186,7 +186,7 @@ func TestBadInputAtTheWritePath(t *testing.T) {
 		b, _ := os.ReadFile(note)
 		dup := strings.Replace(string(b), "status: active\n", "status: active\nstatus: idle\n", 1)
 		os.WriteFile(note, []byte(dup), 0o644)
-		msg := refused(t, bin, v, errs.NoteParse, "update", "on a note with two status keys")
+		msg := refused(t, bin, v, errs.StateParseError, "update", "on a note with two status keys")
 		if !strings.Contains(msg, `"status" is defined twice`) {
 			t.Errorf("message: %s", msg)
 		}
@@ -381,7 +381,7 @@ func TestOpIDMakesARetryANoOp(t *testing.T) {
 	if out := svMustExec(t, bin, v, "--op-id", "req-43", "update", "only once"); strings.TrimSpace(out) != "u-2" {
 		t.Fatalf("a new id: %s", out)
 	}
-	refused(t, bin, v, errs.InvalidInput, "--op-id", "has spaces", "update", "x")
+	refused(t, bin, v, errs.UpdateValidationFailed, "--op-id", "has spaces", "update", "x")
 
 	cs := inMemory(t, v)
 	r1 := mustCall(t, cs, "record_blocker", map[string]any{"description": "once", "op_id": "mcp-7"})

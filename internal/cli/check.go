@@ -31,7 +31,7 @@ file and line. Changes nothing. Exits 1 if there is any problem.`,
 				for _, p := range rep.Problems {
 					b.WriteString("\n  " + p.String())
 				}
-				e := errs.New(errs.NoteParse, "%d problem(s) in %d notes:%s", len(rep.Problems), rep.Notes, b.String())
+				e := errs.New(errs.StateParseError, "%d problem(s) in %d notes:%s", len(rep.Problems), rep.Notes, b.String())
 				e.Details = map[string]any{"notes": rep.Notes, "problems": rep.Problems}
 				return e
 			}

@@ -17,7 +17,7 @@ import (
 )
 
 func usageError(c *cobra.Command, msg string) error {
-	return errs.New(errs.Usage, "%s (see `%s --help`)", msg, c.CommandPath())
+	return errs.New(errs.InvalidCommand, "%s (see `%s --help`)", msg, c.CommandPath())
 }
 
 func (a *app) hooksCommand() *cobra.Command {

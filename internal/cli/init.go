@@ -43,7 +43,7 @@ nothing is missing nothing changes and no commit is made.`,
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			if a.project == "" {
-				return errs.New(errs.Usage, "--project NAME is required: the project folder to create in the vault")
+				return errs.New(errs.InvalidCommand, "--project NAME is required: the project folder to create in the vault")
 			}
 			if err := vault.CheckName("project", a.project); err != nil {
 				return err
@@ -64,7 +64,7 @@ nothing is missing nothing changes and no commit is made.`,
 			}
 			createdRepo, err := history.Init(abs)
 			if err != nil {
-				return errs.Wrap(errs.GitWrite, err, "creating the vault's git repository in "+abs)
+				return errs.Wrap(errs.GitWriteFailed, err, "creating the vault's git repository in "+abs)
 			}
 			v, err := vault.Open(abs)
 			if err != nil {
@@ -118,7 +118,7 @@ nothing is missing nothing changes and no commit is made.`,
 			if serenaRepo != "" {
 				linked, err := serena.Link(serenaRepo, filepath.Join(abs, a.project))
 				if err != nil {
-					return errs.Wrap(errs.Usage, err, "--serena")
+					return errs.Wrap(errs.InvalidCommand, err, "--serena")
 				}
 				out["serena_linked"] = linked
 				text += "\n" + filepath.Join(serenaRepo, ".serena", "memories") + " -> " + filepath.Join(abs, a.project)

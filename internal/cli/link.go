@@ -31,7 +31,7 @@ exists, or a memories folder holding files, is refused with what to do.`,
 			target := filepath.Join(svc.V.Root, project)
 			made, err := serena.Link(repo, target)
 			if err != nil {
-				return errs.Wrap(errs.Usage, err, "link serena")
+				return errs.Wrap(errs.InvalidCommand, err, "link serena")
 			}
 			mem := filepath.Join(repo, ".serena", "memories")
 			text := mem + " -> " + target + " (already linked)"

@@ -74,7 +74,7 @@ or above the current one that holds .sessionvault/.`,
 	root.PersistentFlags().StringVar(&a.opID, "op-id", "", "an id for this operation (e.g. a UUID): run again with the same id after an error or a lost reply, it does nothing again and prints the first result")
 	root.PersistentPreRunE = func(c *cobra.Command, argv []string) error { return checkArgs(c, argv) }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &errs.Error{Code: errs.Usage, Message: err.Error() + " (see `" + c.CommandPath() + " --help`)", Err: err}
+		return &errs.Error{Code: errs.InvalidCommand, Message: err.Error() + " (see `" + c.CommandPath() + " --help`)", Err: err}
 	})
 	root.AddCommand(
 		a.initCommand(), a.startCommand(), a.updateCommand(), a.decideCommand(), a.blockCommand(),
@@ -148,7 +148,7 @@ func (a *app) service() (*session.Service, error) {
 	if now := os.Getenv("SESSIONVAULT_NOW"); now != "" {
 		t, err := time.Parse(time.RFC3339, now)
 		if err != nil {
-			return nil, errs.New(errs.Usage, "SESSIONVAULT_NOW=%q is not an RFC 3339 time like 2026-11-22T14:30:00Z", now)
+			return nil, errs.New(errs.InvalidCommand, "SESSIONVAULT_NOW=%q is not an RFC 3339 time like 2026-11-22T14:30:00Z", now)
 		}
 		svc.Now = func() time.Time { return t }
 	}
@@ -185,11 +185,11 @@ func (a *app) fail(err error) int {
 	if !errors.As(err, &e) {
 		e = &errs.Error{Code: vault.OSErrorCode(err), Message: err.Error(), Err: err}
 		if isUsage(err) {
-			e.Code = errs.Usage
+			e.Code = errs.InvalidCommand
 		}
 	}
 	code := 1
-	if e.Code == errs.Usage {
+	if e.Code == errs.InvalidCommand {
 		code = 2
 	}
 	if a.jsonOut {
@@ -205,7 +205,7 @@ func (a *app) fail(err error) int {
 }
 
 // checkArgs refuses a NUL byte or invalid UTF-8 in any argument or flag
-// value before a command runs: errs.InvalidInput naming the flag (or the
+// value before a command runs: errs.UpdateValidationFailed naming the flag (or the
 // argument's position); nothing is changed.
 func checkArgs(c *cobra.Command, argv []string) error {
 	var bad error
@@ -249,7 +249,7 @@ func isUsage(err error) bool {
 func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, a []string) error {
 		if err := check(c, a); err != nil {
-			return &errs.Error{Code: errs.Usage, Message: err.Error() + " (see `" + c.CommandPath() + " --help`)", Err: err}
+			return &errs.Error{Code: errs.InvalidCommand, Message: err.Error() + " (see `" + c.CommandPath() + " --help`)", Err: err}
 		}
 		return nil
 	}

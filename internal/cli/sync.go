@@ -73,7 +73,7 @@ resumes. The key comes from LINEAR_API_KEY; the endpoint from LINEAR_API_URL.`,
 				if errors.Is(err, syncer.ErrAuth) {
 					return errs.Wrap(errs.ConfigInvalid, err, "Linear refused the key")
 				}
-				return errs.Wrap(errs.GitWrite, err, "the Linear sync")
+				return errs.Wrap(errs.GitWriteFailed, err, "the Linear sync")
 			}
 			text := "linear: " + sum.String()
 			for _, p := range sum.Planned {
@@ -146,7 +146,7 @@ func (a *app) serveCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if err := d.Run(ctx); err != nil {
-				return errs.Wrap(errs.Usage, err, "serve")
+				return errs.Wrap(errs.InvalidCommand, err, "serve")
 			}
 			return nil
 		},

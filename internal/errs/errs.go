@@ -20,40 +20,40 @@ type Code struct {
 // input, E1630-E1639 recovery, E1640-E1649 conflicts, E1650-E1659 git and
 // sync, E1690-E1699 configuration and vault.
 var (
-	SessionNotFound      = Code{"E1600", "SESSION_NOT_FOUND"}
-	SessionAlreadyActive = Code{"E1601", "SESSION_ALREADY_ACTIVE"}
-	NoActiveSession      = Code{"E1602", "NO_ACTIVE_SESSION"}
-	SessionCrashed       = Code{"E1603", "SESSION_CRASHED"}
-	DuplicateDecision    = Code{"E1604", "DUPLICATE_DECISION_TITLE"}
-	BlockerNotFound      = Code{"E1605", "BLOCKER_NOT_FOUND"}
-	BlockerResolved      = Code{"E1606", "BLOCKER_ALREADY_RESOLVED"}
-	ProjectNotFound      = Code{"E1607", "PROJECT_NOT_FOUND"}
-	GateNotPassed        = Code{"E1608", "GATE_NOT_PASSED"}
-	ProtocolInvalid      = Code{"E1609", "PROTOCOL_INVALID"}
-	InvalidInput         = Code{"E1612", "UPDATE_VALIDATION_FAILED"}
-	NoteParse            = Code{"E1614", "STATE_PARSE_ERROR"}
-	NoteTooLarge         = Code{"E1615", "NOTE_TOO_LARGE"}
-	PathOutsideVault     = Code{"E1616", "PATH_OUTSIDE_VAULT"}
-	NotRegularFile       = Code{"E1617", "NOTE_NOT_A_FILE"}
-	NotCrashed           = Code{"E1632", "SESSION_NOT_CRASHED"}
-	Conflict             = Code{"E1640", "CONCURRENT_UPDATE"}
-	StateChangedOutside  = Code{"E1641", "STATE_CHANGED_OUTSIDE"}
-	GitWrite             = Code{"E1651", "GIT_WRITE_FAILED"}
-	GitLocked            = Code{"E1652", "GIT_LOCKED"}
-	ImportFailed         = Code{"E1653", "IMPORT_FAILED"}
-	VaultNotFound        = Code{"E1690", "VAULT_NOT_FOUND"}
-	ConfigInvalid        = Code{"E1691", "CONFIG_INVALID"}
-	LockTimeout          = Code{"E1692", "LOCK_TIMEOUT"}
-	Usage                = Code{"E1693", "INVALID_COMMAND"}
-	PermissionDenied     = Code{"E1694", "PERMISSION_DENIED"}
-	DiskFull             = Code{"E1695", "DISK_FULL"}
-	Internal             = Code{"E1699", "INTERNAL_ERROR"}
+	SessionNotFound        = Code{"E1600", "SESSION_NOT_FOUND"}
+	SessionAlreadyActive   = Code{"E1601", "SESSION_ALREADY_ACTIVE"}
+	NoActiveSession        = Code{"E1602", "NO_ACTIVE_SESSION"}
+	SessionCrashed         = Code{"E1603", "SESSION_CRASHED"}
+	DuplicateDecisionTitle = Code{"E1604", "DUPLICATE_DECISION_TITLE"}
+	BlockerNotFound        = Code{"E1605", "BLOCKER_NOT_FOUND"}
+	BlockerAlreadyResolved = Code{"E1606", "BLOCKER_ALREADY_RESOLVED"}
+	ProjectNotFound        = Code{"E1607", "PROJECT_NOT_FOUND"}
+	GateNotPassed          = Code{"E1608", "GATE_NOT_PASSED"}
+	ProtocolInvalid        = Code{"E1609", "PROTOCOL_INVALID"}
+	UpdateValidationFailed = Code{"E1612", "UPDATE_VALIDATION_FAILED"}
+	StateParseError        = Code{"E1614", "STATE_PARSE_ERROR"}
+	NoteTooLarge           = Code{"E1615", "NOTE_TOO_LARGE"}
+	PathOutsideVault       = Code{"E1616", "PATH_OUTSIDE_VAULT"}
+	NoteNotAFile           = Code{"E1617", "NOTE_NOT_A_FILE"}
+	SessionNotCrashed      = Code{"E1632", "SESSION_NOT_CRASHED"}
+	ConcurrentUpdate       = Code{"E1640", "CONCURRENT_UPDATE"}
+	StateChangedOutside    = Code{"E1641", "STATE_CHANGED_OUTSIDE"}
+	GitWriteFailed         = Code{"E1651", "GIT_WRITE_FAILED"}
+	GitLocked              = Code{"E1652", "GIT_LOCKED"}
+	ImportFailed           = Code{"E1653", "IMPORT_FAILED"}
+	VaultNotFound          = Code{"E1690", "VAULT_NOT_FOUND"}
+	ConfigInvalid          = Code{"E1691", "CONFIG_INVALID"}
+	LockTimeout            = Code{"E1692", "LOCK_TIMEOUT"}
+	InvalidCommand         = Code{"E1693", "INVALID_COMMAND"}
+	PermissionDenied       = Code{"E1694", "PERMISSION_DENIED"}
+	DiskFull               = Code{"E1695", "DISK_FULL"}
+	InternalError          = Code{"E1699", "INTERNAL_ERROR"}
 )
 
 // All lists every code, for documentation and tests.
-var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, SessionCrashed, DuplicateDecision,
-	BlockerNotFound, BlockerResolved, InvalidInput, NoteParse, NoteTooLarge, PathOutsideVault, NotRegularFile, NotCrashed,
-	Conflict, GitWrite, GitLocked, ImportFailed, VaultNotFound, ConfigInvalid, LockTimeout, Usage, PermissionDenied, DiskFull, Internal}
+var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, SessionCrashed, DuplicateDecisionTitle,
+	BlockerNotFound, BlockerAlreadyResolved, UpdateValidationFailed, StateParseError, NoteTooLarge, PathOutsideVault, NoteNotAFile, SessionNotCrashed,
+	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError}
 
 // Error is an error with a stable code. Details holds machine-readable
 // context (e.g. {"note": "demo/session-current-state.md", "line": 3}).
@@ -94,7 +94,7 @@ func CodeOf(err error) Code {
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	return Internal
+	return InternalError
 }
 
 // Is reports whether err carries code.

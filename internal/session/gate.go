@@ -54,7 +54,7 @@ func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if !checkIDRe.MatchString(o.Item) {
-		return Outcome{}, errs.New(errs.InvalidInput, "%q is not a checklist item id; ids look like c-1 (start) or e-1 (end), see `sessionvault status`", o.Item).With("item", o.Item)
+		return Outcome{}, errs.New(errs.UpdateValidationFailed, "%q is not a checklist item id; ids look like c-1 (start) or e-1 (end), see `sessionvault status`", o.Item).With("item", o.Item)
 	}
 	project, err := s.Project(o.Project)
 	if err != nil {
@@ -66,7 +66,7 @@ func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
 	}
 	req, ok := requirementFor(proto, o.Item)
 	if !ok {
-		return Outcome{}, errs.New(errs.InvalidInput, "the protocol (%s) has no checklist item %s", proto.Path, o.Item).With("item", o.Item)
+		return Outcome{}, errs.New(errs.UpdateValidationFailed, "the protocol (%s) has no checklist item %s", proto.Path, o.Item).With("item", o.Item)
 	}
 	return s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
 		section := secStart
@@ -86,7 +86,7 @@ func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
 			d.replaceLine(l.Offset, formatCheck(c))
 			return vault.Change{Operation: "evidence", Summary: o.Item + " " + ev}, o.Item, nil
 		}
-		return vault.Change{}, "", errs.New(errs.InvalidInput, "session %s has no checklist item %s in its %s", st.Session, o.Item, strings.ToLower(section)).With("item", o.Item)
+		return vault.Change{}, "", errs.New(errs.UpdateValidationFailed, "session %s has no checklist item %s in its %s", st.Session, o.Item, strings.ToLower(section)).With("item", o.Item)
 	})
 }
 
@@ -95,7 +95,7 @@ var checkIDRe = idPattern(`^[ce]-\d+$`)
 // verify checks one requirement's evidence and returns the text recorded.
 func (s *Service) verify(d *doc, project string, req protocol.Requirement, o EvidenceOptions) (string, error) {
 	fail := func(format string, args ...any) error {
-		return errs.New(errs.InvalidInput, "%s (%s): "+format, append([]any{o.Item, req.Step}, args...)...).With("item", o.Item)
+		return errs.New(errs.UpdateValidationFailed, "%s (%s): "+format, append([]any{o.Item, req.Step}, args...)...).With("item", o.Item)
 	}
 	need := func(flag string, given bool) error {
 		if !given {
@@ -337,7 +337,7 @@ var ErrTampered = errors.New("the current state was changed outside sessionvault
 // seal (see seal): the session, status, phase and mode in the note must be
 // those the engine last wrote, and the protocol the one it signed with. The
 // checklists count only the evidence the seal records (a tick without it is
-// Unverified). It fails with errs.NoteParse when the note is missing or
+// Unverified). It fails with errs.StateParseError when the note is missing or
 // broken, and with ErrTampered (errs.StateChangedOutside, E1641) when sealed fields were
 // changed outside the engine or there is no valid seal; a person accepts
 // such a change with `sessionvault accept`.
@@ -371,7 +371,7 @@ func (s *Service) Verified(project string) (State, error) {
 
 // currentDoc reads and parses the project's current-state note, as a
 // stable read that waits for a note caught half-saved to settle (see
-// readDoc); a missing, empty or broken note is errs.NoteParse.
+// readDoc); a missing, empty or broken note is errs.StateParseError.
 func (s *Service) currentDoc(project string) (*doc, error) {
 	cur, _, _ := paths(project)
 	var d *doc
@@ -385,7 +385,7 @@ func (s *Service) currentDoc(project string) (*doc, error) {
 		if errors.As(err, &e) {
 			return nil, err
 		}
-		return nil, errs.Wrap(errs.NoteParse, err, "reading "+cur)
+		return nil, errs.Wrap(errs.StateParseError, err, "reading "+cur)
 	}
 	return d, nil
 }

@@ -53,7 +53,7 @@ type Outcome struct {
 var linearKeyRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*-\d+$`)
 
 // checkFields refuses a NUL byte or invalid UTF-8 in any text argument,
-// given as flag name and value pairs: errs.InvalidInput naming the flag
+// given as flag name and value pairs: errs.UpdateValidationFailed naming the flag
 // (the NUL would reach the commit message and break `git fsck --strict`).
 func checkFields(kv ...string) error {
 	for i := 0; i+1 < len(kv); i += 2 {
@@ -75,10 +75,10 @@ func checkText(flag, v string, max int) error {
 		return err
 	}
 	if strings.TrimSpace(v) == "" {
-		return errs.New(errs.InvalidInput, "the %s must not be empty", flag).With("field", flag)
+		return errs.New(errs.UpdateValidationFailed, "the %s must not be empty", flag).With("field", flag)
 	}
 	if n := utf8.RuneCountInString(v); n > max {
-		return errs.New(errs.InvalidInput, "the %s is %d characters; at most %d are allowed", flag, n, max).With("field", flag)
+		return errs.New(errs.UpdateValidationFailed, "the %s is %d characters; at most %d are allowed", flag, n, max).With("field", flag)
 	}
 	return nil
 }
@@ -94,7 +94,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if o.Linear != "" && !linearKeyRe.MatchString(o.Linear) {
-		return Outcome{}, errs.New(errs.InvalidInput, "--linear %q is not an issue key like ENG-123", o.Linear).With("flag", "linear")
+		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--linear %q is not an issue key like ENG-123", o.Linear).With("flag", "linear")
 	}
 	project, err := s.Project(o.Project)
 	if err != nil {
@@ -322,7 +322,7 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if o.Progress != nil && (*o.Progress < 0 || *o.Progress > 100) {
-		return Outcome{}, errs.New(errs.InvalidInput, "--progress %d is out of range; use 0-100", *o.Progress).With("flag", "progress")
+		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--progress %d is out of range; use 0-100", *o.Progress).With("flag", "progress")
 	}
 	if o.Type == "" {
 		o.Type = "progress"
@@ -333,11 +333,11 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 	switch o.Type {
 	case "progress", "note", "blocker", "milestone":
 	default:
-		return Outcome{}, errs.New(errs.InvalidInput, "--type %q is not one of progress, note, blocker, milestone", o.Type).With("flag", "type")
+		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--type %q is not one of progress, note, blocker, milestone", o.Type).With("flag", "type")
 	}
 	for _, t := range o.Tags {
 		if !tagRe.MatchString(strings.TrimPrefix(t, "#")) {
-			return Outcome{}, errs.New(errs.InvalidInput, "--tag %q: tags are letters, digits, '_', '-' and '/'", t).With("flag", "tag")
+			return Outcome{}, errs.New(errs.UpdateValidationFailed, "--tag %q: tags are letters, digits, '_', '-' and '/'", t).With("flag", "tag")
 		}
 	}
 	return s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
@@ -394,12 +394,12 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 	switch o.Impact {
 	case "low", "medium", "high":
 	default:
-		return Outcome{}, errs.New(errs.InvalidInput, "--impact %q is not one of low, medium, high", o.Impact).With("flag", "impact")
+		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--impact %q is not one of low, medium, high", o.Impact).With("flag", "impact")
 	}
 	return s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
 		for _, prev := range st.Decisions {
 			if strings.EqualFold(strings.TrimSpace(prev.Title), strings.TrimSpace(linkLabel(o.Title))) {
-				return vault.Change{}, "", errs.New(errs.DuplicateDecision, "session %s already has a decision titled %q (%s); titles are unique within a session", st.Session, prev.Title, prev.ID).With("decision", prev.ID)
+				return vault.Change{}, "", errs.New(errs.DuplicateDecisionTitle, "session %s already has a decision titled %q (%s); titles are unique within a session", st.Session, prev.Title, prev.ID).With("decision", prev.ID)
 			}
 		}
 		base := st.Project + "/" + DecisionsDir + "/" + now.Format("2006-01-02") + "-" + slug(o.Title)
@@ -480,7 +480,7 @@ func (s *Service) Block(project, description, severity string) (Outcome, error) 
 	switch severity {
 	case "low", "medium", "high", "critical":
 	default:
-		return Outcome{}, errs.New(errs.InvalidInput, "--severity %q is not one of low, medium, high, critical", severity).With("flag", "severity")
+		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--severity %q is not one of low, medium, high, critical", severity).With("flag", "severity")
 	}
 	return s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
 		b := Blocker{ID: "b-" + strconv.Itoa(d.lastEntryNumber(secBlockers, 'b')+1), Time: now, Severity: severity, Status: "active", Text: description}
@@ -490,7 +490,7 @@ func (s *Service) Block(project, description, severity string) (Outcome, error) 
 }
 
 // Resolve marks a blocker resolved. Unknown ids give errs.BlockerNotFound;
-// an already resolved one gives errs.BlockerResolved.
+// an already resolved one gives errs.BlockerAlreadyResolved.
 func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
 	if err := checkFields("project", project, "blocker", id, "resolution", resolution); err != nil {
 		return Outcome{}, err
@@ -505,7 +505,7 @@ func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
 				continue
 			}
 			if b.Status == "resolved" {
-				return vault.Change{}, "", errs.New(errs.BlockerResolved, "blocker %s of session %s is already resolved", id, st.Session).With("blocker", id)
+				return vault.Change{}, "", errs.New(errs.BlockerAlreadyResolved, "blocker %s of session %s is already resolved", id, st.Session).With("blocker", id)
 			}
 			b.Status, b.Resolution, b.ResolvedAt = "resolved", resolution, &now
 			d.replaceLine(l.Offset, formatBlocker(b))
@@ -742,7 +742,7 @@ func (s *Service) crashed(project string, st *State) bool {
 
 // Recover resumes a crashed session: crashed -> recovered -> active. session,
 // if given, must name the current session. Without force, a session that is
-// alive gives errs.NotCrashed.
+// alive gives errs.SessionNotCrashed.
 func (s *Service) Recover(project, session string, force bool) (Outcome, error) {
 	if err := checkFields("project", project, "session", session); err != nil {
 		return Outcome{}, err
@@ -761,7 +761,7 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 			return vault.Change{}, errs.New(errs.SessionNotFound, "session %s is not the current session of project %s (that is %s)", session, project, st.Session).With("session", session)
 		}
 		if !s.crashed(project, &st) && !force {
-			return vault.Change{}, errs.New(errs.NotCrashed, "session %s is alive (last sign of life %s, timeout %s); nothing to recover", st.Session, note.FormatTime(*st.LastSign), s.V.Config.HeartbeatTimeout.Duration).With("session", st.Session)
+			return vault.Change{}, errs.New(errs.SessionNotCrashed, "session %s is alive (last sign of life %s, timeout %s); nothing to recover", st.Session, note.FormatTime(*st.LastSign), s.V.Config.HeartbeatTimeout.Duration).With("session", st.Session)
 		}
 		now := s.now()
 		last := "unknown"

@@ -52,7 +52,7 @@ func (s *Service) AdvancePhase(project string) (Outcome, error) {
 		case PhaseWorking:
 			gate, to = protocol.End, PhaseComplete
 		default:
-			return vault.Change{}, "", errs.New(errs.InvalidInput, "session %s is in phase %s: nothing to advance; end it with `sessionvault end`", st.Session, from)
+			return vault.Change{}, "", errs.New(errs.UpdateValidationFailed, "session %s is in phase %s: nothing to advance; end it with `sessionvault end`", st.Session, from)
 		}
 		missing := s.Gate(st, proto, gate)
 		if len(missing) == 0 {

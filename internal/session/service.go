@@ -98,7 +98,7 @@ func (s *Service) Project(name string) (string, error) {
 			}
 		}
 		if len(found) != 1 {
-			return "", errs.New(errs.Usage, "no --project given and the vault has %d projects; pass --project", len(found))
+			return "", errs.New(errs.InvalidCommand, "no --project given and the vault has %d projects; pass --project", len(found))
 		}
 		name = found[0]
 	}
@@ -120,7 +120,7 @@ func (s *Service) Project(name string) (string, error) {
 // readDoc reads and parses a note through tx. The read is stable (DESIGN
 // §5): a note that does not parse, or a canonical note that is empty or has
 // no front matter — a save caught half-way — is read again until it settles,
-// and only then is an errs.NoteParse error naming the note and line (over 10
+// and only then is an errs.StateParseError error naming the note and line (over 10
 // MB: errs.NoteTooLarge). A canonical note gets back the entries of its
 // append-only sections that a save dropped (restoreDropped).
 func (s *Service) readDoc(tx *vault.Tx, rel string) (*doc, error) {
@@ -132,7 +132,7 @@ func (s *Service) readDoc(tx *vault.Tx, rel string) (*doc, error) {
 	})
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, errs.New(errs.NoteParse, "%s is missing from the vault", rel).With("note", rel)
+			return nil, errs.New(errs.StateParseError, "%s is missing from the vault", rel).With("note", rel)
 		}
 		return nil, err
 	}
@@ -197,10 +197,10 @@ func shellQuote(v string) string {
 func (s *Service) parseNote(rel string, data []byte) (*doc, error) {
 	if isCanonical(rel) {
 		if len(bytes.TrimSpace(data)) == 0 {
-			return nil, errs.New(errs.NoteParse, "%s is empty (the note is left as it is; restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel)
+			return nil, errs.New(errs.StateParseError, "%s is empty (the note is left as it is; restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel)
 		}
 		if !bytes.HasPrefix(data, []byte("---")) {
-			return nil, errs.New(errs.NoteParse, "%s:1: has no front matter (the note is left as it is; restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel).With("line", 1)
+			return nil, errs.New(errs.StateParseError, "%s:1: has no front matter (the note is left as it is; restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel).With("line", 1)
 		}
 	}
 	d, err := s.parseDoc(rel, data)
@@ -208,7 +208,7 @@ func (s *Service) parseNote(rel string, data []byte) (*doc, error) {
 		return nil, err
 	}
 	if isCanonical(rel) && !d.n.HasFrontMatter() {
-		return nil, errs.New(errs.NoteParse, "%s:1: front matter has no closing --- (the note is left as it is; fix it, or restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel).With("line", 1)
+		return nil, errs.New(errs.StateParseError, "%s:1: front matter has no closing --- (the note is left as it is; fix it, or restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel).With("line", 1)
 	}
 	return d, nil
 }
@@ -221,7 +221,7 @@ func (s *Service) parseDoc(rel string, data []byte) (*doc, error) {
 	if err != nil {
 		var pe *note.ParseError
 		if errors.As(err, &pe) {
-			code := errs.NoteParse
+			code := errs.StateParseError
 			if errors.Is(err, note.ErrTooLarge) {
 				code = errs.NoteTooLarge
 			}

@@ -58,14 +58,14 @@ var errNotRegular = errors.New("not a regular file")
 // it open for writing; past that, or where leases are not available, it
 // returns the file unleased. A missing file gives an error satisfying
 // errors.Is(err, os.ErrNotExist); a symlink, folder, FIFO, socket or device
-// gives errs.NotRegularFile.
+// gives errs.NoteNotAFile.
 func holdFile(abs, rel string) (*heldFile, error) {
 	// Special files first: opening a FIFO, a socket or a device has effects
 	// of its own (a FIFO without a writer blocks; O_NONBLOCK covers the
 	// race below).
 	if fi, err := os.Lstat(abs); err == nil && !fi.Mode().IsRegular() {
 		if fi.Mode()&os.ModeSymlink != 0 {
-			return nil, errs.New(errs.NotRegularFile, "%s is a symbolic link; sessionvault reads and writes notes only as regular files inside the vault (replace the link by the file it points to)", rel).With("note", rel)
+			return nil, errs.New(errs.NoteNotAFile, "%s is a symbolic link; sessionvault reads and writes notes only as regular files inside the vault (replace the link by the file it points to)", rel).With("note", rel)
 		}
 		return nil, notRegular(rel, fi.Mode())
 	}
@@ -75,7 +75,7 @@ func holdFile(abs, rel string) (*heldFile, error) {
 			return nil, err
 		}
 		if isSymlinkErr(err) {
-			return nil, errs.New(errs.NotRegularFile, "%s is a symbolic link; sessionvault reads and writes notes only as regular files inside the vault (replace the link by the file it points to)", rel).With("note", rel)
+			return nil, errs.New(errs.NoteNotAFile, "%s is a symbolic link; sessionvault reads and writes notes only as regular files inside the vault (replace the link by the file it points to)", rel).With("note", rel)
 		}
 		return nil, osError(err, rel, "opening")
 	}
@@ -110,7 +110,7 @@ func holdFile(abs, rel string) (*heldFile, error) {
 	return h, nil
 }
 
-// notRegular is the errs.NotRegularFile error for a note path of mode m.
+// notRegular is the errs.NoteNotAFile error for a note path of mode m.
 func notRegular(rel string, m os.FileMode) error {
 	kind := "a special file"
 	switch {
@@ -125,7 +125,7 @@ func notRegular(rel string, m os.FileMode) error {
 	case m&os.ModeDevice != 0:
 		kind = "a device"
 	}
-	return errs.New(errs.NotRegularFile, "%s is %s, not a note; sessionvault reads and writes notes only as regular files (move it away)", rel, kind).With("note", rel)
+	return errs.New(errs.NoteNotAFile, "%s is %s, not a note; sessionvault reads and writes notes only as regular files (move it away)", rel, kind).With("note", rel)
 }
 
 // read returns the file's content from offset 0 and its fileID. Unleased,
@@ -245,15 +245,15 @@ func readStableInfo(abs, rel string) ([]byte, fileID, os.FileInfo, error) {
 }
 
 // OSErrorCode classifies an operating-system error: errs.PermissionDenied,
-// errs.DiskFull, errs.NotRegularFile, errs.PathOutsideVault, or
-// errs.Internal for anything else.
+// errs.DiskFull, errs.NoteNotAFile, errs.PathOutsideVault, or
+// errs.InternalError for anything else.
 func OSErrorCode(err error) errs.Code { return osErrorCode(err) }
 
 // osError turns an operating-system error on a vault path into an error
 // with a code of its own: errs.PermissionDenied (a read-only folder or
-// file system), errs.DiskFull, errs.NotRegularFile (a folder where a note
+// file system), errs.DiskFull, errs.NoteNotAFile (a folder where a note
 // should be), errs.PathOutsideVault; anything else keeps its text under
-// errs.Internal.
+// errs.InternalError.
 func osError(err error, rel, doing string) error {
 	var e *errs.Error
 	if errors.As(err, &e) {
@@ -266,7 +266,7 @@ func osError(err error, rel, doing string) error {
 		what += " (the folder or the file system is read-only to this user; fix its permissions and run the command again — nothing was changed)"
 	case errs.DiskFull:
 		what += " (the disk is full; free some space and run the command again — nothing was changed)"
-	case errs.NotRegularFile:
+	case errs.NoteNotAFile:
 		what += " (a folder or another file is where a note should be; move it away)"
 	}
 	return (&errs.Error{Code: code, Message: what, Err: err}).With("note", rel)

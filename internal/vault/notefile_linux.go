@@ -93,7 +93,7 @@ func renameNoReplace(from, to string) error {
 func osErrorCode(err error) errs.Code {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
-		return errs.Internal
+		return errs.InternalError
 	}
 	switch errno {
 	case unix.EACCES, unix.EPERM, unix.EROFS:
@@ -101,11 +101,11 @@ func osErrorCode(err error) errs.Code {
 	case unix.ENOSPC, unix.EDQUOT:
 		return errs.DiskFull
 	case unix.EISDIR, unix.ENOTDIR, unix.ENXIO:
-		return errs.NotRegularFile
+		return errs.NoteNotAFile
 	case unix.ELOOP:
 		return errs.PathOutsideVault
 	}
-	return errs.Internal
+	return errs.InternalError
 }
 
 // exchange swaps the files at tmp and abs atomically (renameat2

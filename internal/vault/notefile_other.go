@@ -70,13 +70,13 @@ func osErrorCode(err error) errs.Code {
 	case errors.Is(err, os.ErrPermission):
 		return errs.PermissionDenied
 	case errors.Is(err, errNotRegular):
-		return errs.NotRegularFile
+		return errs.NoteNotAFile
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) && errno == syscall.ENOSPC {
 		return errs.DiskFull
 	}
-	return errs.Internal
+	return errs.InternalError
 }
 
 // exchange puts the new file at tmp in place at abs and keeps the file it

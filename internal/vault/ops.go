@@ -30,7 +30,7 @@ var opIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}$`)
 // and . _ : @ / + = - (a UUID, a ULID, "claude-1234/7").
 func checkOpID(id string) error {
 	if !opIDRe.MatchString(id) {
-		return errs.New(errs.InvalidInput, "--op-id %q must be 1-128 letters, digits and . _ : @ / + = - (e.g. a UUID), starting with a letter or digit", id).With("flag", "op-id")
+		return errs.New(errs.UpdateValidationFailed, "--op-id %q must be 1-128 letters, digits and . _ : @ / + = - (e.g. a UUID), starting with a letter or digit", id).With("flag", "op-id")
 	}
 	return nil
 }

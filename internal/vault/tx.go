@@ -40,7 +40,7 @@ type readRec struct {
 // (checked for edits made outside the engine). The read is stable: a note
 // another process is writing is read once it has finished (see DESIGN §5).
 // A missing file gives an error satisfying errors.Is(err, os.ErrNotExist); a
-// symlink, folder, FIFO, socket or device gives errs.NotRegularFile. A file
+// symlink, folder, FIFO, socket or device gives errs.NoteNotAFile. A file
 // written earlier in the same Tx reads back as written; a file read earlier
 // reads back the same bytes.
 func (tx *Tx) Read(rel string) ([]byte, error) {
@@ -138,11 +138,11 @@ func (tx *Tx) Written(rel string) ([]byte, bool) {
 func (tx *Tx) WrittenPaths() []string { return append([]string(nil), tx.order...) }
 
 // CheckText checks that text (a flag's or a field's value, or a note) is
-// valid UTF-8 without NUL bytes, and returns errs.InvalidInput naming what
+// valid UTF-8 without NUL bytes, and returns errs.UpdateValidationFailed naming what
 // otherwise: what is the flag or field, e.g. "--message".
 func CheckText(what, text string) error {
 	if i := strings.IndexByte(text, 0); i >= 0 {
-		return errs.New(errs.InvalidInput, "%s contains a NUL byte (at byte %d); notes and their fields are text", what, i).With("field", what)
+		return errs.New(errs.UpdateValidationFailed, "%s contains a NUL byte (at byte %d); notes and their fields are text", what, i).With("field", what)
 	}
 	if !utf8.ValidString(text) {
 		i := 0
@@ -153,7 +153,7 @@ func CheckText(what, text string) error {
 			}
 			i += size
 		}
-		return errs.New(errs.InvalidInput, "%s is not valid UTF-8 (at byte %d); notes and their fields are UTF-8 text", what, i).With("field", what)
+		return errs.New(errs.UpdateValidationFailed, "%s is not valid UTF-8 (at byte %d); notes and their fields are UTF-8 text", what, i).With("field", what)
 	}
 	return nil
 }

@@ -122,7 +122,7 @@ func (v *Vault) Abs(rel string) (string, error) {
 // ReadFile reads a vault-relative note, as a stable read: a note another
 // process is writing is read once it has finished (DESIGN §5). A missing
 // file gives an error satisfying errors.Is(err, os.ErrNotExist); a symlink,
-// folder, FIFO, socket or device gives errs.NotRegularFile.
+// folder, FIFO, socket or device gives errs.NoteNotAFile.
 func (v *Vault) ReadFile(rel string) ([]byte, error) {
 	p, err := v.Abs(rel)
 	if err != nil {

@@ -139,7 +139,7 @@ func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result
 			return res, rec, err
 		}
 		if run == maxRuns {
-			return Result{}, OpRecord{}, errs.New(errs.Conflict, "%s kept changing while the operation ran (%d tries); nothing was written, try again", changed, maxRuns).With("note", changed)
+			return Result{}, OpRecord{}, errs.New(errs.ConcurrentUpdate, "%s kept changing while the operation ran (%d tries); nothing was written, try again", changed, maxRuns).With("note", changed)
 		}
 		time.Sleep(backoff)
 		backoff = min(2*backoff, 50*time.Millisecond)
@@ -194,22 +194,22 @@ func (w *writer) releaseIndex() {
 }
 
 // gitError gives a history error its code: errs.GitLocked for a git lock
-// another process holds, errs.Conflict for a branch that kept moving,
+// another process holds, errs.ConcurrentUpdate for a branch that kept moving,
 // errs.DiskFull or errs.PermissionDenied for those OS errors, else
-// errs.GitWrite.
+// errs.GitWriteFailed.
 func gitError(err error, doing string) error {
 	var e *errs.Error
 	if errors.As(err, &e) {
 		return err
 	}
-	code := errs.GitWrite
+	code := errs.GitWriteFailed
 	switch {
 	case errors.Is(err, history.ErrLocked):
 		code = errs.GitLocked
 	case errors.Is(err, history.ErrConcurrentUpdate):
-		code = errs.Conflict
+		code = errs.ConcurrentUpdate
 	default:
-		if c := osErrorCode(err); c != errs.Internal {
+		if c := osErrorCode(err); c != errs.InternalError {
 			code = c
 		}
 	}
@@ -1117,7 +1117,7 @@ func (v *Vault) checkParents(rel string) error {
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
 			if !fi.IsDir() {
-				return errs.New(errs.NotRegularFile, "%s: %s is a file where a folder should be", rel, strings.TrimPrefix(dir, v.Root+string(filepath.Separator))).With("note", rel)
+				return errs.New(errs.NoteNotAFile, "%s: %s is a file where a folder should be", rel, strings.TrimPrefix(dir, v.Root+string(filepath.Separator))).With("note", rel)
 			}
 			continue
 		}
