@@ -167,7 +167,7 @@ func (h Handler) decide(in Input) Response {
 		var b strings.Builder
 		fmt.Fprintf(&b, "the session start protocol is incomplete: %d MUST item(s) lack evidence. Do this first:", len(missing))
 		for _, m := range missing {
-			fmt.Fprintf(&b, "\n- %s %s: %s", m.ID, m.Step, svc.Runnable(project, m.Do))
+			fmt.Fprintf(&b, "\n- %s %s: %s", m.ID, m.Step, svc.Runnable(project, m.Do, in.Cwd))
 		}
 		return Deny(b.String())
 	}
@@ -302,7 +302,7 @@ func (h Handler) Stop(in Input) Response {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Session %s has %d open MUST item(s) in its end checklist:", st.Session, len(missing))
 	for _, m := range missing {
-		fmt.Fprintf(&b, "\n- %s %s: %s", m.ID, m.Step, svc.Runnable(project, m.Do))
+		fmt.Fprintf(&b, "\n- %s %s: %s", m.ID, m.Step, svc.Runnable(project, m.Do, in.Cwd))
 	}
 	b.WriteString("\nThen end the session: `" + svc.Command(project, `end --summary "..." --next "..."`) + "`.")
 	out, _ := json.Marshal(map[string]string{"decision": "block", "reason": b.String()})

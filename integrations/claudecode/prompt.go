@@ -43,7 +43,7 @@ func (h Handler) SessionStart(in Input) Response {
 	if limit <= 0 {
 		limit = 8 << 10
 	}
-	return contextResponse(ResumePrompt(svc, st, proto, in.Source, limit))
+	return contextResponse(ResumePrompt(svc, st, proto, in.Source, in.Cwd, limit))
 }
 
 func contextResponse(text string) Response {
@@ -53,21 +53,29 @@ func contextResponse(text string) Response {
 }
 
 // ResumePrompt renders the bounded markdown summary an agent gets to
-// continue: at most limit bytes, cut at a line boundary.
-func ResumePrompt(svc *session.Service, st session.State, proto *protocol.Protocol, source string, limit int) string {
+// continue: at most limit bytes, cut at a line boundary. The commands it
+// names run as written from any folder (see session.Service.Runnable;
+// codeDir is the code repository, "" for the current folder).
+func ResumePrompt(svc *session.Service, st session.State, proto *protocol.Protocol, source, codeDir string, limit int) string {
+	return clip(svc.Runnable(st.Project, resumeText(svc, st, proto, source), codeDir), limit)
+}
+
+// resumeText is ResumePrompt's text, before its commands are made runnable
+// and it is clipped.
+func resumeText(svc *session.Service, st session.State, proto *protocol.Protocol, source string) string {
 	var b strings.Builder
 	if !st.Active() {
 		fmt.Fprintf(&b, "# sessionvault: no active session in %s\n\nStart one: `sessionvault start --objective \"...\"`", st.Project)
 		if st.LastSession == "" {
 			b.WriteString(".")
-			return clip(svc.Runnable(st.Project, b.String()), limit)
+			return b.String()
 		}
 		id := path.Base(st.LastSession)
 		fmt.Fprintf(&b, " (add `--continue %s` to carry on from the last session).\n", id)
 		last, err := svc.Archived(st.Project, id)
 		if err != nil {
 			fmt.Fprintf(&b, "\nThe last session was %s.", st.LastSession)
-			return clip(svc.Runnable(st.Project, b.String()), limit)
+			return b.String()
 		}
 		fmt.Fprintf(&b, "\n## The last session: %s (%s)\n\n- Objective: %s\n- Progress: %d%%\n", id, last.Status, last.Objective, last.Progress)
 		if last.Summary != "" {
@@ -85,7 +93,7 @@ func ResumePrompt(svc *session.Service, st session.State, proto *protocol.Protoc
 				fmt.Fprintf(&b, "- %s [%s] %s\n", bl.ID, bl.Severity, bl.Text)
 			}
 		}
-		return clip(svc.Runnable(st.Project, b.String()), limit)
+		return b.String()
 	}
 	fmt.Fprintf(&b, "# sessionvault: session %s (%s)\n\n", st.Session, st.Status)
 	fmt.Fprintf(&b, "- Objective: %s\n- Progress: %d%%\n- Mode: %s\n", st.Objective, st.Progress, st.ModeOrDefault())
@@ -139,7 +147,7 @@ func ResumePrompt(svc *session.Service, st session.State, proto *protocol.Protoc
 			fmt.Fprintf(&b, "- %s: %s (%s)\n", d.Title, d.Choice, d.Rationale)
 		}
 	}
-	return clip(svc.Runnable(st.Project, b.String()), limit)
+	return b.String()
 }
 
 func clip(s string, limit int) string {

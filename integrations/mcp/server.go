@@ -273,7 +273,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 				return nil, ContextOut{}, toolErr(err)
 			}
 			proto, _ := s.svc.Protocol(project)
-			return nil, ContextOut{Prompt: claudecode.ResumePrompt(s.svc, st, proto, "", 8<<10), State: asMap(st)}, nil
+			return nil, ContextOut{Prompt: claudecode.ResumePrompt(s.svc, st, proto, "", "", 8<<10), State: asMap(st)}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "validate_gate", Description: "Which MUST items of the start or end checklist lack evidence.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in GateIn) (*mcp.CallToolResult, GateOut, error) {

@@ -3,7 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -51,14 +53,15 @@ Running it twice changes nothing.`,
 			if err != nil {
 				return errs.Wrap(errs.ConfigInvalid, err, "linking the repository to the vault")
 			}
+			absDir, _ := filepath.Abs(dir)
 			text := path + ": hooks installed"
 			if !changed {
 				text = path + ": hooks already installed, nothing changed"
 			}
 			if linked {
-				text += "\n" + links + ": " + dir + " now uses the vault " + v.Root
+				text += "\n" + links + ": " + absDir + " now uses the vault " + v.Root
 			} else {
-				text += "\n" + links + ": " + dir + " already uses the vault " + v.Root
+				text += "\n" + links + ": " + absDir + " already uses the vault " + v.Root
 			}
 			if _, err := exec.LookPath("sessionvault"); err != nil {
 				if _, herr := exec.LookPath("sessionvault-hook"); herr != nil {
@@ -103,9 +106,10 @@ Items whose evidence is a person's tick cannot be recorded by the agent.`,
 			return a.emit(out, "recorded "+out.ID)
 		},
 	}
-	rec.Flags().StringVar(&o.File, "file", "", "the file read, for `file` evidence: absolute, or relative to the current folder, else to the project folder in the vault; it must be the protocol's file (same name, or ending in its path)")
+	rec.Flags().StringVar(&o.File, "file", "", "the file read, for `file` evidence: absolute, or relative to --dir (default the current folder), else to the project folder in the vault; it must be the protocol's file (same name, or ending in its path)")
 	rec.Flags().StringVar(&o.SHA, "sha", "", "a commit, for `commit` evidence")
 	rec.Flags().BoolVar(&o.Run, "run", false, "run the protocol's command, for `run` evidence")
+	rec.Flags().StringVar(&o.Dir, "dir", "", "the code repository, where `run` commands run and `commit` evidence is looked up (default: the current folder)")
 	c.AddCommand(rec)
 	return c
 }
@@ -207,8 +211,9 @@ func (a *app) gateCommand() *cobra.Command {
 				return a.emit(map[string]any{"phase": phase, "passed": true}, "gate "+string(phase)+": passed")
 			}
 			var b strings.Builder
+			cwd, _ := os.Getwd() // where the checks of --run and --sha must run
 			for _, m := range missing {
-				fmt.Fprintf(&b, "\n  %s %s: %s", m.ID, m.Step, svc.Runnable(project, m.Do))
+				fmt.Fprintf(&b, "\n  %s %s: %s", m.ID, m.Step, svc.Runnable(project, m.Do, cwd))
 			}
 			e := errs.New(errs.GateNotPassed, "gate %s: %d MUST item(s) lack evidence:%s", phase, len(missing), b.String())
 			e.Details = map[string]any{"phase": phase, "missing": missing}

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"regexp"
 	"strings"
 	"text/template"
 	"time"
@@ -165,10 +166,22 @@ func (s *Service) Command(project, args string) string {
 	return c + " " + args
 }
 
-// Runnable rewrites every "`sessionvault " command quoted in text as
-// Command does, so that it works pasted into a shell in any folder.
-func (s *Service) Runnable(project, text string) string {
-	return strings.ReplaceAll(text, "`sessionvault ", "`"+s.Command(project, ""))
+// quotedCommandRe finds a sessionvault command quoted in a message.
+var quotedCommandRe = regexp.MustCompile("`sessionvault ([^`]*)`")
+
+// Runnable rewrites every `sessionvault ...` command quoted in text as
+// Command does, so that it works pasted into a shell in any folder. An
+// evidence record whose check runs in the code repository (--run, --sha)
+// also gets --dir codeDir (the folder the agent works in, e.g. the hook
+// input's cwd; "" leaves it to the folder the command is run from).
+func (s *Service) Runnable(project, text, codeDir string) string {
+	return quotedCommandRe.ReplaceAllStringFunc(text, func(q string) string {
+		args := q[len("`sessionvault ") : len(q)-1]
+		if codeDir != "" && strings.HasPrefix(args, "evidence record ") && (strings.Contains(args, " --run") || strings.Contains(args, " --sha ")) {
+			args += " --dir " + shellQuote(codeDir)
+		}
+		return "`" + s.Command(project, args) + "`"
+	})
 }
 
 // GitCommand returns the git command line for args run in the vault (e.g.
