@@ -89,10 +89,11 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	if in.ToolName == "" {
 		return Deny("the hook input names no tool; failing closed")
 	}
-	if allowed, reason := h.Decide(in.ToolName, in.ToolInput, in.Cwd); !allowed {
-		return Deny(reason)
+	resp, class := h.decide(in)
+	if resp.Exit != 0 {
+		return resp
 	}
-	if c := policy.Classify(in.ToolName, in.ToolInput, h.PolicyConfig).Class; c == policy.Write {
+	if class == policy.Write {
 		// A call that may write files it does not name (a shell, an unknown
 		// tool; an editing tool's file was checked above): PostToolUse
 		// commits notes it changed as the agent's edit.
@@ -110,13 +111,19 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 // may run now and, when not, why and what to do. `blocked-reason` and the
 // MCP tool get_blocked_reason ask it directly.
 func (h Handler) Decide(tool string, input json.RawMessage, cwd string) (allowed bool, reason string) {
-	in := Input{ToolName: tool, ToolInput: input, Cwd: cwd}
-	resp := h.decide(in)
+	resp, _ := h.decide(Input{ToolName: tool, ToolInput: input, Cwd: cwd})
 	return resp.Exit == 0, strings.TrimSpace(strings.TrimPrefix(resp.Stderr, "sessionvault blocked this tool call: "))
 }
 
-func (h Handler) decide(in Input) Response {
+// decide classifies the call once and decides on it; the class goes back to
+// PreToolUse (a call that may write unnamed files is noted for PostToolUse).
+func (h Handler) decide(in Input) (Response, policy.Class) {
 	call := policy.Classify(in.ToolName, in.ToolInput, h.PolicyConfig)
+	resp := h.decideCall(in, &call)
+	return resp, call.Class
+}
+
+func (h Handler) decideCall(in Input, call *policy.Call) Response {
 	if call.Class == policy.Person {
 		return Deny(call.Why + "; the agent may not run a person's command (sessionvault accept, mode set disabled, hooks install)")
 	}
@@ -144,7 +151,7 @@ func (h Handler) decide(in Input) Response {
 	if st.ModeOrDefault() == protocol.Disabled {
 		return Allow()
 	}
-	if p := writesInVault(call, in.Cwd, svc.V.Root); p != "" {
+	if p := writesInVault(*call, in.Cwd, svc.V.Root); p != "" {
 		return Deny(p + " is in the session vault: notes there are written through sessionvault (update, decide, block, evidence record, ...), so that every change is verified, signed and committed")
 	}
 	if call.Class == policy.Way {
