@@ -22,6 +22,25 @@ func statusJSON(t *testing.T, v string) map[string]any {
 	return res.Data
 }
 
+// setStateProperty writes "key: value" over the property's line in the
+// project's current state, as a person editing it would, and returns that
+// line's number.
+func setStateProperty(t *testing.T, v, key, value string) int {
+	t.Helper()
+	note := filepath.Join(v, "demo", "session-current-state.md")
+	cur, _ := os.ReadFile(note)
+	lines := strings.Split(string(cur), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, key+": ") || l == key+":" {
+			lines[i] = key + ": " + value
+			os.WriteFile(note, []byte(strings.Join(lines, "\n")), 0o644)
+			return i + 1
+		}
+	}
+	t.Fatalf("no property %s in %s", key, note)
+	return 0
+}
+
 // `start --force` after `recover` marks the old session abandoned and
 // starts a complete new one: its checklists, no idle text left behind.
 func TestStartForceAfterRecoverStartsACompleteSession(t *testing.T) {
@@ -233,15 +252,7 @@ func TestObsidianTimesAreRead(t *testing.T) {
 			if form == "2006-01-02" {
 				started = time.Date(started.Year(), started.Month(), started.Day(), 0, 0, 0, 0, loc)
 			}
-			note := filepath.Join(v, "demo", "session-current-state.md")
-			cur, _ := os.ReadFile(note)
-			lines := strings.Split(string(cur), "\n")
-			for i, l := range lines {
-				if strings.HasPrefix(l, "started: ") {
-					lines[i] = "started: " + started.Format(form)
-				}
-			}
-			os.WriteFile(note, []byte(strings.Join(lines, "\n")), 0o644)
+			setStateProperty(t, v, "started", started.Format(form))
 			if out, errOut, code := run(t, v, "check"); code != 0 {
 				t.Fatalf("check: %s%s", out, errOut)
 			}
@@ -262,16 +273,7 @@ func TestObsidianTimesAreRead(t *testing.T) {
 	}
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Bad time")
-	note := filepath.Join(v, "demo", "session-current-state.md")
-	cur, _ := os.ReadFile(note)
-	lines := strings.Split(string(cur), "\n")
-	line := 0
-	for i, l := range lines {
-		if strings.HasPrefix(l, "started: ") {
-			lines[i], line = "started: yesterday at ten", i+1
-		}
-	}
-	os.WriteFile(note, []byte(strings.Join(lines, "\n")), 0o644)
+	line := setStateProperty(t, v, "started", "yesterday at ten")
 	_, errOut, code := run(t, v, "check")
 	if want := fmt.Sprintf("demo/session-current-state.md:%d: cannot read started", line); code == 0 || !strings.Contains(errOut, want) {
 		t.Errorf("check on an unreadable time: exit %d, want %q in\n%s", code, want, errOut)

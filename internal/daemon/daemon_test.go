@@ -104,9 +104,10 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 	}
 }
 
-// A session whose last sign of life is older than the heartbeat timeout is
-// marked crashed, once, as its own commit.
-func TestMarkCrashed(t *testing.T) {
+// startedSession returns a vault with project demo and a session started at
+// t0 (its service's clock).
+func startedSession(t *testing.T) (string, *session.Service, time.Time) {
+	t.Helper()
 	dir := t.TempDir()
 	history.Init(dir)
 	os.MkdirAll(filepath.Join(dir, ".sessionvault"), 0o755)
@@ -118,6 +119,13 @@ func TestMarkCrashed(t *testing.T) {
 	if _, err := svc.Start(session.StartOptions{Project: "demo", Objective: "x"}); err != nil {
 		t.Fatal(err)
 	}
+	return dir, svc, t0
+}
+
+// A session whose last sign of life is older than the heartbeat timeout is
+// marked crashed, once, as its own commit.
+func TestMarkCrashed(t *testing.T) {
+	dir, svc, t0 := startedSession(t)
 	svc.Now = func() time.Time { return t0.Add(10 * time.Minute) }
 	if m, err := svc.MarkCrashed("demo"); err != nil || m != "" {
 		t.Fatalf("alive session marked: %q %v", m, err)
@@ -145,17 +153,7 @@ func TestMarkCrashed(t *testing.T) {
 // An entry on a session marked crashed is a sign of life: the status reads
 // active again at once, not only after `recover`.
 func TestEntryEndsTheCrashedStatus(t *testing.T) {
-	dir := t.TempDir()
-	history.Init(dir)
-	os.MkdirAll(filepath.Join(dir, ".sessionvault"), 0o755)
-	v, _ := vault.Open(dir)
-	svc := session.New(v)
-	svc.InitProject("demo")
-	t0 := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
-	svc.Now = func() time.Time { return t0 }
-	if _, err := svc.Start(session.StartOptions{Project: "demo", Objective: "x"}); err != nil {
-		t.Fatal(err)
-	}
+	_, svc, t0 := startedSession(t)
 	svc.Now = func() time.Time { return t0.Add(time.Hour) }
 	if m, err := svc.MarkCrashed("demo"); err != nil || m == "" {
 		t.Fatalf("not marked: %q %v", m, err)

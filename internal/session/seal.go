@@ -72,10 +72,17 @@ func (sl *seal) setField(name, v string) {
 	}
 }
 
-// protocolSource returns the protocol the project's gates use: its path in
-// the vault (or the built-in one's name) and its bytes.
-func (s *Service) protocolSource(project string) (string, []byte, error) {
+// protocolSource returns the protocol the project's gates use — the
+// project's SESSION-PROTOCOL.md, else the vault's, else the built-in one —
+// as it will be once tx (nil: none) is committed: its path (or the built-in
+// one's name) and its bytes.
+func (s *Service) protocolSource(tx *vault.Tx, project string) (string, []byte, error) {
 	for _, rel := range []string{project + "/SESSION-PROTOCOL.md", "SESSION-PROTOCOL.md"} {
+		if tx != nil {
+			if b, ok := tx.Written(rel); ok {
+				return rel, b, nil
+			}
+		}
 		data, err := s.V.ReadFile(rel)
 		if err == nil {
 			return rel, data, nil
@@ -96,24 +103,9 @@ func (s *Service) protocolSum(project string) (string, error) {
 // protocolSumIn is protocolSum as the protocol will be once tx (nil: none)
 // is committed.
 func (s *Service) protocolSumIn(tx *vault.Tx, project string) (string, error) {
-	var data []byte
-	found := false
-	if tx != nil {
-		for _, rel := range []string{project + "/SESSION-PROTOCOL.md", "SESSION-PROTOCOL.md"} {
-			if b, ok := tx.Written(rel); ok {
-				data, found = b, true
-				break
-			}
-			if _, err := s.V.ReadFile(rel); err == nil {
-				break // on disk, and not written: read below
-			}
-		}
-	}
-	if !found {
-		var err error
-		if _, data, err = s.protocolSource(project); err != nil {
-			return "", err
-		}
+	_, data, err := s.protocolSource(tx, project)
+	if err != nil {
+		return "", err
 	}
 	h := sha256.Sum256(data)
 	return "sha256:" + hex.EncodeToString(h[:]), nil

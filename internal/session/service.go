@@ -269,7 +269,7 @@ func (s *Service) render(name string, data any) ([]byte, error) {
 // Protocol returns the protocol a project follows: <project>/SESSION-PROTOCOL.md
 // if present, else the vault's SESSION-PROTOCOL.md, else the embedded default.
 func (s *Service) Protocol(project string) (*protocol.Protocol, error) {
-	name, data, err := s.protocolSource(project)
+	name, data, err := s.protocolSource(nil, project)
 	if err != nil {
 		return nil, err
 	}

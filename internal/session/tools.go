@@ -131,8 +131,8 @@ func (s *Service) NoteToolCall(project, tool string) error {
 // the state still waits for a person's accept. It returns the commit, or "".
 func (s *Service) CommitToolEdits(project, tool string) (string, error) {
 	data, err := s.V.ReadState("toolcall-" + project)
-	if err != nil {
-		return "", nil
+	if err != nil || len(data) == 0 {
+		return "", nil // (no write on every PostToolUse: only a noted call is cleared)
 	}
 	s.V.WriteState("toolcall-"+project, nil)
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")

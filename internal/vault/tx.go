@@ -224,16 +224,8 @@ func (tx *Tx) Base(rel string) (data []byte, same, ok bool, err error) {
 	if err != nil {
 		return nil, false, false, err
 	}
-	if have {
-		if b, err := repo.ReadFileAt(rec.Commit, rel); err == nil {
-			return b, false, true, nil
-		}
-	}
-	b, err := repo.ReadFile(rel)
-	if err != nil {
-		return nil, false, false, nil
-	}
-	return b, false, false, nil
+	data, ok = tx.v.lastVersion(repo, rel)
+	return data, false, ok, nil
 }
 
 // Change describes an operation's commit: its name (e.g. "update"), the

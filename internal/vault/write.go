@@ -1243,7 +1243,7 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 			// may have dropped entries): the note as it is, with the
 			// entries of the engine's last version put back.
 			mine, other = cur, tmp
-			if base := v.lastVersion(repo, rel); base != nil {
+			if base, _ := v.lastVersion(repo, rel); base != nil {
 				mine = Merge3(base, cur, base, base, nil)
 			}
 			unknown = true
@@ -1371,14 +1371,15 @@ func mineOK(path, want string) bool {
 
 // lastVersion returns what the engine last wrote to rel and committed (its
 // base record), else HEAD's version, else nil.
-func (v *Vault) lastVersion(repo *history.Repo, rel string) []byte {
+// recorded is true when the version came from the base record.
+func (v *Vault) lastVersion(repo *history.Repo, rel string) (data []byte, recorded bool) {
 	if rec, ok := v.bases()[rel]; ok {
 		if b, err := repo.ReadFileAt(rec.Commit, rel); err == nil {
-			return b
+			return b, true
 		}
 	}
 	b, _ := repo.ReadFile(rel)
-	return b
+	return b, false
 }
 
 // committedBefore returns the commit an interrupted operation already made:
@@ -1636,27 +1637,39 @@ func (w *writer) rescueOrphans() []orphan {
 		merged := Merge3(ancestor, other, live, live, w.protect)
 		w.guardLines(rec.Rel, ancestor, other)
 		if !bytes.Equal(merged, live) {
-			n := &noteWrite{rel: rec.Rel, abs: abs, orig: &readRec{data: live, id: lid, fi: fi}, first: live,
-				base: &readRec{data: live, id: lid, fi: fi}, data: merged}
-			j := &journal{Change: Change{Operation: "external-edit"}, Order: []string{rec.Rel}, Files: map[string]string{}, Base: map[string]string{rec.Rel: sum(live)}, Old: map[string]string{}}
-			if _, err := w.writeRound([]*noteWrite{n}, j, true); err != nil {
+			if err := w.writeForPerson(rec.Rel, abs, &readRec{data: live, id: lid, fi: fi}, merged); err != nil {
 				w.orphans = append(w.orphans, rec)
 				continue
-			}
-			w.settleAll([]*noteWrite{n}, j)
-			// Nothing to commit: what is on disk now is the person's.
-			v.clearState(journalName)
-			for _, p := range n.spent {
-				os.Remove(p)
-			}
-			for _, wt := range n.watch {
-				w.orphans = append(w.orphans, orphan{Rel: n.rel, File: filepath.Base(wt.at), ID: wt.h.id, Ancestor: wt.ancestor})
-				wt.h.close()
 			}
 		}
 		os.Remove(p)
 	}
 	return w.orphans
+}
+
+// writeForPerson writes data over rel (live is what it replaces) through
+// the write path, without a commit: text the engine puts back on a person's
+// behalf (lines rescued from a replaced file, guarded lines a save dropped).
+// What lands beside it is settled as for any write; replaced files still
+// open are kept as orphan records for the next operation.
+func (w *writer) writeForPerson(rel, abs string, live *readRec, data []byte) error {
+	base := *live // (orig and base are separate records, as everywhere)
+	n := &noteWrite{rel: rel, abs: abs, orig: live, first: live.data, base: &base, data: data}
+	j := &journal{Change: Change{Operation: "external-edit"}, Order: []string{rel}, Files: map[string]string{}, Base: map[string]string{rel: sum(live.data)}, Old: map[string]string{}}
+	if _, err := w.writeRound([]*noteWrite{n}, j, true); err != nil {
+		return err
+	}
+	w.settleAll([]*noteWrite{n}, j)
+	// Nothing to commit: what is on disk now is the person's.
+	w.v.clearState(journalName)
+	for _, p := range n.spent {
+		os.Remove(p)
+	}
+	for _, wt := range n.watch {
+		w.orphans = append(w.orphans, orphan{Rel: n.rel, File: filepath.Base(wt.at), ID: wt.h.id, Ancestor: wt.ancestor})
+		wt.h.close()
+	}
+	return nil
 }
 
 // cleanTmp removes what killed processes left in .sessionvault/state/tmp
@@ -1781,20 +1794,8 @@ func (w *writer) applyGuards() {
 		if bytes.Equal(out, live) {
 			continue
 		}
-		n := &noteWrite{rel: rel, abs: abs, orig: &readRec{data: live, id: id, fi: fi}, first: live,
-			base: &readRec{data: live, id: id, fi: fi}, data: out}
-		j := &journal{Change: Change{Operation: "external-edit"}, Order: []string{rel}, Files: map[string]string{}, Base: map[string]string{rel: sum(live)}, Old: map[string]string{}}
-		if _, err := w.writeRound([]*noteWrite{n}, j, true); err != nil {
+		if err := w.writeForPerson(rel, abs, &readRec{data: live, id: id, fi: fi}, out); err != nil {
 			continue
-		}
-		w.settleAll([]*noteWrite{n}, j)
-		v.clearState(journalName)
-		for _, p := range n.spent {
-			os.Remove(p)
-		}
-		for _, wt := range n.watch {
-			w.orphans = append(w.orphans, orphan{Rel: n.rel, File: filepath.Base(wt.at), ID: wt.h.id, Ancestor: wt.ancestor})
-			wt.h.close()
 		}
 		v.saveOrphans(w.orphans)
 	}
