@@ -24,7 +24,7 @@ func PolicyFrom(c config.Config) protocol.Policy {
 			p.Blocks[mode] = tools
 		}
 	}
-	return p.Compile()
+	return p
 }
 
 // NewHandler builds the hook handler for a vault folder and a project ("" =
@@ -36,7 +36,7 @@ func PolicyFrom(c config.Config) protocol.Policy {
 // cannot be opened the handler still answers: reading calls pass,
 // everything else is denied with how to link the repository.
 func NewHandler(vaultDir, project, cwd string) Handler {
-	h := Handler{Project: project, Policy: protocol.DefaultPolicy().Compile()}
+	h := Handler{Project: project, Policy: protocol.DefaultPolicy()}
 	if vaultDir == "" {
 		vaultDir = os.Getenv("SESSIONVAULT_VAULT")
 	}

@@ -32,48 +32,6 @@ func ParseMode(s string) (Mode, error) {
 type Policy struct {
 	ReadOnly []string          `yaml:"read_only_tools"`
 	Blocks   map[Mode][]string `yaml:"mode_blocks"`
-
-	compiled *compiledPolicy // set by Compile; nil compiles on every match
-}
-
-// compiledPolicy holds a Policy's patterns compiled once (a hook decides on
-// every tool call).
-type compiledPolicy struct {
-	readOnly []*regexp.Regexp
-	blocks   map[Mode][]*regexp.Regexp
-}
-
-// Compile returns p with its patterns compiled, for matching many times.
-// A pattern that is not a valid regular expression matches its own text
-// exactly.
-func (p Policy) Compile() Policy {
-	c := &compiledPolicy{readOnly: compileAll(p.ReadOnly), blocks: map[Mode][]*regexp.Regexp{}}
-	for m, pats := range p.Blocks {
-		c.blocks[m] = compileAll(pats)
-	}
-	p.compiled = c
-	return p
-}
-
-func compileAll(patterns []string) []*regexp.Regexp {
-	out := make([]*regexp.Regexp, 0, len(patterns))
-	for _, pat := range patterns {
-		re, err := regexp.Compile("^(?:" + pat + ")$")
-		if err != nil {
-			re = regexp.MustCompile("^" + regexp.QuoteMeta(pat) + "$")
-		}
-		out = append(out, re)
-	}
-	return out
-}
-
-func matchCompiled(res []*regexp.Regexp, tool string) bool {
-	for _, re := range res {
-		if re.MatchString(tool) {
-			return true
-		}
-	}
-	return false
 }
 
 // DefaultPolicy is the tool policy used when the config gives none.
@@ -91,6 +49,14 @@ func DefaultPolicy() Policy {
 
 func matchAny(patterns []string, tool string) bool {
 	for _, p := range patterns {
+		if regexp.QuoteMeta(p) == p {
+			// A plain tool name (most patterns): no regular expression to
+			// compile (a hook process decides once and exits).
+			if p == tool {
+				return true
+			}
+			continue
+		}
 		re, err := regexp.Compile("^(?:" + p + ")$")
 		if err != nil {
 			if p == tool {
@@ -106,17 +72,7 @@ func matchAny(patterns []string, tool string) bool {
 }
 
 // IsReadOnly reports whether tool is read-only: always allowed.
-func (p Policy) IsReadOnly(tool string) bool {
-	if p.compiled != nil {
-		return matchCompiled(p.compiled.readOnly, tool)
-	}
-	return matchAny(p.ReadOnly, tool)
-}
+func (p Policy) IsReadOnly(tool string) bool { return matchAny(p.ReadOnly, tool) }
 
 // BlockedBy reports whether mode blocks tool.
-func (p Policy) BlockedBy(mode Mode, tool string) bool {
-	if p.compiled != nil {
-		return matchCompiled(p.compiled.blocks[mode], tool)
-	}
-	return matchAny(p.Blocks[mode], tool)
-}
+func (p Policy) BlockedBy(mode Mode, tool string) bool { return matchAny(p.Blocks[mode], tool) }
