@@ -37,7 +37,7 @@ func TestVaultExampleIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := res.Data
-	if d.Session != "2026-11-21-session-01" || d.LastSession != "sessions/2026-11-20-session-01" || len(d.Decisions) != 1 || len(d.Blockers) != 1 || d.Blockers[0].Status != "active" {
+	if d.Session != "2026-11-21-session-01" || d.LastSession != "2026-11-20-session-01" || len(d.Decisions) != 1 || len(d.Blockers) != 1 || d.Blockers[0].Status != "active" {
 		t.Fatalf("status of the example = %+v", d)
 	}
 	// Ticked in the example, but no evidence was recorded on this machine:

@@ -80,7 +80,7 @@ func TestHistoryKeepsTenInFull(t *testing.T) {
 		t.Errorf("%d sessions in full, want 10", n)
 	}
 	older := h[strings.Index(h, "## Older sessions"):]
-	if strings.Count(older, "\n- [[sessions/") != 2 || strings.Index(older, "objective 2") > strings.Index(older, "objective 1") || !strings.Contains(older, "objective 1") {
+	if strings.Count(older, "\n- [[demo/sessions/") != 2 || strings.Index(older, "objective 2") > strings.Index(older, "objective 1") || !strings.Contains(older, "objective 1") {
 		t.Errorf("older sessions should list objective 2 then objective 1 as links:\n%s", older)
 	}
 	if strings.Index(h, "objective 12") > strings.Index(h, "objective 11") {

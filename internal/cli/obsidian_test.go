@@ -188,14 +188,107 @@ func TestObsidianTypesAndBases(t *testing.T) {
 	}
 }
 
+// vaultLinks checks every wikilink in the notes under root: its target must
+// be a path from the vault root that is exactly one note, so that Obsidian
+// resolves it to that note whatever other notes share its name. It returns
+// the number of links checked.
+func vaultLinks(t *testing.T, root string) int {
+	t.Helper()
+	notes := map[string]bool{}
+	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err == nil && e.IsDir() && strings.HasPrefix(e.Name(), ".") && p != root {
+			return filepath.SkipDir
+		}
+		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".md") {
+			rel, _ := filepath.Rel(root, p)
+			notes[filepath.ToSlash(strings.TrimSuffix(rel, ".md"))] = true
+		}
+		return nil
+	})
+	linkRe := regexp.MustCompile(`\[\[([^\]|#]+)`)
+	links := 0
+	for n := range notes {
+		data, _ := os.ReadFile(filepath.Join(root, n+".md"))
+		for _, m := range linkRe.FindAllStringSubmatch(string(data), -1) {
+			links++
+			if target := strings.TrimSuffix(strings.TrimSpace(m[1]), ".md"); !notes[target] {
+				t.Errorf("%s.md: [[%s]] is not the path of a note from the vault root", n, target)
+			}
+		}
+	}
+	return links
+}
+
+// Two projects in one vault with sessions of the same id and decisions of
+// the same title: every link the engine writes names one note from the vault
+// root, while the sessions are active (their decisions link to the current
+// state, where an active session lives) and after they end (to the record).
+// The session property is the session's id in every note.
+func TestLinksAreWrittenFromTheVaultRoot(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "vault")
+	mustRun(t, dir, "init", dir, "--project", "web")
+	mustRun(t, dir, "init", dir, "--project", "api")
+	for _, p := range []string{"web", "api"} {
+		mustRun(t, dir, "start", "--project", p, "--objective", "Links in "+p)
+		mustRun(t, dir, "decide", "--project", p, "--title", "Use flock", "--choice", "flock", "--rationale", "simple")
+	}
+	if vaultLinks(t, dir) == 0 {
+		t.Fatal("no wikilinks found")
+	}
+	id := frontMatter(t, filepath.Join(dir, "web", "session-current-state.md"))["session"]
+	if other := frontMatter(t, filepath.Join(dir, "api", "session-current-state.md"))["session"]; other != id {
+		t.Fatalf("the two projects' sessions should share an id for this test: %s, %s", id, other)
+	}
+	decisions, _ := filepath.Glob(filepath.Join(dir, "web", "decisions", "*.md"))
+	if len(decisions) != 1 {
+		t.Fatalf("decisions of web: %v", decisions)
+	}
+	if s := frontMatter(t, decisions[0])["session"]; s != id {
+		t.Errorf("a decision note's session is %q, want the session's id %q, as in the current state", s, id)
+	}
+	data, _ := os.ReadFile(decisions[0])
+	if want := "Decided in [[web/session-current-state|" + id + "]]."; !strings.Contains(string(data), want) {
+		t.Errorf("while the session is active, its decision should say %q:\n%s", want, data)
+	}
+
+	mustRun(t, dir, "end", "--project", "web", "--summary", "done")
+	mustRun(t, dir, "start", "--project", "web", "--objective", "Next", "--continue", id)
+	vaultLinks(t, dir)
+	data, _ = os.ReadFile(decisions[0])
+	if want := "Decided in [[web/sessions/" + id + "|" + id + "]]."; !strings.Contains(string(data), want) {
+		t.Errorf("after the session ended, its decision should say %q:\n%s", want, data)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "web", "session-decisions.md"))
+	if !strings.Contains(string(log), "(session [[web/sessions/"+id+"|"+id+"]])") {
+		t.Errorf("the decisions log should link the ended session's record:\n%s", log)
+	}
+	state := frontMatter(t, filepath.Join(dir, "web", "session-current-state.md"))
+	if want := "[[web/sessions/" + id + "|" + id + "]]"; state["continues"] != want || state["last_session"] != want {
+		t.Errorf("continues = %q, last_session = %q, want %q", state["continues"], state["last_session"], want)
+	}
+	var st struct {
+		Data session.State `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, dir, "status", "--project", "web", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Data.Continues != id || st.Data.LastSession != id {
+		t.Errorf("status --json: continues %q, last_session %q, want the id %q", st.Data.Continues, st.Data.LastSession, id)
+	}
+	// api's decision still links to api's current state, not to web's record.
+	apiDec, _ := filepath.Glob(filepath.Join(dir, "api", "decisions", "*.md"))
+	data, _ = os.ReadFile(apiDec[0])
+	if !strings.Contains(string(data), "Decided in [[api/session-current-state|"+id+"]].") {
+		t.Errorf("ending web's session changed api's decision:\n%s", data)
+	}
+	assertClean(t, dir)
+}
+
 // vault-example opened as an Obsidian vault: the property types, a base of
-// sessions and one of decisions, and no wikilink resolving to two notes
-// (Obsidian resolves [[a/b]] to the note whose path ends in a/b.md). A link
-// resolves to no note only when it names the active session's record, which
-// exists once the session ends (issue 10 keeps this open).
+// sessions and one of decisions, and every wikilink naming exactly one note
+// by its path from the vault root.
 func TestVaultExampleIsObsidianNative(t *testing.T) {
 	root := "../../vault-example"
-	active := "sessions/" + frontMatter(t, filepath.Join(root, "demo", "session-current-state.md"))["session"]
 	if _, err := os.Stat(filepath.Join(root, ".obsidian", "types.json")); err != nil {
 		t.Error(err)
 	}
@@ -204,33 +297,31 @@ func TestVaultExampleIsObsidianNative(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	var notes []string
-	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".md") {
-			rel, _ := filepath.Rel(root, p)
-			notes = append(notes, filepath.ToSlash(strings.TrimSuffix(rel, ".md")))
-		}
-		return nil
-	})
-	linkRe := regexp.MustCompile(`\[\[([^\]|#]+)`)
-	links := 0
-	for _, n := range notes {
-		data, _ := os.ReadFile(filepath.Join(root, n+".md"))
-		for _, m := range linkRe.FindAllStringSubmatch(string(data), -1) {
-			target := strings.TrimSuffix(strings.TrimSpace(m[1]), ".md")
-			matches := 0
-			for _, other := range notes {
-				if other == target || strings.HasSuffix(other, "/"+target) {
-					matches++
-				}
-			}
-			links++
-			if matches > 1 || matches == 0 && target != active {
-				t.Errorf("%s.md: [[%s]] resolves to %d notes", n, target, matches)
-			}
-		}
-	}
-	if links == 0 {
+	if vaultLinks(t, root) == 0 {
 		t.Error("no wikilinks found")
 	}
+}
+
+// A violations log written before links were written from the vault root
+// ("### [[sessions/<id>]]", by an earlier version) keeps one heading per
+// session: the session's next violations go under the old heading.
+func TestViolationsUnderAnOldStyleHeading(t *testing.T) {
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Old headings")
+	id := frontMatter(t, filepath.Join(v, "demo", "session-current-state.md"))["session"]
+	logPath := filepath.Join(v, "demo", "session-violations-log.md")
+	data, _ := os.ReadFile(logPath)
+	old := "\n### [[sessions/" + id + "]]\n\n| Timestamp | Phase | Requirement | Severity | Recovery |\n|-----------|-------|-------------|----------|----------|\n| 2026-11-22T10:00:00Z | START | MUST Read the current state (c-1) | CRITICAL | read it |\n"
+	os.WriteFile(logPath, append(data, old...), 0o644)
+	if _, _, code := run(t, v, "phase", "advance"); code == 0 {
+		t.Fatal("phase advance passed with nothing ticked")
+	}
+	data, _ = os.ReadFile(logPath)
+	if n := strings.Count(string(data), "\n### "); n != 1 {
+		t.Errorf("%d session headings, want the old one only:\n%s", n, data)
+	}
+	if n := strings.Count(string(data), "| START | MUST "); n != 4 {
+		t.Errorf("%d violation rows, want the old one and three new:\n%s", n, data)
+	}
+	assertClean(t, v)
 }

@@ -14,7 +14,7 @@ import (
 // block id, so a person can edit it in place and the engine reads it back:
 //
 //	update:    - 2026-11-22T14:31:00Z · progress · 40% · Wrote the handler #auth ^u-1
-//	decision:  - 2026-11-22T14:40:00Z · [[decisions/2026-11-22-use-flock|Use flock]] · **choice:** flock · **why:** … · **alternatives:** a; b · **impact:** medium · **category:** infra ^d-1
+//	decision:  - 2026-11-22T14:40:00Z · [[demo/decisions/2026-11-22-use-flock|Use flock]] · **choice:** flock · **why:** … · **alternatives:** a; b · **impact:** medium · **category:** infra ^d-1
 //	blocker:   - [ ] 2026-11-22T14:41:00Z · **high** · CI is red ^b-1
 //	           - [x] 2026-11-22T14:41:00Z · **high** · CI is red · **resolved:** 2026-11-22T15:02:00Z flaky test fixed ^b-1
 //	checklist: - [ ] **MUST** Read the session history ^c-1   (^e-N for the end checklist)
@@ -37,7 +37,7 @@ type Decision struct {
 	ID           string    `json:"id"` // "d-3"
 	Time         time.Time `json:"time"`
 	Title        string    `json:"title"`
-	Note         string    `json:"note"` // the decision note, e.g. "decisions/2026-11-22-use-flock"
+	Note         string    `json:"note"` // the decision note's path from the vault root, without .md: "demo/decisions/2026-11-22-use-flock"
 	Choice       string    `json:"choice"`
 	Rationale    string    `json:"rationale"`
 	Alternatives []string  `json:"alternatives,omitempty"`
@@ -149,7 +149,7 @@ func linkLabel(s string) string {
 
 func formatDecision(d Decision) string {
 	var b strings.Builder
-	b.WriteString("- " + note.FormatTime(d.Time) + sep + "[[" + d.Note + "|" + linkLabel(d.Title) + "]]")
+	b.WriteString("- " + note.FormatTime(d.Time) + sep + link(d.Note, d.Title))
 	b.WriteString(sep + "**choice:** " + oneLine(d.Choice))
 	b.WriteString(sep + "**why:** " + oneLine(d.Rationale))
 	if len(d.Alternatives) > 0 {

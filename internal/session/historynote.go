@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ const (
 // historyEntry renders a session's full entry in session-history.md: an H3
 // heading linking to its record, then one line per field.
 func historyEntry(st State) []string {
-	lines := []string{"### " + link(SessionsDir+"/"+st.Session) + sep + st.Status, ""}
+	lines := []string{"### " + sessionLink(st.Project, st.Session) + sep + st.Status, ""}
 	lines = append(lines, "- **Objective:** "+oneLine(st.Objective))
 	if st.Summary != "" {
 		lines = append(lines, "- **Summary:** "+oneLine(st.Summary))
@@ -30,7 +31,7 @@ func historyEntry(st State) []string {
 	if len(st.Decisions) > 0 {
 		var ds []string
 		for _, d := range st.Decisions {
-			ds = append(ds, "[["+d.Note+"|"+linkLabel(d.Title)+"]]")
+			ds = append(ds, link(d.Note, d.Title))
 		}
 		lines = append(lines, "- **Decisions:** "+strings.Join(ds, ", "))
 	}
@@ -96,7 +97,7 @@ func (s *Service) addToHistory(tx *vault.Tx, st State, now time.Time) error {
 	var moved []string
 	for i := keep; i >= 0 && i < len(olds); i++ {
 		sec := olds[i]
-		id := unlink(strings.TrimSpace(strings.Split(sec.Title, sep)[0]))
+		target := unlink(strings.TrimSpace(strings.Split(sec.Title, sep)[0]))
 		objective := ""
 		for _, l := range markdown.Lines(d.body, sec.BodyStart, sec.End) {
 			if v, ok := strings.CutPrefix(string(l.Content()), "- **Objective:** "); ok {
@@ -108,7 +109,7 @@ func (s *Service) addToHistory(tx *vault.Tx, st State, now time.Time) error {
 			end = recent.End
 		}
 		d.edit(sec.Start, end, "")
-		moved = append(moved, "- "+link(id)+sep+objective)
+		moved = append(moved, "- "+link(inProject(st.Project, target), path.Base(target))+sep+objective)
 	}
 	if len(moved) > 0 {
 		d.prependLine(secOlder, strings.Join(moved, nl))

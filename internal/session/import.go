@@ -70,7 +70,7 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 		}
 		dec := Decision{ID: "d-" + strconv.Itoa(i+1), Time: started, Title: title, Choice: firstNonEmpty(d.Choice, title),
 			Rationale: firstNonEmpty(d.Rationale, "Not recorded in the session log."), Alternatives: d.Alternatives}
-		dec.Note = DecisionsDir + "/" + started.Format("2006-01-02") + "-" + slug(l.ID+"-"+title)
+		dec.Note = project + "/" + DecisionsDir + "/" + started.Format("2006-01-02") + "-" + slug(l.ID+"-"+title)
 		st.Decisions = append(st.Decisions, dec)
 	}
 	st.Summary = strings.Join(l.Outcomes, " ")
@@ -95,11 +95,11 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 	}
 	rep.Sessions++
 	for _, dec := range st.Decisions {
-		nrel := project + "/" + dec.Note + ".md"
+		nrel := dec.Note + ".md"
 		if tx.Exists(nrel) {
 			continue
 		}
-		nb, err := s.decisionNote(project, st.Session, dec)
+		nb, err := s.decisionNote(st.Session, sessionLink(project, st.Session), dec)
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 			return err
 		}
 		rep.Decisions++
-		if err := s.logDecision(tx, project, st.Session, dec, started, false); err != nil {
+		if err := s.logDecision(tx, project, sessionLink(project, st.Session), dec, started, false); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -161,7 +162,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		d.set("started", now)
 		d.set("updated", now)
 		if o.Continue != "" {
-			d.set("continues", link(SessionsDir+"/"+o.Continue))
+			d.set("continues", sessionLink(project, o.Continue))
 		} else {
 			d.set("continues", "")
 		}
@@ -408,17 +409,17 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 			rel = fmt.Sprintf("%s-%d.md", base, i)
 		}
 		dec := Decision{ID: "d-" + strconv.Itoa(d.lastEntryNumber(secDecisions, 'd')+1), Time: now, Title: o.Title,
-			Note: strings.TrimSuffix(strings.TrimPrefix(rel, st.Project+"/"), ".md"), Choice: o.Choice, Rationale: o.Rationale,
+			Note: strings.TrimSuffix(rel, ".md"), Choice: o.Choice, Rationale: o.Rationale,
 			Alternatives: o.Alternatives, Impact: o.Impact, Category: o.Category}
 		d.appendLine(secDecisions, formatDecision(dec))
-		nb, err := s.decisionNote(st.Project, st.Session, dec)
+		nb, err := s.decisionNote(st.Session, activeSessionLink(st.Project, st.Session), dec)
 		if err != nil {
 			return vault.Change{}, "", err
 		}
 		if err := tx.Write(rel, nb); err != nil {
 			return vault.Change{}, "", err
 		}
-		if err := s.logDecision(tx, st.Project, st.Session, dec, now, true); err != nil {
+		if err := s.logDecision(tx, st.Project, activeSessionLink(st.Project, st.Session), dec, now, true); err != nil {
 			return vault.Change{}, "", err
 		}
 		return vault.Change{Operation: "decide", Summary: o.Title}, dec.ID, nil
@@ -426,14 +427,16 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 }
 
 // logDecision puts a decision's line at the top of session-decisions.md
-// (newest first), and when touch is set, its updated property.
-func (s *Service) logDecision(tx *vault.Tx, project, session string, dec Decision, when time.Time, touch bool) error {
+// (newest first), and when touch is set, its updated property. sessionLink
+// is the link to the decision's session (activeSessionLink while it is
+// active).
+func (s *Service) logDecision(tx *vault.Tx, project, sessionLink string, dec Decision, when time.Time, touch bool) error {
 	_, _, rel := paths(project)
 	dd, err := s.readDoc(tx, rel)
 	if err != nil {
 		return err
 	}
-	dd.prependLine("Decisions", "- "+when.Format("2006-01-02")+sep+"[["+dec.Note+"|"+linkLabel(dec.Title)+"]] — "+oneLine(dec.Choice)+" (session "+link(SessionsDir+"/"+session)+")")
+	dd.prependLine("Decisions", "- "+when.Format("2006-01-02")+sep+link(dec.Note, dec.Title)+" — "+oneLine(dec.Choice)+" (session "+sessionLink+")")
 	dd.set("decisions", dd.intProp("decisions")+1)
 	if touch {
 		dd.set("updated", when)
@@ -445,7 +448,9 @@ func (s *Service) logDecision(tx *vault.Tx, project, session string, dec Decisio
 	return tx.Write(rel, b)
 }
 
-func (s *Service) decisionNote(project, session string, d Decision) ([]byte, error) {
+// decisionNote renders the note of decision d of session id; sessionLink is
+// the link to that session (activeSessionLink while it is active).
+func (s *Service) decisionNote(session, sessionLink string, d Decision) ([]byte, error) {
 	alts := "_None recorded._"
 	if len(d.Alternatives) > 0 {
 		alts = "- " + strings.Join(d.Alternatives, "\n- ")
@@ -453,13 +458,13 @@ func (s *Service) decisionNote(project, session string, d Decision) ([]byte, err
 	return s.render("decision.md", map[string]string{
 		"ID":               note.Scalar(d.ID),
 		"Title":            note.Scalar(oneLine(d.Title)),
-		"Session":          note.Scalar(link(SessionsDir + "/" + session)),
+		"Session":          note.Scalar(session),
 		"Date":             note.FormatTime(d.Time),
 		"Impact":           note.Scalar(d.Impact),
 		"Category":         note.Scalar(d.Category),
 		"Alternatives":     note.ListValue(d.Alternatives),
 		"Heading":          oneLine(d.Title),
-		"SessionLink":      link(SessionsDir+"/"+session) + " (" + link(project+"/"+CurrentStateNote) + " while it is active)",
+		"SessionLink":      sessionLink,
 		"Choice":           d.Choice,
 		"Rationale":        d.Rationale,
 		"AlternativesList": alts,
@@ -627,6 +632,9 @@ func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, phase, summary
 	if err := tx.Write(rel, ab); err != nil {
 		return err
 	}
+	if err := s.relinkSession(tx, st); err != nil {
+		return err
+	}
 	st.Summary, st.NextSteps, st.Status = summary, next, status
 	st.Ended = &now
 	if err := s.addToHistory(tx, st, now); err != nil {
@@ -644,9 +652,9 @@ func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, phase, summary
 	d.set("started", nil) // empty, not "": Obsidian types it datetime
 	d.set("continues", "")
 	d.set("phase", "")
-	d.set("last_session", link(SessionsDir+"/"+st.Session))
+	d.set("last_session", sessionLink(st.Project, st.Session))
 	touch(d, st, now)
-	d.setSection(secObjective, []string{"_No active session._ The last one was " + link(SessionsDir+"/"+st.Session) + " (" + status + ")."})
+	d.setSection(secObjective, []string{"_No active session._ The last one was " + sessionLink(st.Project, st.Session) + " (" + status + ")."})
 	for _, sec := range []string{secStart, secUpdates, secDecisions, secBlockers, secEnd, secNext} {
 		d.setSection(sec, nil)
 	}
@@ -655,6 +663,48 @@ func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, phase, summary
 		return err
 	}
 	return tx.Write(d.path, b)
+}
+
+// relinkSession points the links that stood for session st while it was
+// active (activeSessionLink, in its decision notes and its lines of
+// session-decisions.md) at its record, now that archive has written it. Only
+// that link text changes; a decision note that no longer has it (a person
+// rewrote the line) or no longer exists is left as it is.
+func (s *Service) relinkSession(tx *vault.Tx, st State) error {
+	from, to := []byte(activeSessionLink(st.Project, st.Session)), []byte(sessionLink(st.Project, st.Session))
+	for _, dec := range st.Decisions {
+		rel := dec.Note + ".md"
+		if vault.CheckPath(rel) != nil || !tx.Exists(rel) {
+			continue
+		}
+		var out []byte
+		if _, err := tx.ReadNote(rel, func(data []byte) error {
+			if bytes.Contains(data, from) {
+				out = bytes.ReplaceAll(data, from, to)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if out != nil {
+			if err := tx.Write(rel, out); err != nil {
+				return err
+			}
+		}
+	}
+	if len(st.Decisions) == 0 {
+		return nil
+	}
+	_, _, rel := paths(st.Project)
+	dd, err := s.readDoc(tx, rel)
+	if err != nil {
+		return err
+	}
+	b, err := dd.bytes()
+	if err != nil || !bytes.Contains(b, from) {
+		return err
+	}
+	return tx.Write(rel, bytes.ReplaceAll(b, from, to))
 }
 
 func bulletLines(items []string) []string {

@@ -89,10 +89,12 @@ func (s *Service) logViolations(tx *vault.Tx, st State, phase string, missing []
 	for _, m := range missing {
 		rows = append(rows, "| "+note.FormatTime(now)+" | "+strings.ToUpper(phase)+" | MUST "+cell(m.Step)+" ("+m.ID+") | CRITICAL | "+cell(m.Do)+" |")
 	}
-	heading := "### " + link(SessionsDir+"/"+st.Session)
+	heading := "### " + sessionLink(st.Project, st.Session)
 	var sec *int
 	for i, x := range d.md.Sections {
-		if x.Level == 3 && x.Title == strings.TrimPrefix(heading, "### ") {
+		// The heading of this session, also as written before links were
+		// written from the vault root ([[sessions/<id>]]).
+		if x.Level == 3 && strings.HasPrefix(x.Title, "[[") && inProject(st.Project, unlink(x.Title)) == st.Project+"/"+SessionsDir+"/"+st.Session {
 			sec = &i
 		}
 	}

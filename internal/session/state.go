@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -59,8 +60,8 @@ type State struct {
 	Linear         string      `json:"linear,omitempty"`
 	Branch         string      `json:"branch,omitempty"`
 	Commit         string      `json:"commit,omitempty"`
-	Continues      string      `json:"continues,omitempty"`
-	LastSession    string      `json:"last_session,omitempty"`
+	Continues      string      `json:"continues,omitempty"`    // session id this one continues
+	LastSession    string      `json:"last_session,omitempty"` // session id of the project's last ended session
 	Summary        string      `json:"summary,omitempty"`
 	Mode           string      `json:"mode,omitempty"`
 	Started        *time.Time  `json:"started,omitempty"`
@@ -141,6 +142,9 @@ func (d *doc) readState(project string) State {
 	st := d.readLite(project)
 	st.Updates = readEntries(d, &st, secUpdates, parseUpdate)
 	st.Decisions = readEntries(d, &st, secDecisions, parseDecision)
+	for i := range st.Decisions {
+		st.Decisions[i].Note = inProject(project, st.Decisions[i].Note)
+	}
 	st.Blockers = readEntries(d, &st, secBlockers, parseBlocker)
 	st.Problems = append(st.Problems, d.timeProblems()...)
 	for _, l := range d.sectionLines(secNext) {
@@ -165,8 +169,8 @@ func (d *doc) readLite(project string) State {
 		Linear:        d.prop("linear"),
 		Branch:        d.prop("branch"),
 		Commit:        d.prop("commit"),
-		Continues:     unlink(d.prop("continues")),
-		LastSession:   unlink(d.prop("last_session")),
+		Continues:     sessionID(d.prop("continues")),
+		LastSession:   sessionID(d.prop("last_session")),
 		Summary:       d.prop("summary"),
 		Mode:          d.prop("mode"),
 		Started:       d.timeProp("started"),
@@ -269,8 +273,43 @@ func (d *doc) lastEntryNumber(section string, prefix byte) int {
 	return max
 }
 
-// link renders a wikilink to a note path without its .md extension.
-func link(target string) string { return "[[" + strings.TrimSuffix(target, ".md") + "]]" }
+// link renders a wikilink to target, a note's path from the vault root
+// (with or without .md), with label as its alias: [[demo/sessions/x|x]].
+// Links are written from the vault root so that two projects with notes of
+// the same name never make one ambiguous; the alias keeps them short to read.
+func link(target, label string) string {
+	return "[[" + strings.TrimSuffix(target, ".md") + "|" + linkLabel(label) + "]]"
+}
+
+// sessionLink is the link to session id's record, project/sessions/id.
+func sessionLink(project, id string) string {
+	return link(project+"/"+SessionsDir+"/"+id, id)
+}
+
+// activeSessionLink is the link that stands for session id while it is
+// active: the current-state note, aliased by the session's id. When the
+// session ends, relinkSession turns each one into its sessionLink.
+func activeSessionLink(project, id string) string {
+	return link(project+"/"+CurrentStateNote, id)
+}
+
+// sessionID returns the session id a link value names: the last path
+// element of its target ("[[demo/sessions/x|x]]", "[[sessions/x]]" and "x"
+// all name x).
+func sessionID(v string) string {
+	return path.Base(unlink(v))
+}
+
+// inProject returns a note target written from the project folder (the
+// links before they were written from the vault root, "decisions/x") as a
+// path from the vault root ("demo/decisions/x"); a target that already is one
+// is returned as it is.
+func inProject(project, target string) string {
+	if target == "" || strings.HasPrefix(target, project+"/") {
+		return target
+	}
+	return project + "/" + target
+}
 
 // unlink returns the target of a "[[target]]" or "[[target|label]]" value.
 func unlink(v string) string {
