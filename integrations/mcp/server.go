@@ -8,6 +8,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,10 +58,21 @@ func codeSchemaErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// toolErr renders an error with its stable code: "E1602 NO_ACTIVE_SESSION: …".
-func toolErr(err error) error {
+// toolErr renders an error with its stable code, in this server's terms
+// (say): "E1602 NO_ACTIVE_SESSION: … start one with `session_start
+// {"objective": "..."}`".
+func (s *Server) toolErr(err error) error {
 	c := errs.CodeOf(err)
-	return fmt.Errorf("%s %s: %s", c.ID, c.Name, err.Error())
+	msg := err.Error()
+	var e *errs.Error
+	if errors.As(err, &e) && e.Details["flag"] == "project" && e.Code == errs.InvalidCommand {
+		// The project is the server's, chosen when it was started.
+		projects, _ := e.Details["projects"].([]string)
+		msg = fmt.Sprintf("this MCP server was started without --project and the vault has %d projects (%s); start it with `%s` (`sessionvault mcp install` writes that)",
+			len(projects), strings.Join(projects, ", "), s.svc.Command("", "mcp --project NAME"))
+		return fmt.Errorf("%s %s: %s", c.ID, c.Name, msg)
+	}
+	return fmt.Errorf("%s %s: %s", c.ID, c.Name, s.say(s.project, msg))
 }
 
 func readOnly() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{ReadOnlyHint: true} }
@@ -120,6 +132,10 @@ type (
 	// OpIn is the input of a mutating tool without arguments.
 	OpIn struct {
 		OpID string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+	}
+	RecoverIn struct {
+		Session string `json:"session,omitempty" jsonschema:"the crashed session's id (default: the project's active session)"`
+		OpID    string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 	GateIn struct {
 		Phase string `json:"phase" jsonschema:"start or end"`
@@ -183,7 +199,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Start(session.StartOptions{Project: s.project, Objective: in.Objective, Epic: in.Epic, Linear: in.Linear, Branch: in.Branch, Commit: in.Commit, Continue: in.Continue, Force: in.Force})
 			if err != nil {
-				return nil, Result{}, toolErr(err)
+				return nil, Result{}, s.toolErr(err)
 			}
 			r := result(o)
 			r.Session = o.ID
@@ -193,7 +209,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in UpdateIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Update(session.UpdateOptions{Project: s.project, Message: in.Message, Progress: in.Progress, Type: in.Type, Tags: in.Tags})
 			if err != nil {
-				return nil, Result{}, toolErr(err)
+				return nil, Result{}, s.toolErr(err)
 			}
 			return nil, result(o), nil
 		})
@@ -201,7 +217,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in DecideIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Decide(session.DecideOptions{Project: s.project, Title: in.Title, Choice: in.Choice, Rationale: in.Rationale, Alternatives: in.Alternatives, Impact: in.Impact, Category: in.Category})
 			if err != nil {
-				return nil, Result{}, toolErr(err)
+				return nil, Result{}, s.toolErr(err)
 			}
 			return nil, result(o), nil
 		})
@@ -209,7 +225,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in BlockIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Block(s.project, in.Description, in.Severity)
 			if err != nil {
-				return nil, Result{}, toolErr(err)
+				return nil, Result{}, s.toolErr(err)
 			}
 			return nil, result(o), nil
 		})
@@ -217,7 +233,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ResolveIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Resolve(s.project, in.BlockerID, in.Resolution)
 			if err != nil {
-				return nil, Result{}, toolErr(err)
+				return nil, Result{}, s.toolErr(err)
 			}
 			return nil, result(o), nil
 		})
@@ -225,7 +241,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in EndIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).End(s.project, in.Summary, in.Next)
 			if err != nil {
-				return nil, Result{}, toolErr(err)
+				return nil, Result{}, s.toolErr(err)
 			}
 			r := result(o)
 			r.Session = o.ID
@@ -235,7 +251,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, StateOut, error) {
 			st, err := s.svc.Status(s.project)
 			if err != nil {
-				return nil, StateOut{}, toolErr(err)
+				return nil, StateOut{}, s.toolErr(err)
 			}
 			return nil, StateOut{State: asMap(st)}, nil
 		})
@@ -243,22 +259,30 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, Result, error) {
 			st, err := s.svc.Heartbeat(s.project)
 			if err != nil {
-				return nil, Result{}, toolErr(err)
+				return nil, Result{}, s.toolErr(err)
 			}
 			return nil, Result{Session: st.Session}, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "session_recover", Description: "Resume a crashed session (its heartbeat went stale): it becomes active again, with a recovery entry."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in RecoverIn) (*mcp.CallToolResult, Result, error) {
+			o, err := s.svc.WithOp(in.OpID).Recover(s.project, in.Session, false)
+			if err != nil {
+				return nil, Result{}, s.toolErr(err)
+			}
+			return nil, result(o), nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "check_recovery", Description: "Whether the active session crashed (stale heartbeat) and how to recover.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, RecoveryOut, error) {
 			st, err := s.svc.Status(s.project)
 			if err != nil {
-				return nil, RecoveryOut{}, toolErr(err)
+				return nil, RecoveryOut{}, s.toolErr(err)
 			}
 			out := RecoveryOut{Session: st.Session, Crashed: st.Status == session.StatusCrashed}
 			if st.LastSign != nil {
 				out.LastSignOfLife = note.FormatTime(*st.LastSign)
 			}
 			if out.Crashed {
-				out.Recover = "run `sessionvault recover` (or session_update: an entry is a sign of life)"
+				out.Recover = s.say(s.project, "resume it with `sessionvault recover` (a new entry is a sign of life too)")
 			}
 			return nil, out, nil
 		})
@@ -266,41 +290,44 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, ContextOut, error) {
 			project, err := s.svc.Project(s.project)
 			if err != nil {
-				return nil, ContextOut{}, toolErr(err)
+				return nil, ContextOut{}, s.toolErr(err)
 			}
 			st, err := s.svc.Status(project)
 			if err != nil {
-				return nil, ContextOut{}, toolErr(err)
+				return nil, ContextOut{}, s.toolErr(err)
 			}
 			proto, _ := s.svc.Protocol(project)
-			return nil, ContextOut{Prompt: claudecode.ResumePrompt(s.svc, st, proto, "", "", 8<<10), State: asMap(st)}, nil
+			return nil, ContextOut{Prompt: s.say(project, claudecode.ResumePrompt(s.svc, st, proto, "", "", 8<<10)), State: asMap(st)}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "validate_gate", Description: "Which MUST items of the start or end checklist lack evidence.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in GateIn) (*mcp.CallToolResult, GateOut, error) {
 			phase := protocol.Phase(strings.ToLower(in.Phase))
 			if phase != protocol.Start && phase != protocol.End {
-				return nil, GateOut{}, toolErr(errs.New(errs.UpdateValidationFailed, "phase %q: use start or end", in.Phase).With("argument", "phase"))
+				return nil, GateOut{}, s.toolErr(errs.New(errs.UpdateValidationFailed, "phase %q: use start or end", in.Phase).With("argument", "phase"))
 			}
 			project, err := s.svc.Project(s.project)
 			if err != nil {
-				return nil, GateOut{}, toolErr(err)
+				return nil, GateOut{}, s.toolErr(err)
 			}
 			st, err := s.svc.Verified(project)
 			if err != nil {
-				return nil, GateOut{}, toolErr(err)
+				return nil, GateOut{}, s.toolErr(err)
 			}
 			proto, err := s.svc.Protocol(project)
 			if err != nil {
-				return nil, GateOut{}, toolErr(err)
+				return nil, GateOut{}, s.toolErr(err)
 			}
 			missing := s.svc.Gate(st, proto, phase)
+			for i := range missing {
+				missing[i].Do = s.say(project, missing[i].Do)
+			}
 			return nil, GateOut{Phase: string(phase), Passed: len(missing) == 0, Missing: missing}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "advance_phase", Description: "Move the session through its next gate (INIT → WORKING → COMPLETE); a failed gate logs violations."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in OpIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).AdvancePhase(s.project)
 			if err != nil {
-				return nil, Result{}, toolErr(err)
+				return nil, Result{}, s.toolErr(err)
 			}
 			return nil, result(o), nil
 		})
@@ -308,7 +335,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in EvidenceIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).RecordEvidence(session.EvidenceOptions{Project: s.project, Item: in.Item, File: in.File, SHA: in.SHA, Run: in.Run})
 			if err != nil {
-				return nil, Result{}, toolErr(err)
+				return nil, Result{}, s.toolErr(err)
 			}
 			return nil, result(o), nil
 		})
@@ -322,20 +349,20 @@ func (s *Server) addTools(srv *mcp.Server) {
 				PolicyConfig: policy.Config{UnknownMCP: s.svc.V.Config.UnknownMCPTools}}
 			input, _ := json.Marshal(map[string]string{"command": in.Command})
 			allowed, reason := h.Decide(tool, input, "")
-			return nil, BlockedOut{Tool: tool, Blocked: !allowed, Reason: reason}, nil
+			return nil, BlockedOut{Tool: tool, Blocked: !allowed, Reason: s.say(s.project, reason)}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "set_mode", Description: "Set the mode: analysis, planning or coding (disabled is a person's escape hatch, refused here)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ModeIn) (*mcp.CallToolResult, Result, error) {
 			mode, err := protocol.ParseMode(in.Mode)
 			if err != nil {
-				return nil, Result{}, toolErr(errs.New(errs.UpdateValidationFailed, "mode: %v", err).With("argument", "mode"))
+				return nil, Result{}, s.toolErr(errs.New(errs.UpdateValidationFailed, "mode: %v", err).With("argument", "mode"))
 			}
 			if mode == protocol.Disabled {
-				return nil, Result{}, toolErr(errs.New(errs.UpdateValidationFailed, "mode disabled is a person's escape hatch: a person runs `sessionvault mode set disabled`").With("argument", "mode"))
+				return nil, Result{}, s.toolErr(errs.New(errs.UpdateValidationFailed, "mode disabled is a person's escape hatch: a person runs `sessionvault mode set disabled`").With("argument", "mode"))
 			}
 			o, err := s.svc.WithOp(in.OpID).SetMode(s.project, mode)
 			if err != nil {
-				return nil, Result{}, toolErr(err)
+				return nil, Result{}, s.toolErr(err)
 			}
 			return nil, result(o), nil
 		})
@@ -362,20 +389,20 @@ func (s *Server) addResources(srv *mcp.Server) {
 			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 				project, err := s.svc.Project(s.project)
 				if err != nil {
-					return nil, toolErr(err)
+					return nil, s.toolErr(err)
 				}
 				var text string
 				if r.uri == "session://checklist" {
 					st, err := s.svc.Status(project)
 					if err != nil {
-						return nil, toolErr(err)
+						return nil, s.toolErr(err)
 					}
 					b, _ := json.MarshalIndent(map[string]any{"start": st.StartChecklist, "end": st.EndChecklist}, "", "  ")
 					text = string(b)
 				} else {
 					data, err := os.ReadFile(filepath.Join(s.svc.V.Root, project, r.note))
 					if err != nil {
-						return nil, toolErr(errs.Wrap(errs.StateParseError, err, "reading "+r.note))
+						return nil, s.toolErr(errs.Wrap(errs.StateParseError, err, "reading "+r.note))
 					}
 					text = string(data)
 				}

@@ -23,7 +23,7 @@ import (
 
 // allTools is every tool the issue names, sorted.
 var allTools = []string{"advance_phase", "check_recovery", "get_blocked_reason", "get_unified_context", "heartbeat",
-	"record_blocker", "record_decision", "record_evidence", "resolve_blocker", "session_end", "session_start",
+	"record_blocker", "record_decision", "record_evidence", "resolve_blocker", "session_end", "session_recover", "session_start",
 	"session_status", "session_update", "set_mode", "validate_gate"}
 
 // inMemory connects an MCP client to the server of vault v, in process.

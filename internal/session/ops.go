@@ -122,9 +122,9 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		if st.Active() {
 			if !o.Force {
 				if s.crashed(project, &st) {
-					return vault.Change{}, errs.New(errs.SessionCrashed, "session %s of project %s (objective: %s) has shown no sign of life since %s: resume it with `sessionvault recover`, or start with --force to abandon it", st.Session, project, st.Objective, note.FormatTime(*st.LastSign)).With("session", st.Session)
+					return vault.Change{}, errs.New(errs.SessionCrashed, "session %s of project %s (objective: %s) has shown no sign of life since %s: resume it with `sessionvault recover`, or abandon it and start anew with `sessionvault start --force --objective ...`", st.Session, project, st.Objective, note.FormatTime(*st.LastSign)).With("session", st.Session)
 				}
-				return vault.Change{}, errs.New(errs.SessionAlreadyActive, "session %s is already active in project %s (objective: %s); end it with `sessionvault end`, or start with --force to abandon it", st.Session, project, st.Objective).With("session", st.Session)
+				return vault.Change{}, errs.New(errs.SessionAlreadyActive, "session %s is already active in project %s (objective: %s); end it with `sessionvault end`, or abandon it and start anew with `sessionvault start --force --objective ...`", st.Session, project, st.Objective).With("session", st.Session)
 			}
 			if err := s.archive(tx, d, st, StatusAbandoned, "", "Abandoned: a new session was started with --force.", nil, now); err != nil {
 				return vault.Change{}, err

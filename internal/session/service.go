@@ -98,8 +98,12 @@ func (s *Service) Project(name string) (string, error) {
 				}
 			}
 		}
-		if len(found) != 1 {
-			return "", errs.New(errs.InvalidCommand, "no --project given and the vault has %d projects; pass --project", len(found))
+		switch len(found) {
+		case 0:
+			return "", errs.New(errs.ProjectNotFound, "the vault has no project yet; make one with `%s`", s.Command("", "init --project NAME"))
+		case 1:
+		default:
+			return "", errs.New(errs.InvalidCommand, "no --project given and the vault has %d projects (%s); pass --project", len(found), strings.Join(found, ", ")).With("flag", "project").With("projects", found)
 		}
 		name = found[0]
 	}

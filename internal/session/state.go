@@ -297,7 +297,10 @@ func activeSessionLink(project, id string) string {
 // element of its target ("[[demo/sessions/x|x]]", "[[sessions/x]]" and "x"
 // all name x).
 func sessionID(v string) string {
-	return path.Base(unlink(v))
+	if t := unlink(v); t != "" {
+		return path.Base(t)
+	}
+	return ""
 }
 
 // inProject returns a note target written from the project folder (the

@@ -1,0 +1,29 @@
+package mcp
+
+import "testing"
+
+// A CLI command line becomes the tool call that does the same operation;
+// a person's command has no tool call.
+func TestToolCall(t *testing.T) {
+	for _, c := range []struct {
+		args, want string
+		ok         bool
+	}{
+		{"end", "`session_end`", true},
+		{"--vault '/tmp/my vault' --project api resolve b-2", "`resolve_blocker {\"blocker_id\": \"b-2\"}`", true},
+		{"evidence record c-3 --run --dir '/home/ana/code'", "`record_evidence {\"item\": \"c-3\", \"run\": true}`", true},
+		{"evidence record c-1 --file 'my notes.md'", "`record_evidence {\"item\": \"c-1\", \"file\": \"my notes.md\"}`", true},
+		{"start --force --objective ...", "`session_start {\"force\": true, \"objective\": \"...\"}`", true},
+		{"end --next a --next b", "`session_end {\"next\": [\"a\",\"b\"]}`", true},
+		{"update 'Wrote it' --tag x", "`session_update {\"message\": \"Wrote it\", \"tags\": [\"x\"]}`", true},
+		{"mode set coding", "`set_mode {\"mode\": \"coding\"}`", true},
+		{"mode set disabled", "", false},
+		{"accept", "", false},
+		{"init --project web", "", false},
+	} {
+		got, ok := toolCall(c.args)
+		if got != c.want || ok != c.ok {
+			t.Errorf("toolCall(%q) = %q, %v; want %q, %v", c.args, got, ok, c.want, c.ok)
+		}
+	}
+}
