@@ -11,10 +11,30 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	svmcp "github.com/sessionvault/sessionvault/integrations/mcp"
+	"github.com/sessionvault/sessionvault/integrations/claudecode"
+	"github.com/sessionvault/sessionvault/integrations/mcpserver"
 	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/policy"
+	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/session"
 )
+
+// mcpOptions wires the MCP server of svc's project: the resume prompt and
+// the tool decisions are the Claude Code integration's, so that a tool call
+// and a hook see the same.
+func mcpOptions(svc *session.Service, project, version string) mcpserver.Options {
+	h := claudecode.Handler{Open: func() (*session.Service, error) { return svc, nil }, Project: project, Policy: policyFrom(svc.V),
+		PolicyConfig: policy.Config{UnknownMCP: svc.V.Config.UnknownMCPTools}}
+	return mcpserver.Options{
+		Project: project,
+		Version: version,
+		ResumePrompt: func(st session.State, proto *protocol.Protocol, limit int) string {
+			return claudecode.ResumePrompt(svc, st, proto, "", "", limit)
+		},
+		Decide: func(tool string, input json.RawMessage) (bool, string) { return h.Decide(tool, input, "") },
+	}
+}
 
 func (a *app) mcpCommand() *cobra.Command {
 	c := &cobra.Command{
@@ -33,7 +53,7 @@ the same code as its CLI verb: same validation, same notes, one commit per chang
 			if err != nil {
 				return err
 			}
-			srv := svmcp.New(svc, a.project, policyFrom(svc.V), versionString())
+			srv := mcpserver.New(svc, mcpOptions(svc, a.project, versionString()))
 			if err := srv.Run(c.Context(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, os.ErrClosed) {
 				fmt.Fprintln(a.stderr, "sessionvault mcp:", err)
 			}

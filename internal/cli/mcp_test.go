@@ -15,8 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	svmcp "github.com/sessionvault/sessionvault/integrations/mcp"
-	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/integrations/mcpserver"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
@@ -33,7 +32,8 @@ func inMemory(t *testing.T, v string) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := svmcp.New(session.New(vv), "", protocol.DefaultPolicy(), "test")
+	svc := session.New(vv)
+	srv := mcpserver.New(svc, mcpOptions(svc, "", "test"))
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	if _, err := srv.Connect(ctx, st, nil); err != nil {

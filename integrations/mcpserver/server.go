@@ -1,9 +1,9 @@
-// Package mcp is sessionvault's MCP server (official go-sdk): every session
+// Package mcpserver is sessionvault's MCP server (official go-sdk): every session
 // operation as a tool, and the canonical notes as resources. A tool call runs
 // the same session.Service method as its CLI verb — same validation, same
 // notes, one commit per change. Errors come back as tool errors (isError)
 // carrying the stable code, and the server keeps serving.
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -16,26 +16,39 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sessionvault/sessionvault/integrations/claudecode"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
-	"github.com/sessionvault/sessionvault/internal/policy"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/session"
 )
+
+// Options are what the server takes from the rest of sessionvault, wired by
+// the command that runs it (internal/cli): the project and version, and the
+// two answers the Claude Code integration gives.
+type Options struct {
+	// Project is the vault's project the tools work on ("" = the default).
+	Project string
+	// Version is the server version reported to clients.
+	Version string
+	// ResumePrompt renders the resume prompt of st, at most limit bytes
+	// (get_unified_context).
+	ResumePrompt func(st session.State, proto *protocol.Protocol, limit int) string
+	// Decide is the PreToolUse decision on a call of tool with input
+	// (get_blocked_reason): whether it is allowed, and if not, why.
+	Decide func(tool string, input json.RawMessage) (allowed bool, reason string)
+}
 
 // Server wires the tools to one vault's session service.
 type Server struct {
 	svc     *session.Service
 	project string
-	policy  protocol.Policy
+	opts    Options
 }
 
-// New returns the MCP server for svc's vault and project ("" = the default
-// project), with policy used by get_blocked_reason.
-func New(svc *session.Service, project string, policy protocol.Policy, version string) *mcp.Server {
-	s := &Server{svc: svc, project: project, policy: policy}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "sessionvault", Version: version}, nil)
+// New returns the MCP server for svc's vault, wired as opts says.
+func New(svc *session.Service, opts Options) *mcp.Server {
+	s := &Server{svc: svc, project: opts.Project, opts: opts}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sessionvault", Version: opts.Version}, nil)
 	s.addTools(srv)
 	s.addResources(srv)
 	srv.AddReceivingMiddleware(codeSchemaErrors)
@@ -297,7 +310,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 				return nil, ContextOut{}, s.toolErr(err)
 			}
 			proto, _ := s.svc.Protocol(project)
-			return nil, ContextOut{Prompt: s.say(project, claudecode.ResumePrompt(s.svc, st, proto, "", "", 8<<10)), State: asMap(st)}, nil
+			return nil, ContextOut{Prompt: s.say(project, s.opts.ResumePrompt(st, proto, 8<<10)), State: asMap(st)}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "validate_gate", Description: "Which MUST items of the start or end checklist lack evidence.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in GateIn) (*mcp.CallToolResult, GateOut, error) {
@@ -345,10 +358,8 @@ func (s *Server) addTools(srv *mcp.Server) {
 			if tool == "" {
 				tool = "Edit"
 			}
-			h := claudecode.Handler{Open: func() (*session.Service, error) { return s.svc, nil }, Project: s.project, Policy: s.policy,
-				PolicyConfig: policy.Config{UnknownMCP: s.svc.V.Config.UnknownMCPTools}}
 			input, _ := json.Marshal(map[string]string{"command": in.Command})
-			allowed, reason := h.Decide(tool, input, "")
+			allowed, reason := s.opts.Decide(tool, input)
 			return nil, BlockedOut{Tool: tool, Blocked: !allowed, Reason: s.say(s.project, reason)}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "set_mode", Description: "Set the mode: analysis, planning or coding (disabled is a person's escape hatch, refused here)."},
