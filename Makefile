@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/sessionvault
 PKGS    := ./...
 
-.PHONY: build demo test bench stress vet fmt clean cross install
+.PHONY: build demo test bench stress vet fmt clean cross install lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/sessionvault
@@ -24,6 +24,11 @@ cross:
 	done
 
 # Install both binaries into $(go env GOPATH)/bin (on PATH for the hooks).
+# The linters of .golangci.yml (layer rules, errcheck, staticcheck), with
+# golangci-lint built from tools/go.mod: nothing to install by hand.
+lint:
+	$(GO) tool -modfile=tools/go.mod golangci-lint run ./...
+
 install:
 	$(GO) install ./cmd/sessionvault ./cmd/sessionvault-hook
 
@@ -53,7 +58,7 @@ bench: build
 	$(GO) run ./cmd/svbench -bin $(BIN)
 
 # Regenerate the Linear GraphQL client (integrations/linear/generated.go) from
-# operations.graphql + schema.graphql; `make test` fails while it is stale.
+# operations.graphql + schema/schema.graphql; `make test` fails while it is stale.
 .PHONY: generate
 generate:
 	cd integrations/linear && $(GO) tool genqlient

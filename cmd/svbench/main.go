@@ -38,7 +38,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, "svbench:", err)
 			os.Exit(1)
 		}
-		pprof.StartCPUProfile(f)
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "svbench: --cpuprofile:", err)
+			os.Exit(1)
+		}
 		defer pprof.StopCPUProfile()
 	}
 	if err := run(*bin, *notes, *commits, *rounds, *keep); err != nil {

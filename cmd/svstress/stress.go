@@ -199,8 +199,13 @@ func runScenario(cfg Config, name string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.WriteString("\n## Notes\n\nWritten by hand:\n")
-	f.Close()
+	if _, err := f.WriteString("\n## Notes\n\nWritten by hand:\n"); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
 
 	stop := filepath.Join(dir, "stop")
 	writer := exec.Command(cfg.Writer[0], append(cfg.Writer[1:], "-kind", name, "-note", s.note, "-vault", s.vault, "-stop", stop, "-seed", strconv.FormatInt(time.Now().UnixNano(), 10))...)
@@ -226,7 +231,9 @@ func runScenario(cfg Config, name string) (*Report, error) {
 		}(loop.kind, loop.n)
 	}
 	wg.Wait()
-	os.WriteFile(stop, nil, 0o644)
+	if err := os.WriteFile(stop, nil, 0o644); err != nil {
+		_ = writer.Process.Kill() // it cannot be told to stop
+	}
 	werr := writer.Wait()
 	var count, commits int
 	if _, err := fmt.Sscanf(lastLine(wout.String()), "wrote %d (%d commits)", &count, &commits); err != nil || werr != nil {
@@ -297,7 +304,7 @@ func (s *scenario) engineOp(kind string, i int) {
 		}
 		if i > 0 && s.randFloat() < s.cfg.KillRate {
 			delay := time.Duration(s.randFloat() * float64(40*time.Millisecond))
-			t := time.AfterFunc(delay, func() { cmd.Process.Signal(syscall.SIGKILL) })
+			t := time.AfterFunc(delay, func() { _ = cmd.Process.Signal(syscall.SIGKILL) /* it may have exited already */ })
 			defer t.Stop()
 		}
 		began := time.Now()

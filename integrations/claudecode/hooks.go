@@ -49,6 +49,16 @@ func Deny(reason string) Response {
 // Allow lets the tool call go ahead (exit 0, no output).
 func Allow() Response { return Response{} }
 
+// Warn reports what went wrong without blocking anything: exit 1, which
+// Claude Code treats as a non-blocking error and shows to the user (Claude
+// Code hooks: exit codes). A nil error is Allow.
+func Warn(what string, err error) Response {
+	if err == nil {
+		return Allow()
+	}
+	return Response{Exit: 1, Stderr: "sessionvault: " + what + ": " + err.Error() + "\n"}
+}
+
 // Handler answers hooks for one project of a vault. Open returns the
 // session service; it is called only when the decision needs the state, so
 // a read-only tool is allowed even when the vault cannot be opened.
@@ -99,7 +109,9 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 		// commits notes it changed as the agent's edit.
 		if svc, err := h.Open(); err == nil {
 			if project, err := svc.Project(h.Project); err == nil {
-				svc.NoteToolCall(project, in.ToolName)
+				// Allowed either way; without the note, what the call
+				// changes is committed later as a person's edit.
+				return Warn("the tool call was not noted for PostToolUse", svc.NoteToolCall(project, in.ToolName))
 			}
 		}
 	}
@@ -250,9 +262,13 @@ func (h Handler) PostToolUse(in Input) Response {
 		return Allow()
 	}
 	if project, err := svc.Project(h.Project); err == nil {
-		svc.CommitToolEdits(project, in.ToolName)
-		svc.RecordToolCall(project, in.ToolName)
-		svc.Touch(project)
+		if _, err := svc.CommitToolEdits(project, in.ToolName); err != nil {
+			return Warn("the notes the tool call changed were not committed", err)
+		}
+		if _, err := svc.RecordToolCall(project, in.ToolName); err != nil {
+			return Warn("the tool call was not recorded as evidence", err)
+		}
+		return Warn("the session's heartbeat was not recorded", svc.Touch(project))
 	}
 	return Allow()
 }
@@ -266,7 +282,7 @@ func (h Handler) PreCompact(in Input) Response {
 	}
 	if project, err := svc.Project(h.Project); err == nil {
 		if st, err := svc.Status(project); err == nil && st.Active() {
-			svc.V.WriteState("recovery-"+project, []byte(fmt.Sprintf("%s %s %s\n", st.Session, in.Trigger, note.FormatTime(nowUTC()))))
+			return Warn("the recovery point was not recorded", svc.V.WriteState("recovery-"+project, []byte(fmt.Sprintf("%s %s %s\n", st.Session, in.Trigger, note.FormatTime(nowUTC())))))
 		}
 	}
 	return Allow()

@@ -94,7 +94,7 @@ func readOnly() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{ReadOnlyHint:
 func asMap(v any) map[string]any {
 	b, _ := json.Marshal(v)
 	var m map[string]any
-	json.Unmarshal(b, &m)
+	_ = json.Unmarshal(b, &m) // b is an object json.Marshal just wrote
 	return m
 }
 

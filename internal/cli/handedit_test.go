@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
 // run calls the CLI in process and returns stdout, stderr and the exit code.
@@ -155,6 +158,9 @@ func TestBadInputChangesNothing(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want non-zero and %q", c.name, code, errOut, c.want)
 		}
 	}
+	if got := git(t, v, "rev-parse", "HEAD"); got != head {
+		t.Error("a failed command before any session made a commit")
+	}
 	mustRun(t, v, "start", "--objective", "Errors")
 	head = git(t, v, "rev-parse", "HEAD")
 	for _, c := range []struct {
@@ -217,5 +223,19 @@ func TestBadInputChangesNothing(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &e); err != nil || e.Success || e.Error.Code != "E1605" || e.Error.Name != "BLOCKER_NOT_FOUND" {
 		t.Errorf("--json error = %s", out)
+	}
+}
+
+// What failed after an operation's commit (vault.Result.Warnings) is
+// printed as a warning on stderr, and the operation's answer as usual.
+func TestWarningsArePrinted(t *testing.T) {
+	var out, errb bytes.Buffer
+	a := &app{stdout: &out, stderr: &errb}
+	o := session.Outcome{ID: "u-1", Result: vault.Result{Commit: "abc", Warnings: []string{"committed abc: the signature was not written"}}}
+	if err := a.emit(o, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "u-1\n" || errb.String() != "sessionvault: warning: committed abc: the signature was not written\n" {
+		t.Errorf("stdout %q, stderr %q", out.String(), errb.String())
 	}
 }

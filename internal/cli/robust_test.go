@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -37,7 +36,12 @@ func robustBinary(t *testing.T) string {
 	robustBinOnce.Do(func() {
 		gotool, err := exec.LookPath("go")
 		if err != nil {
-			gotool = filepath.Join(runtime.GOROOT(), "bin", "go")
+			out, gerr := exec.Command("go", "env", "GOROOT").Output()
+			if gerr != nil {
+				robustBinErr = fmt.Errorf("no go tool on PATH: %w", err)
+				return
+			}
+			gotool = filepath.Join(strings.TrimSpace(string(out)), "bin", "go")
 		}
 		dir, err := os.MkdirTemp("", "sessionvault-robust-bin-")
 		if err != nil {

@@ -168,6 +168,14 @@ func (a *app) projectService() (*session.Service, string, error) {
 // emit prints a result: data as {"success":true,"data":...} with --json,
 // else the text.
 func (a *app) emit(data any, text string) error {
+	if o, ok := data.(session.Outcome); ok {
+		// What failed after the commit: the operation stands (exit 0), and
+		// the warning says what failed and what to do (also in --json's
+		// git.warnings).
+		for _, w := range o.Result.Warnings {
+			fmt.Fprintln(a.stderr, "sessionvault: warning:", w)
+		}
+	}
 	if a.jsonOut {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -195,7 +203,7 @@ func (a *app) fail(err error) int {
 	if a.jsonOut {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{"success": false, "error": map[string]any{
+		_ = enc.Encode(map[string]any{"success": false, "error": map[string]any{
 			"code": e.Code.ID, "name": e.Code.Name, "message": e.Message, "details": e.Details,
 		}})
 		return code

@@ -7,6 +7,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/robfig/cron/v3"
 
@@ -54,7 +56,7 @@ func newMetrics() *metrics {
 	m.syncItems = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sessionvault_sync_items_total", Help: "Sessions handled by sync runs, by outcome."}, []string{"outcome"})
 	m.commits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sessionvault_commits_total", Help: "Commits the daemon made, by kind (person-edit, crash)."}, []string{"kind"})
 	m.crashMarks = prometheus.NewCounter(prometheus.CounterOpts{Name: "sessionvault_sessions_marked_crashed_total", Help: "Sessions marked crashed for a stale heartbeat."})
-	m.reg.MustRegister(m.syncRuns, m.syncItems, m.commits, m.crashMarks, prometheus.NewGoCollector())
+	m.reg.MustRegister(m.syncRuns, m.syncItems, m.commits, m.crashMarks, collectors.NewGoCollector())
 	for _, r := range []string{"ok", "stopped", "error"} {
 		m.syncRuns.WithLabelValues(r)
 	}
@@ -91,18 +93,24 @@ func (d *Daemon) Run(ctx context.Context) error {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.Log.Error("the metrics endpoint stopped", "listen", ln.Addr().String(), "error", err.Error())
+		}
+	}()
 
 	jobCtx, cancelJobs := context.WithCancel(context.Background())
 	defer cancelJobs()
 	c := cron.New(cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
 	if d.Sync != nil {
 		if _, err := c.AddFunc(d.Schedule, func() { d.runSync(jobCtx) }); err != nil {
-			ln.Close()
+			_ = srv.Close() // closes ln
 			return fmt.Errorf("--schedule %q: %w", d.Schedule, err)
 		}
 	}
-	c.AddFunc("@every 1m", func() { d.markCrashed() })
+	if _, err := c.AddFunc("@every 1m", func() { d.markCrashed() }); err != nil {
+		d.Log.Error("crashed sessions will not be marked", "error", err.Error())
+	}
 	c.Start()
 
 	var wg sync.WaitGroup
@@ -129,7 +137,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	wg.Wait()
 	shut, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	srv.Shutdown(shut)
+	if err := srv.Shutdown(shut); err != nil {
+		d.Log.Warn("the metrics endpoint did not stop in time", "error", err.Error())
+	}
 	d.Log.Info("stopped")
 	return nil
 }
@@ -180,14 +190,16 @@ func (d *Daemon) watch(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 	root := d.Svc.V.Root
 	add := func(dir string) {
-		filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		_ = filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
 			if err != nil || !e.IsDir() {
-				return nil
+				return nil // an unreadable folder is not watched; the next operation commits its edits
 			}
 			if p != root && strings.HasPrefix(e.Name(), ".") {
 				return filepath.SkipDir
 			}
-			w.Add(p)
+			if err := w.Add(p); err != nil {
+				d.Log.Warn("not watching a folder; its person edits are committed by the next operation", "folder", p, "error", err.Error())
+			}
 			return nil
 		})
 	}
@@ -195,7 +207,7 @@ func (d *Daemon) watch(ctx context.Context, wg *sync.WaitGroup) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer w.Close()
+		defer func() { _ = w.Close() }()
 		pending := map[string]bool{}
 		timer := time.NewTimer(time.Hour)
 		timer.Stop()

@@ -155,7 +155,7 @@ func (l *lockFile) rollback() {
 	if l == nil || l.done {
 		return
 	}
-	l.close()
+	_ = l.close() // being rolled back: its content no longer matters
 	os.Remove(l.path)
 	l.done = true
 }

@@ -63,8 +63,11 @@ func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rd.Close()
-	return io.ReadAll(rd)
+	data, err := io.ReadAll(rd)
+	if cerr := rd.Close(); err == nil {
+		err = cerr // a zlib stream that ends wrong
+	}
+	return data, err
 }
 
 // tree returns the entries of tree h, from the cache when possible. The

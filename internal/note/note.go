@@ -212,7 +212,7 @@ func (n *Note) yamlErrorLine(err error) int {
 	var line int
 	msg := err.Error()
 	if i := strings.Index(msg, "line "); i >= 0 {
-		fmt.Sscanf(msg[i+5:], "%d", &line)
+		_, _ = fmt.Sscanf(msg[i+5:], "%d", &line) // no number: line stays 0, then 1
 	}
 	if te := (*yaml.TypeError)(nil); errors.As(err, &te) {
 		return 1

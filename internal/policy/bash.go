@@ -351,6 +351,6 @@ func unescape(s string, dquoted bool) string {
 
 func printWord(w *syntax.Word) string {
 	var b strings.Builder
-	syntax.NewPrinter().Print(&b, w)
+	_ = syntax.NewPrinter().Print(&b, w) // a strings.Builder does not fail
 	return b.String()
 }

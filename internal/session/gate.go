@@ -403,15 +403,16 @@ func (s *Service) Accept(project string) (vault.Result, []string, error) {
 		return vault.Result{}, nil, err
 	}
 	cur, _, _ := paths(project)
-	d, err := s.currentDoc(project)
-	if err != nil {
+	// The note must parse before its edits are committed and signed.
+	if _, err := s.currentDoc(project); err != nil {
 		return vault.Result{}, nil, err
 	}
 	hash, err := s.V.CommitOutsideEdits([]string{cur})
 	if err != nil {
 		return vault.Result{}, nil, err
 	}
-	if d, err = s.currentDoc(project); err != nil { // as committed
+	d, err := s.currentDoc(project) // as committed
+	if err != nil {
 		return vault.Result{}, nil, err
 	}
 	old, err := s.loadSeal(project)
@@ -494,7 +495,7 @@ func (s *Service) VerifiedFast(project string) (State, error) {
 		c := verifiedCache{Stat: id, Signature: string(sig), State: st}
 		if c.MAC, err = s.cacheMAC(c); err == nil {
 			if data, err := json.Marshal(c); err == nil {
-				s.V.WriteState("verified-"+project+".json", data)
+				_ = s.V.WriteState("verified-"+project+".json", data) // a cache: without it, the next call verifies again
 			}
 		}
 	}

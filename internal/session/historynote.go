@@ -87,7 +87,6 @@ func (s *Service) addToHistory(tx *vault.Tx, st State, now time.Time) error {
 		text := entry + nl
 		if !has {
 			text = nl + entry + nl
-			at = recent.BodyStart
 			d.edit(recent.BodyStart, recent.End, text)
 			break
 		}

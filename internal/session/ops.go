@@ -61,7 +61,7 @@ func checkFields(kv ...string) error {
 		if err := vault.CheckText("--"+kv[i], kv[i+1]); err != nil {
 			var e *errs.Error
 			if errors.As(err, &e) {
-				e.With("flag", kv[i])
+				err = e.With("flag", kv[i])
 			}
 			return err
 		}
@@ -192,7 +192,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if !out.Repeat {
-		s.beat(project, out.ID)
+		_ = s.beat(project, out.ID) // the commit's updated time is the sign of life; the heartbeat repeats it
 	}
 	out.State, err = s.Status(project)
 	return out, err
@@ -298,7 +298,7 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if !out.Repeat {
-		s.beat(project, out.State.Session)
+		_ = s.beat(project, out.State.Session) // the commit's updated time is the sign of life; the heartbeat repeats it
 	}
 	return out, nil
 }
@@ -567,7 +567,7 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if !out.Repeat {
-		s.V.WriteState("heartbeat-"+project, nil)
+		_ = s.V.WriteState("heartbeat-"+project, nil) // a heartbeat names its session: an ended one's counts for nothing
 	}
 	out.State, err = s.Status(project)
 	return out, err
@@ -744,7 +744,7 @@ func (s *Service) Heartbeat(project string) (State, error) {
 func (s *Service) Touch(project string) error {
 	st, err := s.VerifiedFast(project)
 	if err != nil || !st.Active() {
-		return err
+		return nil // no session, or a state that does not verify (PreToolUse says why)
 	}
 	return s.beat(project, st.Session)
 }
@@ -834,7 +834,7 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 		return Outcome{}, err
 	}
 	if !out.Repeat {
-		s.beat(project, out.ID)
+		_ = s.beat(project, out.ID) // the commit's updated time is the sign of life; the heartbeat repeats it
 	}
 	out.State, err = s.Status(project)
 	return out, err

@@ -298,13 +298,19 @@ func (s *Service) sealChange(tx *vault.Tx, ch *vault.Change) error {
 		return nil
 	}
 	prev := ch.Committed
-	ch.Committed = func(r vault.Result) {
+	ch.Committed = func(r vault.Result) error {
+		var failed []error
 		if prev != nil {
-			prev(r)
+			failed = append(failed, prev(r))
 		}
 		for _, p := range seals {
-			s.writeSeal(p.project, p.sl)
+			if err := s.writeSeal(p.project, p.sl); err != nil {
+				// The state is committed unsigned: it reads as changed
+				// outside the engine until a person signs it.
+				failed = append(failed, fmt.Errorf("the signature of project %s's state was not written (%w); a person runs `%s` to sign it", p.project, err, s.Command(p.project, "accept")))
+			}
 		}
+		return errors.Join(failed...)
 	}
 	return nil
 }

@@ -134,7 +134,9 @@ func (s *Service) CommitToolEdits(project, tool string) (string, error) {
 	if err != nil || len(data) == 0 {
 		return "", nil // (no write on every PostToolUse: only a noted call is cleared)
 	}
-	s.V.WriteState("toolcall-"+project, nil)
+	if err := s.V.WriteState("toolcall-"+project, nil); err != nil {
+		return "", err // else the next tool's edits would be taken for this one's
+	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	if len(lines) == 0 || lines[0] != tool {
 		return "", nil

@@ -22,4 +22,6 @@ func tryLockFile(f *os.File) (held bool, err error) {
 	return false, err
 }
 
-func unlockFile(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+// unlockFile releases the lock on f; closing f releases it too, so an
+// error here changes nothing.
+func unlockFile(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }

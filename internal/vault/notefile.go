@@ -279,13 +279,16 @@ func linkAndRename(tmp, abs string) error {
 	if err := os.Rename(tmp, side); err != nil {
 		return err
 	}
+	// On failure the new version goes back to tmp, best effort: the error
+	// returned says the write did not happen, and a file left at side is
+	// the engine's own temporary file (cleanTmp).
 	if err := os.Link(abs, tmp); err != nil {
-		os.Rename(side, tmp)
+		_ = os.Rename(side, tmp)
 		return err
 	}
 	if err := os.Rename(side, abs); err != nil {
 		os.Remove(tmp)
-		os.Rename(side, tmp)
+		_ = os.Rename(side, tmp)
 		return err
 	}
 	return nil

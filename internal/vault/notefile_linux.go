@@ -70,7 +70,9 @@ func leaseBreakPending(f *os.File) bool {
 	return err == nil && l == unix.F_UNLCK
 }
 
-func unlease(f *os.File) { unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_UNLCK) }
+// unlease gives up f's lease; closing f gives it up too, so an error here
+// changes nothing.
+func unlease(f *os.File) { _, _ = unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_UNLCK) }
 
 // renameNoReplace renames from to to, failing with os.ErrExist when to
 // exists (renameat2 RENAME_NOREPLACE); where the file system does not

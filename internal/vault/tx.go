@@ -245,8 +245,9 @@ type Change struct {
 	// Committed, when set, runs once the operation's commit is made, while
 	// the vault lock is still held (so no other operation sees the vault
 	// between the two). It does not run for a no-op, a repeat, or a commit a
-	// crash recovery finishes.
-	Committed func(Result) `json:"-"`
+	// crash recovery finishes. An error it returns does not undo the
+	// commit: it comes back in Result.Warnings, after "committed <hash>".
+	Committed func(Result) error `json:"-"`
 	// ByAgent, for an operation that only commits edits made outside the
 	// engine, says they were made by the agent's tool call (Operation names
 	// the tool): the commit is authored as the agent, not the person.
@@ -260,6 +261,9 @@ type Result struct {
 	PersonCommit string   `json:"person_commit,omitempty"`
 	Commit       string   `json:"commit,omitempty"`
 	Paths        []string `json:"paths,omitempty"`
+	// Warnings are what failed after the commit was made: the operation
+	// stands, and each says what failed and what that costs.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // commitMessage builds "<operation>: <summary>" with the trailers of DESIGN

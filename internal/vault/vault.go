@@ -219,8 +219,11 @@ func (v *Vault) writeStateInPlace(name string, data []byte) error {
 
 // clearState empties a file kept by writeStateInPlace; readStateInPlace then
 // reports it absent.
+//
+// Best effort: a journal or marker left full is one the next operation
+// finds already done (its commit made, its locks gone) and clears again.
 func (v *Vault) clearState(name string) {
-	os.Truncate(filepath.Join(v.Root, filepath.FromSlash(config.StateDir), name), 0)
+	_ = os.Truncate(filepath.Join(v.Root, filepath.FromSlash(config.StateDir), name), 0)
 }
 
 // readStateInPlace reads a file kept by writeStateInPlace: an empty or

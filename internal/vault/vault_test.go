@@ -113,3 +113,24 @@ func TestCheckPathRefusesEscapes(t *testing.T) {
 		}
 	}
 }
+
+// What fails after the commit (Change.Committed) does not undo the
+// operation: the commit stands and the failure comes back as a warning
+// naming the commit.
+func TestCommittedFailureIsAWarning(t *testing.T) {
+	v := newVault(t)
+	res, err := v.Update(func(tx *Tx) (Change, error) {
+		ch := Change{Operation: "append", Summary: "x", Committed: func(Result) error { return os.ErrPermission }}
+		return ch, tx.Write("n.md", []byte("engine\n"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := exec.Command("git", "-C", v.Root, "rev-parse", "HEAD").Output()
+	if res.Commit == "" || strings.TrimSpace(string(head)) != res.Commit {
+		t.Fatalf("commit %q, HEAD %s", res.Commit, head)
+	}
+	if len(res.Warnings) != 1 || res.Warnings[0] != "committed "+res.Commit+": permission denied" {
+		t.Errorf("warnings = %q", res.Warnings)
+	}
+}

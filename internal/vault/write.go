@@ -104,11 +104,11 @@ func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result
 	w.releaseIndex() // a killed process's lock, when there was nothing to roll forward
 	if had := v.loadOrphans(); len(had) > 0 {
 		w.rescueOrphans()
-		v.saveOrphans(w.orphans)
+		w.warn(v.saveOrphans(w.orphans), "the replaced files to check were not recorded")
 	}
 	if w.guards = v.loadGuards(); len(w.guards) > 0 {
 		w.applyGuards()
-		v.saveGuards(w.guards)
+		w.warn(v.saveGuards(w.guards), "the guarded lines were not recorded")
 	}
 	if w.killed {
 		v.cleanTmp(w.orphans)
@@ -132,6 +132,9 @@ func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result
 		// faster than fn runs).
 		res, changed, err := w.apply(tx, ch, run > strictRuns)
 		if err != nil || changed == "" {
+			if err == nil {
+				res.Warnings = append(res.Warnings, w.warnings...)
+			}
 			rec := OpRecord{Result: res, Session: ch.Session, Trailers: ch.Trailers}
 			if err == nil && opID != "" && res.Commit == "" {
 				err = v.recordOp(opID, rec) // no notes written: no journal to finish
@@ -161,6 +164,16 @@ type writer struct {
 	// protect says which lines a merge never lets another writer delete
 	// (Change.Protect; nil: vault.IsEntryLine).
 	protect func(line []byte) bool
+	// warnings are what failed after the commit was made (Result.Warnings).
+	warnings []string
+}
+
+// warn keeps err, which happened after the operation's commit (so the
+// operation stands), for Result.Warnings: what failed, and what it costs.
+func (w *writer) warn(err error, what string) {
+	if err != nil {
+		w.warnings = append(w.warnings, what+": "+err.Error())
+	}
 }
 
 func (w *writer) lockIndex() error {
@@ -328,7 +341,7 @@ func (w *writer) apply(tx *Tx, ch Change, adapt bool) (Result, string, error) {
 		return w.fail(notes, j, err)
 	}
 	if ch.Committed != nil && res.Commit != "" {
-		ch.Committed(res)
+		w.warn(ch.Committed(res), "committed "+res.Commit)
 	}
 	w.watchLate(notes, j)
 	w.finish(notes, res, ch)
@@ -604,6 +617,9 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 		mine, ferr := statID(t.f)
 		return err == nil && ferr == nil && id.ino == mine.ino && id.dev == mine.dev
 	}
+	// undo takes the placed new versions out again, best effort: it runs
+	// on a round that is failing or starting over, and a version it cannot
+	// take out is found by the settle of the next round or operation.
 	undo := func() {
 		for k := len(placed) - 1; k >= 0; k-- {
 			t := placed[k]
@@ -611,9 +627,9 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 				continue // theirs now: left in place
 			}
 			if t.n.old == nil {
-				os.Rename(t.n.abs, t.path)
+				_ = os.Rename(t.n.abs, t.path)
 			} else {
-				exchange(t.path, t.n.abs)
+				_ = exchange(t.path, t.n.abs)
 			}
 		}
 		placed = nil
@@ -953,10 +969,10 @@ func (w *writer) finish(notes []*noteWrite, res Result, ch Change) {
 		for _, n := range notes {
 			recs[n.rel] = baseRec{Commit: res.Commit, ID: n.newID}
 		}
-		v.saveBases(recs)
+		w.warn(v.saveBases(recs), "the notes' committed versions were not recorded (the next operation compares with HEAD)")
 	}
 	if w.opID != "" {
-		v.recordOp(w.opID, OpRecord{Result: res, Session: ch.Session, Trailers: ch.Trailers})
+		w.warn(v.recordOp(w.opID, OpRecord{Result: res, Session: ch.Session, Trailers: ch.Trailers}), "the operation id "+w.opID+" was not recorded (a retry with it would run the operation again)")
 	}
 	for _, n := range notes {
 		if n.old != nil {
@@ -983,8 +999,8 @@ func (w *writer) finish(notes []*noteWrite, res Result, ch Change) {
 			n.oldAt = ""
 		}
 	}
-	v.saveOrphans(w.orphans)
-	v.saveGuards(w.guards)
+	w.warn(v.saveOrphans(w.orphans), "the replaced files to check were not recorded")
+	w.warn(v.saveGuards(w.guards), "the guarded lines were not recorded")
 	v.clearState(journalName)
 }
 
@@ -1011,7 +1027,7 @@ func (w *writer) watchLate(notes []*noteWrite, j *journal) {
 			m := &noteWrite{rel: n.rel, abs: n.abs, orig: n.orig, first: n.first,
 				base: &readRec{data: live, id: id, fi: fi}, data: Merge3(wt.ancestor, other, live, live, w.protect)}
 			if _, err := w.writeRound([]*noteWrite{m}, j, true); err == nil {
-				w.settleAll([]*noteWrite{m}, j)
+				w.warn(w.settleAll([]*noteWrite{m}, j), "bytes written late into a replaced copy of "+n.rel+" were not checked")
 				n.spent = append(n.spent, m.spent...)
 				if m.oldAt != "" {
 					n.spent = append(n.spent, m.oldAt)
@@ -1335,9 +1351,9 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 		for _, rel := range j.Order {
 			recs[rel] = baseRec{Commit: hash}
 		}
-		v.saveBases(recs)
+		w.warn(v.saveBases(recs), "the notes' committed versions were not recorded (the next operation compares with HEAD)")
 		if w.opID != "" {
-			v.recordOp(w.opID, OpRecord{Result: res, Session: j.Change.Session, Trailers: j.Change.Trailers})
+			w.warn(v.recordOp(w.opID, OpRecord{Result: res, Session: j.Change.Session, Trailers: j.Change.Trailers}), "the operation id "+w.opID+" was not recorded (a retry with it would run the operation again)")
 		}
 		return nil
 	}
@@ -1580,20 +1596,22 @@ func loadStateList[T any](v *Vault, name string) []T {
 
 // saveStateList keeps recs as a JSON list in the state file name (emptied
 // when there are none).
-func saveStateList[T any](v *Vault, name string, recs []T) {
+func saveStateList[T any](v *Vault, name string, recs []T) error {
 	if len(recs) == 0 {
 		v.clearState(name)
-		return
+		return nil
 	}
-	if data, err := json.Marshal(recs); err == nil {
-		v.writeStateInPlace(name, data)
+	data, err := json.Marshal(recs)
+	if err != nil {
+		return err
 	}
+	return v.writeStateInPlace(name, data)
 }
 
 func (v *Vault) loadOrphans() []orphan { return loadStateList[orphan](v, orphansName) }
 
-func (v *Vault) saveOrphans(recs []orphan) {
-	saveStateList(v, orphansName, recs)
+func (v *Vault) saveOrphans(recs []orphan) error {
+	return saveStateList(v, orphansName, recs)
 }
 
 // rescueOrphans checks the replaced files the last operation left: one no
@@ -1659,7 +1677,7 @@ func (w *writer) writeForPerson(rel, abs string, live *readRec, data []byte) err
 	if _, err := w.writeRound([]*noteWrite{n}, j, true); err != nil {
 		return err
 	}
-	w.settleAll([]*noteWrite{n}, j)
+	w.warn(w.settleAll([]*noteWrite{n}, j), "bytes written late into a replaced copy of "+rel+" were not checked")
 	// Nothing to commit: what is on disk now is the person's.
 	w.v.clearState(journalName)
 	for _, p := range n.spent {
@@ -1737,13 +1755,13 @@ func (w *writer) guardLines(rel string, ancestor, other []byte) {
 
 func (v *Vault) loadGuards() []guard { return loadStateList[guard](v, guardsName) }
 
-func (v *Vault) saveGuards(gs []guard) {
+func (v *Vault) saveGuards(gs []guard) error {
 	for i := range gs {
 		if !gs[i].Seen {
 			gs[i].At = time.Now() // the clock starts when the operation ends
 		}
 	}
-	saveStateList(v, guardsName, gs)
+	return saveStateList(v, guardsName, gs)
 }
 
 // applyGuards puts back into their notes the guarded lines a save dropped
@@ -1797,7 +1815,7 @@ func (w *writer) applyGuards() {
 		if err := w.writeForPerson(rel, abs, &readRec{data: live, id: id, fi: fi}, out); err != nil {
 			continue
 		}
-		v.saveOrphans(w.orphans)
+		w.warn(v.saveOrphans(w.orphans), "the replaced files to check were not recorded")
 	}
 }
 
@@ -1834,17 +1852,19 @@ func (v *Vault) bases() map[string]baseRec {
 		return v.basesRec
 	}
 	v.basesRec = map[string]baseRec{}
-	if data, err := v.readStateInPlace(basesName); err == nil {
-		json.Unmarshal(data, &v.basesRec)
+	if data, err := v.readStateInPlace(basesName); err == nil && json.Unmarshal(data, &v.basesRec) != nil {
+		v.basesRec = map[string]baseRec{} // unreadable: every note compared with HEAD
 	}
 	return v.basesRec
 }
 
-func (v *Vault) saveBases(recs map[string]baseRec) {
-	if data, err := json.Marshal(recs); err == nil {
-		v.writeStateInPlace(basesName, data)
-	}
+func (v *Vault) saveBases(recs map[string]baseRec) error {
 	v.basesRec = recs
+	data, err := json.Marshal(recs)
+	if err != nil {
+		return err
+	}
+	return v.writeStateInPlace(basesName, data)
 }
 
 // MarshalJSON writes a fileID as an array of numbers.
