@@ -8,11 +8,14 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/sessionvault/sessionvault/internal/syncer"
 )
 
 // Typed wrappers the sync calls. Each is one request except LabelID (lookup,
 // then create if missing). Errors are those of MakeRequest (errors.Is with
-// ErrRateLimited / ErrAuth / ErrUnavailable / ErrNotFound), annotated with
+// syncer.ErrRateLimited / syncer.ErrAuth / syncer.ErrNotFound /
+// ErrUnavailable), annotated with
 // the identifier they were about; a mutation answering success: false is an
 // *Error of no particular kind.
 //
@@ -39,7 +42,7 @@ type Issue struct {
 }
 
 // Viewer checks the key: it returns the name and e-mail of the user the API
-// key belongs to. An invalid key gives ErrAuth.
+// key belongs to. An invalid key gives syncer.ErrAuth.
 func (c *Client) Viewer(ctx context.Context) (name, email string, err error) {
 	resp, err := Viewer(ctx, c)
 	if err != nil {
@@ -49,7 +52,7 @@ func (c *Client) Viewer(ctx context.Context) (name, email string, err error) {
 }
 
 // Issue looks an issue up by UUID or identifier ("ENG-123"). An unknown
-// issue gives ErrNotFound.
+// issue gives syncer.ErrNotFound.
 func (c *Client) Issue(ctx context.Context, identifier string) (Issue, error) {
 	if strings.TrimSpace(identifier) == "" {
 		return Issue{}, argError("IssueByIdentifier", "empty issue identifier")
@@ -77,9 +80,11 @@ func (c *Client) Issue(ctx context.Context, identifier string) (Issue, error) {
 // commentID is the client-chosen id of the new comment (UUID, v4 format; see
 // StableID); an empty commentID means a fresh random one. Because the id is
 // chosen here, the transport's retries and the caller's retries cannot
-// create a second comment. After an ambiguous failure (ErrUnavailable),
-// call Comment(commentID) to learn whether the comment exists before
-// creating again.
+// create a second comment. After a failure whose outcome is unknown
+// (ErrUnavailable; or an "already exists" error when the transport retried
+// a try that was carried out but whose reply was lost), call
+// Comment(commentID) to learn whether the comment exists before creating
+// again.
 func (c *Client) CreateComment(ctx context.Context, issueID, commentID, body string) (string, error) {
 	if strings.TrimSpace(issueID) == "" {
 		return "", argError("CommentCreate", "empty issue id")
@@ -101,7 +106,7 @@ func (c *Client) CreateComment(ctx context.Context, issueID, commentID, body str
 }
 
 // UpdateComment replaces the body of a comment (idempotent). An unknown
-// comment gives ErrNotFound.
+// comment gives syncer.ErrNotFound.
 func (c *Client) UpdateComment(ctx context.Context, commentID, body string) error {
 	if strings.TrimSpace(commentID) == "" {
 		return argError("CommentUpdate", "empty comment id")
@@ -123,7 +128,7 @@ func (c *Client) Comment(ctx context.Context, id string) (found bool, body strin
 		return false, "", argError("CommentByID", "empty comment id")
 	}
 	resp, err := CommentByID(ctx, c, id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, syncer.ErrNotFound) {
 		return false, "", nil
 	}
 	if err != nil {
@@ -133,8 +138,8 @@ func (c *Client) Comment(ctx context.Context, id string) (found bool, body strin
 }
 
 // StateID returns the id of the team's workflow state called name (compared
-// case-insensitively, e.g. "In Progress"). No such state gives ErrNotFound;
-// its message lists the team's states.
+// case-insensitively, e.g. "In Progress"). No such state gives
+// syncer.ErrNotFound; its message lists the team's states.
 func (c *Client) StateID(ctx context.Context, teamID, name string) (string, error) {
 	if strings.TrimSpace(teamID) == "" {
 		return "", argError("TeamWorkflowStates", "empty team id")
@@ -152,7 +157,7 @@ func (c *Client) StateID(ctx context.Context, teamID, name string) (string, erro
 		names = append(names, fmt.Sprintf("%q", s.Name))
 	}
 	return "", &Error{
-		Op: "TeamWorkflowStates", Subject: resp.Team.Key, kind: ErrNotFound,
+		Op: "TeamWorkflowStates", Subject: resp.Team.Key, kind: syncer.ErrNotFound,
 		Message: fmt.Sprintf("team has no workflow state %q (it has %s)", want, strings.Join(names, ", ")),
 	}
 }
@@ -208,7 +213,7 @@ func (c *Client) LabelID(ctx context.Context, name, teamID string) (string, erro
 	id := StableID("issueLabel", teamID, strings.ToLower(name))
 	resp, err := IssueLabelCreate(ctx, c, name, team, &id)
 	if err != nil {
-		if errors.Is(err, ErrRateLimited) || errors.Is(err, ErrAuth) {
+		if errors.Is(err, syncer.ErrRateLimited) || errors.Is(err, syncer.ErrAuth) {
 			return "", annotate(err, name)
 		}
 		// Lost a race, or an earlier try went through: look again.

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/syncer"
 )
 
 // A distinctive key: no error message may contain it.
@@ -185,8 +187,8 @@ func TestRateLimitedHTTP400(t *testing.T) {
 	c, waits := newTestClient(ts, testKey)
 	c.now = func() time.Time { return now }
 	_, err := c.Issue(context.Background(), "ENG-1")
-	if !errors.Is(err, ErrRateLimited) {
-		t.Fatalf("err = %v, want ErrRateLimited", err)
+	if !errors.Is(err, syncer.ErrRateLimited) {
+		t.Fatalf("err = %v, want syncer.ErrRateLimited", err)
 	}
 	var rle *RateLimitError
 	if !errors.As(err, &rle) {
@@ -195,7 +197,7 @@ func TestRateLimitedHTTP400(t *testing.T) {
 	if rle.RetryAfter != 90*time.Second || !rle.Reset.Equal(reset) || rle.StatusCode != 400 || rle.Code != "RATELIMITED" {
 		t.Errorf("RateLimitError = %+v", rle)
 	}
-	if errors.Is(err, ErrAuth) || errors.Is(err, ErrUnavailable) {
+	if errors.Is(err, syncer.ErrAuth) || errors.Is(err, ErrUnavailable) {
 		t.Errorf("rate limit also classified as another kind: %v", err)
 	}
 	if n := len(ts.Calls()); n != 1 || len(*waits) != 0 {
@@ -216,8 +218,8 @@ func TestRateLimited429RetryAfter(t *testing.T) {
 	c, _ := newTestClient(ts, testKey)
 	err := c.SetState(context.Background(), "ENG-1", "state-1")
 	var rle *RateLimitError
-	if !errors.Is(err, ErrRateLimited) || !errors.As(err, &rle) {
-		t.Fatalf("err = %v, want ErrRateLimited", err)
+	if !errors.Is(err, syncer.ErrRateLimited) || !errors.As(err, &rle) {
+		t.Fatalf("err = %v, want syncer.ErrRateLimited", err)
 	}
 	if rle.RetryAfter != 7*time.Second || rle.StatusCode != 429 {
 		t.Errorf("RateLimitError = %+v", rle)
@@ -232,8 +234,8 @@ func TestRateLimitedInHTTP200Errors(t *testing.T) {
 		return reply{body: `{"data":null,"errors":[{"message":"ratelimited","extensions":{"code":"RATELIMITED"}}]}`}
 	})
 	c, _ := newTestClient(ts, testKey)
-	if _, _, err := c.Viewer(context.Background()); !errors.Is(err, ErrRateLimited) {
-		t.Fatalf("err = %v, want ErrRateLimited", err)
+	if _, _, err := c.Viewer(context.Background()); !errors.Is(err, syncer.ErrRateLimited) {
+		t.Fatalf("err = %v, want syncer.ErrRateLimited", err)
 	}
 }
 
@@ -254,8 +256,8 @@ func TestAuthErrors(t *testing.T) {
 			ts := newTestServer(t, func(int, call) reply { return tc.rep })
 			c, _ := newTestClient(ts, testKey)
 			_, _, err := c.Viewer(context.Background())
-			if !errors.Is(err, ErrAuth) {
-				t.Fatalf("err = %v, want ErrAuth", err)
+			if !errors.Is(err, syncer.ErrAuth) {
+				t.Fatalf("err = %v, want syncer.ErrAuth", err)
 			}
 			if !strings.Contains(err.Error(), "set LINEAR_API_KEY to a valid") {
 				t.Errorf("message lacks the LINEAR_API_KEY hint: %q", err)
@@ -364,8 +366,8 @@ func TestNotFound(t *testing.T) {
 	ts := newTestServer(t, func(int, call) reply { return reply{body: notFoundBody} })
 	c, _ := newTestClient(ts, testKey)
 	_, err := c.Issue(context.Background(), "ENG-404")
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "ENG-404") {
-		t.Fatalf("Issue err = %v, want ErrNotFound naming ENG-404", err)
+	if !errors.Is(err, syncer.ErrNotFound) || !strings.Contains(err.Error(), "ENG-404") {
+		t.Fatalf("Issue err = %v, want syncer.ErrNotFound naming ENG-404", err)
 	}
 	found, body, err := c.Comment(context.Background(), "5b0f0a4e-0000-4000-8000-000000000000")
 	if err != nil || found || body != "" {
@@ -383,7 +385,7 @@ func TestOtherGraphQLErrorHasNoKind(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != "GRAPHQL_VALIDATION_FAILED" {
 		t.Fatalf("err = %#v", err)
 	}
-	for _, k := range []error{ErrAuth, ErrRateLimited, ErrUnavailable, ErrNotFound} {
+	for _, k := range []error{syncer.ErrAuth, syncer.ErrRateLimited, ErrUnavailable, syncer.ErrNotFound} {
 		if errors.Is(err, k) {
 			t.Errorf("validation failure classified as %v", k)
 		}
@@ -469,7 +471,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 		c := New("", testKey, nil)
 		holder := struct{ C *Client }{c}
 		for _, s := range []string{
-			fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c), fmt.Sprintf("%s", c),
+			fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c), fmt.Sprintf("%s", c), //nolint:staticcheck // S1025: every verb is the point, %s included
 			fmt.Sprintf("%v", holder), fmt.Sprintf("%+v", holder), fmt.Sprintf("%#v", holder),
 			fmt.Sprintf("%+v", c.cred), fmt.Sprintf("%#v", c.cred), c.String(),
 		} {
@@ -487,7 +489,7 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv(EnvAPIKey, "")
 	t.Setenv(EnvAPIURL, "")
 	_, err := FromEnv()
-	if err == nil || !strings.Contains(err.Error(), "set LINEAR_API_KEY") || !errors.Is(err, ErrAuth) {
+	if err == nil || !strings.Contains(err.Error(), "set LINEAR_API_KEY") || !errors.Is(err, syncer.ErrAuth) {
 		t.Fatalf("FromEnv without key: %v", err)
 	}
 	t.Setenv(EnvAPIKey, "  "+testKey+"\n")
@@ -603,8 +605,8 @@ func TestWrappers(t *testing.T) {
 		t.Errorf("TeamWorkflowStates vars = %v", v)
 	}
 	_, err = c.StateID(ctx, "t1", "Shipped")
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `"In Progress"`) {
-		t.Errorf("StateID(Shipped) err = %v, want ErrNotFound listing the states", err)
+	if !errors.Is(err, syncer.ErrNotFound) || !strings.Contains(err.Error(), `"In Progress"`) {
+		t.Errorf("StateID(Shipped) err = %v, want syncer.ErrNotFound listing the states", err)
 	}
 
 	if err := c.SetState(ctx, "i-uuid", "s-prog"); err != nil {

@@ -9,38 +9,42 @@ import (
 
 	"github.com/Khan/genqlient/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/sessionvault/sessionvault/internal/syncer"
 )
 
-// Sentinel errors; test with errors.Is. Every error returned by a Client
-// request is a *RateLimitError or an *Error.
-var (
-	// ErrRateLimited: Linear refused the request because a budget is spent
-	// (HTTP 400 with extensions.code "RATELIMITED", or HTTP 429). The error
-	// is a *RateLimitError; its RetryAfter says how long to wait. Not
-	// retried by the client; a cron job should rather skip to its next run.
-	ErrRateLimited = errors.New("linear: rate limited")
+// Errors are tested with errors.Is. Every error returned by a Client
+// request is a *RateLimitError or an *Error, and the conditions the sync
+// steers by wrap the sync's own values directly, so a Client is a
+// syncer.Target backend without any translation:
+//
+//   - syncer.ErrRateLimited: Linear refused the request because a budget is
+//     spent (HTTP 400 with extensions.code "RATELIMITED", or HTTP 429). The
+//     error is a *RateLimitError; its RetryAfter says how long to wait. Not
+//     retried by the client; a cron job should rather skip to its next run.
+//   - syncer.ErrAuth: the key is missing, invalid, revoked or lacks access
+//     (HTTP 401/403, or extensions.code AUTHENTICATION_ERROR / FORBIDDEN).
+//     The message names LINEAR_API_KEY.
+//   - syncer.ErrNotFound: the requested entity does not exist or is not
+//     visible to the key ("Entity not found" errors), or a wrapper found no
+//     match (StateID).
+//   - ErrUnavailable, this package's own (the sync has no such value: to it
+//     an unavailable Linear is an error like any other, which fails only
+//     the item, and the next run tries again).
 
-	// ErrAuth: the key is missing, invalid, revoked or lacks access (HTTP
-	// 401/403, or extensions.code AUTHENTICATION_ERROR / FORBIDDEN).
-	ErrAuth = errors.New("linear: not authorized; set " + EnvAPIKey + " to a valid Linear API key (with access to the team)")
-
-	// ErrUnavailable: Linear could not be reached or answered 5xx, after the
-	// transport's retries (see RetryPolicy); also a timeout of the request.
-	ErrUnavailable = errors.New("linear: service unavailable")
-
-	// ErrNotFound: the requested entity does not exist or is not visible to
-	// the key ("Entity not found" errors), or a wrapper found no match
-	// (StateID).
-	ErrNotFound = errors.New("linear: not found")
-)
+// ErrUnavailable: Linear could not be reached or answered 5xx, after the
+// transport's retries (see RetryPolicy); also a timeout of the request. The
+// outcome of a mutation that failed this way is unknown: it may have been
+// carried out.
+var ErrUnavailable = errors.New("linear: service unavailable")
 
 // maxMessage bounds the server text quoted in an error.
 const maxMessage = 300
 
 // Error is a failed request other than a rate limit. Kind-specific tests go
-// through errors.Is (ErrAuth, ErrUnavailable, ErrNotFound); errors.As also
-// reaches the underlying *graphql.HTTPError, gqlerror.List or transport
-// error.
+// through errors.Is (syncer.ErrAuth, syncer.ErrNotFound, ErrUnavailable);
+// errors.As also reaches the underlying *graphql.HTTPError, gqlerror.List or
+// transport error.
 type Error struct {
 	Op         string // GraphQL operation name, e.g. "IssueByIdentifier"
 	Subject    string // what it was about, e.g. "ENG-123" (may be empty)
@@ -49,7 +53,7 @@ type Error struct {
 	Message    string // server / transport message, credentials redacted
 	Attempts   int    // transport tries made (> 1 after retries)
 
-	kind  error // one of the sentinels, or nil for other failures
+	kind  error // syncer.ErrAuth, syncer.ErrNotFound, ErrUnavailable, or nil for other failures
 	cause error
 }
 
@@ -57,11 +61,11 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(prefix(e.Op, e.Subject))
 	switch e.kind {
-	case ErrAuth:
+	case syncer.ErrAuth:
 		b.WriteString("not authorized")
 	case ErrUnavailable:
 		b.WriteString("service unavailable")
-	case ErrNotFound:
+	case syncer.ErrNotFound:
 		b.WriteString("not found")
 	default:
 		b.WriteString("request failed")
@@ -71,7 +75,7 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Message)
 	}
-	if e.kind == ErrAuth {
+	if e.kind == syncer.ErrAuth {
 		b.WriteString("; set " + EnvAPIKey + " to a valid Linear API key (with access to the team)")
 	}
 	return b.String()
@@ -80,7 +84,7 @@ func (e *Error) Error() string {
 // Unwrap exposes the sentinel kind and the underlying error.
 func (e *Error) Unwrap() []error { return nonNil(e.kind, e.cause) }
 
-// RateLimitError is the concrete ErrRateLimited error.
+// RateLimitError is the concrete syncer.ErrRateLimited error.
 type RateLimitError struct {
 	Op         string
 	Subject    string
@@ -113,8 +117,8 @@ func (e *RateLimitError) Error() string {
 	return b.String()
 }
 
-// Unwrap exposes ErrRateLimited and the underlying error.
-func (e *RateLimitError) Unwrap() []error { return nonNil(ErrRateLimited, e.cause) }
+// Unwrap exposes syncer.ErrRateLimited and the underlying error.
+func (e *RateLimitError) Unwrap() []error { return nonNil(syncer.ErrRateLimited, e.cause) }
 
 func prefix(op, subject string) string {
 	s := "linear"
@@ -205,7 +209,7 @@ func (c *Client) classify(op string, ex *exchange, err error) error {
 	case status == 401 || status == 403 ||
 		hasCode(gerrs, "AUTHENTICATION_ERROR", "FORBIDDEN", "UNAUTHENTICATED") ||
 		hasType(gerrs, "authentication error", "forbidden"):
-		e.kind = ErrAuth
+		e.kind = syncer.ErrAuth
 	case status >= 500:
 		e.kind = ErrUnavailable
 	case !isHTTP && gerrs == nil && (ex.netErr != nil || errors.Is(err, context.DeadlineExceeded)):
@@ -215,7 +219,7 @@ func (c *Client) classify(op string, ex *exchange, err error) error {
 			e.kind = ErrUnavailable
 		}
 	case isNotFound(gerrs):
-		e.kind = ErrNotFound
+		e.kind = syncer.ErrNotFound
 	case !isHTTP && gerrs == nil && ex.netErr == nil && ex.status == 200:
 		e.Message = "response is not GraphQL JSON: " + e.Message
 	}

@@ -30,24 +30,43 @@ type Issue struct {
 
 // Target is a system sessions are pushed to. Implementations return errors
 // wrapping ErrRateLimited or ErrAuth to stop a run, and ErrNotFound for an
-// issue that does not exist; any other error fails only that item.
+// issue that does not exist; any other error (the service unavailable, a
+// create whose reply was lost) fails only that item, and the next run tries
+// it again. Package targettest is the conformance suite of this contract.
 type Target interface {
+	// Issue looks an issue up by its key (ENG-123); an unknown key gives
+	// ErrNotFound.
 	Issue(ctx context.Context, key string) (Issue, error)
+	// CreateComment creates a comment on the issue (Issue.ID) with the id
+	// the caller chose. It may fail after the comment was created (a lost
+	// reply); the caller then asks CommentExists.
 	CreateComment(ctx context.Context, issueID, commentID, body string) error
 	// CommentExists reports whether a comment with this id exists (after a
-	// create whose outcome is unknown).
+	// create whose outcome is unknown): false only when the target looked
+	// and found none, an error when it could not look.
 	CommentExists(ctx context.Context, commentID string) (bool, error)
+	// UpdateComment replaces the body of the comment with this id.
 	UpdateComment(ctx context.Context, commentID, body string) error
+	// SetState moves the issue to its team's workflow state called
+	// stateName (idempotent); an unknown name is an error.
 	SetState(ctx context.Context, issue Issue, stateName string) error
+	// AddLabel adds the label to the issue (idempotent).
 	AddLabel(ctx context.Context, issue Issue, label string) error
+	// UpsertAttachment links url to the issue (Issue.ID) with the title;
+	// again with the same url it updates that link instead of adding one.
 	UpsertAttachment(ctx context.Context, issueID, url, title string) error
 }
 
-// Errors a Target returns to steer a run.
+// Errors a Target returns, wrapped (errors.Is), to steer a run. A target
+// wraps these values themselves, not look-alikes of its own.
 var (
+	// ErrRateLimited stops the run cleanly; the next run resumes.
 	ErrRateLimited = errors.New("rate limited")
-	ErrAuth        = errors.New("authentication failed")
-	ErrNotFound    = errors.New("not found")
+	// ErrAuth stops the run with the error (a missing or refused key).
+	ErrAuth = errors.New("authentication failed")
+	// ErrNotFound: the issue (or another entity asked for) does not exist;
+	// it fails only the item.
+	ErrNotFound = errors.New("not found")
 )
 
 // Options are the pushes the config maps (DESIGN §8).

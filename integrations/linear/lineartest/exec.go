@@ -55,6 +55,18 @@ func CheckQuery(query string) error {
 	return nil
 }
 
+// loseReplyOf reports whether a FailAfterCommitOf applies to an operation
+// with these root fields, and counts it; called with s.mu held.
+func (s *Server) loseReplyOf(fields []string) bool {
+	for _, f := range fields {
+		if s.failAfterCommitOf[f] > 0 {
+			s.failAfterCommitOf[f]--
+			return true
+		}
+	}
+	return false
+}
+
 // execute runs a decoded request; called with s.mu held.
 func (s *Server) execute(w http.ResponseWriter, req *gqlRequest, rawVars map[string]any, call *Call) {
 	schema, _ := Schema()
@@ -194,8 +206,13 @@ func (s *Server) execute(w http.ResponseWriter, req *gqlRequest, rawVars map[str
 	for _, name := range ran {
 		s.mutations[name]++
 	}
-	if s.failAfterCommit > 0 {
+	lost := s.failAfterCommit > 0
+	if lost {
 		s.failAfterCommit--
+	} else {
+		lost = s.loseReplyOf(call.RootFields)
+	}
+	if lost {
 		call.Outcome = "lost"
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusBadGateway)

@@ -502,6 +502,27 @@ func TestFailAfterCommit(t *testing.T) {
 	wantOK(t, r)
 }
 
+func TestFailAfterCommitOf(t *testing.T) {
+	s := New(t)
+	s.AddIssue("ENG-1", "x")
+	s.FailAfterCommitOf("commentCreate", 1)
+	// Other operations are not affected.
+	wantOK(t, gql(t, s, `{ issue(id: "ENG-1") { id } }`, nil))
+	id := uuid.NewString()
+	q := `mutation C($id: String) { commentCreate(input: {issueId: "ENG-1", body: "x", id: $id}) { success } }`
+	if r := gql(t, s, q, map[string]any{"id": id}); r.status != 502 {
+		t.Fatalf("want 502, got %d", r.status)
+	}
+	if c := s.Comments("ENG-1"); len(c) != 1 || c[0].ID != id {
+		t.Fatalf("the create must have happened: %+v", c)
+	}
+	// Only the next one.
+	wantOK(t, gql(t, s, q, map[string]any{"id": uuid.NewString()}))
+	if n := len(s.Comments("ENG-1")); n != 2 {
+		t.Fatalf("%d comments, want 2", n)
+	}
+}
+
 func TestAuth(t *testing.T) {
 	s := New(t, WithKey("lin_api_custom"))
 	wantOK(t, post(t, s.URL(), "lin_api_custom", `{ viewer { id } }`, "", nil))

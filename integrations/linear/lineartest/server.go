@@ -5,8 +5,9 @@
 // Authorization header (a personal API key, sent raw without "Bearer"), the
 // rate limiter (X-RateLimit-* headers; RATELIMITED is HTTP 400), then the
 // query is parsed and validated with gqlparser against Linear's real SDL
-// (embedded schema.graphql), its variables are coerced strictly, and any use
-// of a @deprecated field, argument, input field or enum value is rejected.
+// (the repository's one copy, package integrations/linear/schema), its
+// variables are coerced strictly, and any use of a @deprecated field,
+// argument, input field or enum value is rejected.
 // The root fields the sync uses are executed over an in-memory store and
 // the result is projected through the request's selection set (aliases,
 // fragments and __typename honoured, non-null enforced), so a response can
@@ -35,7 +36,6 @@ package lineartest
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -49,6 +49,8 @@ import (
 
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/sessionvault/sessionvault/integrations/linear/schema"
 )
 
 // DefaultKey is the API key a Server accepts unless WithKey says otherwise.
@@ -62,20 +64,17 @@ const (
 	MaxComplexity = 10000
 )
 
-//go:embed schema.graphql
-var schemaSDL string
-
 var (
 	schemaOnce sync.Once
 	schemaAST  *ast.Schema
 	schemaErr  error
 )
 
-// Schema returns Linear's schema as parsed from the embedded SDL (shared by
-// all servers; do not modify it).
+// Schema returns Linear's schema as parsed from schema.SDL (shared by all
+// servers; do not modify it).
 func Schema() (*ast.Schema, error) {
 	schemaOnce.Do(func() {
-		schemaAST, schemaErr = gqlparser.LoadSchema(&ast.Source{Name: "schema.graphql", Input: schemaSDL})
+		schemaAST, schemaErr = gqlparser.LoadSchema(&ast.Source{Name: "schema.graphql", Input: schema.SDL()})
 	})
 	return schemaAST, schemaErr
 }
@@ -123,11 +122,12 @@ type Server struct {
 	rlBudget    int
 
 	// faults
-	fail5xx          int
-	failAfterCommit  int
-	latency          time.Duration
-	badKey           bool
-	dupCreateSucceed bool
+	fail5xx           int
+	failAfterCommit   int
+	failAfterCommitOf map[string]int // root field -> operations left to fail
+	latency           time.Duration
+	badKey            bool
+	dupCreateSucceed  bool
 }
 
 // Call is one request as the server saw it.
@@ -220,6 +220,19 @@ func (s *Server) FailAfterCommit(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failAfterCommit = n
+}
+
+// FailAfterCommitOf is FailAfterCommit for the next n operations with the
+// root field field only (e.g. "commentCreate"); other operations are
+// answered normally. It models a create whose reply is lost while the
+// lookups around it work; n = 0 cancels it.
+func (s *Server) FailAfterCommitOf(field string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failAfterCommitOf == nil {
+		s.failAfterCommitOf = map[string]int{}
+	}
+	s.failAfterCommitOf[field] = n
 }
 
 // SetLatency delays every later request by d before it is handled (0 turns
