@@ -208,6 +208,30 @@ func result(o session.Outcome) Result {
 }
 
 func (s *Server) addTools(srv *mcp.Server) {
+	for _, add := range []func(*mcp.Server){
+		s.addSessionStart,
+		s.addSessionUpdate,
+		s.addRecordDecision,
+		s.addRecordBlocker,
+		s.addResolveBlocker,
+		s.addSessionEnd,
+		s.addSessionStatus,
+		s.addHeartbeat,
+		s.addSessionRecover,
+		s.addCheckRecovery,
+		s.addGetUnifiedContext,
+		s.addValidateGate,
+		s.addAdvancePhase,
+		s.addRecordEvidence,
+		s.addGetBlockedReason,
+		s.addSetMode,
+	} {
+		add(srv)
+	}
+}
+
+// addSessionStart adds the session_start tool.
+func (s *Server) addSessionStart(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "session_start", Description: "Start a session (idle → active); returns its id YYYY-MM-DD-session-NN."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Start(session.StartOptions{Project: s.project, Objective: in.Objective, Epic: in.Epic, Linear: in.Linear, Branch: in.Branch, Commit: in.Commit, Continue: in.Continue, Force: in.Force})
@@ -218,6 +242,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			r.Session = o.ID
 			return nil, r, nil
 		})
+}
+
+// addSessionUpdate adds the session_update tool.
+func (s *Server) addSessionUpdate(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "session_update", Description: "Record an update (progress, note, blocker or milestone) in the active session."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in UpdateIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Update(session.UpdateOptions{Project: s.project, Message: in.Message, Progress: in.Progress, Type: in.Type, Tags: in.Tags})
@@ -226,6 +254,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return nil, result(o), nil
 		})
+}
+
+// addRecordDecision adds the record_decision tool.
+func (s *Server) addRecordDecision(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "record_decision", Description: "Record a decision: an entry, its own note in decisions/, a line in session-decisions.md."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in DecideIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Decide(session.DecideOptions{Project: s.project, Title: in.Title, Choice: in.Choice, Rationale: in.Rationale, Alternatives: in.Alternatives, Impact: in.Impact, Category: in.Category})
@@ -234,6 +266,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return nil, result(o), nil
 		})
+}
+
+// addRecordBlocker adds the record_blocker tool.
+func (s *Server) addRecordBlocker(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "record_blocker", Description: "Record a blocker; returns its id (b-N)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in BlockIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Block(s.project, in.Description, in.Severity)
@@ -242,6 +278,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return nil, result(o), nil
 		})
+}
+
+// addResolveBlocker adds the resolve_blocker tool.
+func (s *Server) addResolveBlocker(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "resolve_blocker", Description: "Mark a blocker of the active session resolved."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ResolveIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Resolve(s.project, in.BlockerID, in.Resolution)
@@ -250,6 +290,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return nil, result(o), nil
 		})
+}
+
+// addSessionEnd adds the session_end tool.
+func (s *Server) addSessionEnd(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "session_end", Description: "End the active session: archive it, add it to the history, leave the state idle."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in EndIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).End(s.project, in.Summary, in.Next)
@@ -260,6 +304,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			r.Session = o.ID
 			return nil, r, nil
 		})
+}
+
+// addSessionStatus adds the session_status tool.
+func (s *Server) addSessionStatus(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "session_status", Description: "The current session (or idle): objective, progress, checklists, entries.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, StateOut, error) {
 			st, err := s.svc.Status(s.project)
@@ -268,6 +316,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return nil, StateOut{State: asMap(st)}, nil
 		})
+}
+
+// addHeartbeat adds the heartbeat tool.
+func (s *Server) addHeartbeat(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "heartbeat", Description: "Record a sign of life of the active session (no commit)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, Result, error) {
 			st, err := s.svc.Heartbeat(s.project)
@@ -276,6 +328,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return nil, Result{Session: st.Session}, nil
 		})
+}
+
+// addSessionRecover adds the session_recover tool.
+func (s *Server) addSessionRecover(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "session_recover", Description: "Resume a crashed session (its heartbeat went stale): it becomes active again, with a recovery entry."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in RecoverIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Recover(s.project, in.Session, false)
@@ -284,6 +340,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return nil, result(o), nil
 		})
+}
+
+// addCheckRecovery adds the check_recovery tool.
+func (s *Server) addCheckRecovery(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "check_recovery", Description: "Whether the active session crashed (stale heartbeat) and how to recover.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, RecoveryOut, error) {
 			st, err := s.svc.Status(s.project)
@@ -299,6 +359,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return nil, out, nil
 		})
+}
+
+// addGetUnifiedContext adds the get_unified_context tool.
+func (s *Server) addGetUnifiedContext(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "get_unified_context", Description: "The bounded resume prompt plus the structured state.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, ContextOut, error) {
 			project, err := s.svc.Project(s.project)
@@ -312,6 +376,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			proto, _ := s.svc.Protocol(project)
 			return nil, ContextOut{Prompt: s.say(project, s.opts.ResumePrompt(st, proto, 8<<10)), State: asMap(st)}, nil
 		})
+}
+
+// addValidateGate adds the validate_gate tool.
+func (s *Server) addValidateGate(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "validate_gate", Description: "Which MUST items of the start or end checklist lack evidence.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in GateIn) (*mcp.CallToolResult, GateOut, error) {
 			phase := protocol.Phase(strings.ToLower(in.Phase))
@@ -336,6 +404,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return nil, GateOut{Phase: string(phase), Passed: len(missing) == 0, Missing: missing}, nil
 		})
+}
+
+// addAdvancePhase adds the advance_phase tool.
+func (s *Server) addAdvancePhase(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "advance_phase", Description: "Move the session through its next gate (INIT → WORKING → COMPLETE); a failed gate logs violations."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in OpIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).AdvancePhase(s.project)
@@ -344,6 +416,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return nil, result(o), nil
 		})
+}
+
+// addRecordEvidence adds the record_evidence tool.
+func (s *Server) addRecordEvidence(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "record_evidence", Description: "Verify a checklist item's evidence as the protocol says, and tick it."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in EvidenceIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).RecordEvidence(session.EvidenceOptions{Project: s.project, Item: in.Item, File: in.File, SHA: in.SHA, Run: in.Run})
@@ -352,6 +428,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return nil, result(o), nil
 		})
+}
+
+// addGetBlockedReason adds the get_blocked_reason tool.
+func (s *Server) addGetBlockedReason(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "get_blocked_reason", Description: "Why the PreToolUse hook would block a tool now, and what to do.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in BlockedIn) (*mcp.CallToolResult, BlockedOut, error) {
 			tool := in.Tool
@@ -362,6 +442,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			allowed, reason := s.opts.Decide(tool, input)
 			return nil, BlockedOut{Tool: tool, Blocked: !allowed, Reason: s.say(s.project, reason)}, nil
 		})
+}
+
+// addSetMode adds the set_mode tool.
+func (s *Server) addSetMode(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "set_mode", Description: "Set the mode: analysis, planning or coding (disabled is a person's escape hatch, refused here)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ModeIn) (*mcp.CallToolResult, Result, error) {
 			mode, err := protocol.ParseMode(in.Mode)

@@ -101,7 +101,10 @@ func ClassifyBash(line string) Bash {
 var wrappers = map[string]bool{"env": true, "command": true, "exec": true, "nohup": true, "time": true,
 	"nice": true, "sudo": true, "doas": true, "timeout": true, "builtin": true, "eval": true, "xargs": true}
 
-// classifyCall classifies one simple command (a CallExpr).
+// classifyCall classifies one simple command (a CallExpr): the command a
+// wrapper runs (env, sudo, xargs, ...), a shell's -c line, sessionvault's
+// own verbs, and the reading commands with the arguments that make them
+// write (readerClass).
 func classifyCall(c *syntax.CallExpr) (Class, string, []string) {
 	if len(c.Args) == 0 {
 		return Read, "", nil // assignments only
@@ -111,29 +114,9 @@ func classifyCall(c *syntax.CallExpr) (Class, string, []string) {
 	for i, w := range c.Args {
 		words[i], known[i] = resolve(w)
 	}
-	i := 0
-	// Unwrap env/command/sudo/...: the command they run is what counts.
-	for i < len(words) && known[i] && wrappers[filepath.Base(words[i])] {
-		name := filepath.Base(words[i])
-		if name == "eval" {
-			return Person, "`eval` runs a command line built at run time", nil
-		}
-		i++
-		for i < len(words) && known[i] && (strings.HasPrefix(words[i], "-") || (name == "env" && strings.Contains(words[i], "=")) || (name == "timeout" && isNumberish(words[i]))) {
-			i++
-		}
-		if name == "xargs" {
-			if i >= len(words) {
-				return Write, "`xargs` runs commands", nil
-			}
-			if !known[i] {
-				return Person, "`xargs` runs a command named at run time", nil
-			}
-			if isSessionvault(words[i]) {
-				return Person, "`xargs` gives sessionvault arguments known only at run time", nil
-			}
-			return Write, "`xargs` runs `" + words[i] + "`", nil
-		}
+	i, class, why, decided := unwrap(words, known)
+	if decided {
+		return class, why, nil
 	}
 	if i >= len(words) {
 		return Read, "", nil
@@ -147,20 +130,62 @@ func classifyCall(c *syntax.CallExpr) (Class, string, []string) {
 		return classifySessionvault(args, argKnown)
 	}
 	if shells[name] {
-		for k, a := range args {
-			if a == "-c" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, "c")) {
-				if k+1 >= len(args) || !argKnown[k+1] {
-					return Person, "`" + name + " -c` runs a command line known only at run time", nil
-				}
-				inner := ClassifyBash(args[k+1])
-				return inner.Class, inner.Why, inner.Paths
-			}
-		}
-		return Write, "`" + name + "` runs a script", args
+		return shellClass(name, args, argKnown)
 	}
 	if !readers[name] {
 		return Write, "`" + name + "` is not a reading command", args
 	}
+	return readerClass(name, args, argKnown)
+}
+
+// unwrap skips the wrappers (env, command, sudo, timeout, ...) at the start
+// of words, with their options, and returns the index of the command they
+// run. decided is set when the wrapper itself decides the class: eval, and
+// xargs (whose command's arguments are known only at run time).
+func unwrap(words []string, known []bool) (i int, class Class, why string, decided bool) {
+	for i < len(words) && known[i] && wrappers[filepath.Base(words[i])] {
+		name := filepath.Base(words[i])
+		if name == "eval" {
+			return i, Person, "`eval` runs a command line built at run time", true
+		}
+		i++
+		for i < len(words) && known[i] && (strings.HasPrefix(words[i], "-") || (name == "env" && strings.Contains(words[i], "=")) || (name == "timeout" && isNumberish(words[i]))) {
+			i++
+		}
+		if name == "xargs" {
+			switch {
+			case i >= len(words):
+				return i, Write, "`xargs` runs commands", true
+			case !known[i]:
+				return i, Person, "`xargs` runs a command named at run time", true
+			case isSessionvault(words[i]):
+				return i, Person, "`xargs` gives sessionvault arguments known only at run time", true
+			}
+			return i, Write, "`xargs` runs `" + words[i] + "`", true
+		}
+	}
+	return i, Read, "", false
+}
+
+// shellClass classifies a shell (sh, bash, ...) run with args: the line it
+// runs with -c, classified as a command line of its own, or a script.
+func shellClass(name string, args []string, argKnown []bool) (Class, string, []string) {
+	for k, a := range args {
+		if a == "-c" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, "c")) {
+			if k+1 >= len(args) || !argKnown[k+1] {
+				return Person, "`" + name + " -c` runs a command line known only at run time", nil
+			}
+			inner := ClassifyBash(args[k+1])
+			return inner.Class, inner.Why, inner.Paths
+		}
+	}
+	return Write, "`" + name + "` runs a script", args
+}
+
+// readerClass classifies a reading command run with args: Read, unless an
+// argument makes it write or run something (sed -i, find -exec, git commit,
+// go build, ...).
+func readerClass(name string, args []string, argKnown []bool) (Class, string, []string) {
 	switch name {
 	case "sed":
 		for k, a := range args {
@@ -185,39 +210,7 @@ func classifyCall(c *syntax.CallExpr) (Class, string, []string) {
 			}
 		}
 	case "git":
-		sub := ""
-		for k := 0; k < len(args); k++ {
-			a := args[k]
-			if a == "-C" || a == "-c" || a == "--git-dir" || a == "--work-tree" {
-				k++
-				continue
-			}
-			if !strings.HasPrefix(a, "-") {
-				sub = a
-				if k+1 < len(args) {
-					args = args[k+1:]
-				} else {
-					args = nil
-				}
-				break
-			}
-		}
-		switch {
-		case gitReading[sub]:
-		case sub == "branch" || sub == "tag" || sub == "remote" || sub == "stash" && len(args) > 0 && args[0] == "list":
-			for _, a := range args {
-				if sub == "stash" || a == "-v" || a == "-vv" || a == "-a" || a == "-r" || a == "--list" || a == "-l" || a == "--show-current" || a == "--all" || a == "--verbose" || strings.HasPrefix(a, "--format") || strings.HasPrefix(a, "--sort") || strings.HasPrefix(a, "--contains") || strings.HasPrefix(a, "--merged") {
-					continue
-				}
-				return Write, "`git " + sub + " " + a + "` changes the repository", nil
-			}
-		case sub == "config":
-			if len(args) == 0 || (args[0] != "--get" && args[0] != "--list" && args[0] != "-l" && args[0] != "--get-all") {
-				return Write, "`git config` may change the configuration", nil
-			}
-		default:
-			return Write, "`git " + sub + "` changes the repository or runs code", nil
-		}
+		return gitClass(args)
 	case "go":
 		if len(args) == 0 || !map[string]bool{"version": true, "env": true, "list": true, "doc": true, "help": true}[args[0]] {
 			return Write, "`go " + strings.Join(args[:min(1, len(args))], "") + "` builds or runs code", nil
@@ -226,22 +219,7 @@ func classifyCall(c *syntax.CallExpr) (Class, string, []string) {
 			return Write, "`go env -w` changes the configuration", nil
 		}
 	case "gh":
-		if len(args) >= 2 && map[string]bool{"pr": true, "issue": true, "run": true, "repo": true, "release": true, "workflow": true}[args[0]] &&
-			map[string]bool{"view": true, "list": true, "diff": true, "checks": true, "status": true}[args[1]] {
-			break
-		}
-		if len(args) >= 1 && args[0] == "api" {
-			for _, a := range args[1:] {
-				if a == "-X" || a == "--method" || a == "-f" || a == "-F" || a == "--field" || a == "--raw-field" || a == "--input" || strings.HasPrefix(a, "--method=") || strings.HasPrefix(a, "-X") && len(a) > 2 {
-					return Write, "`gh api` with a method or fields may change things", nil
-				}
-			}
-			if len(args) >= 2 && args[1] == "graphql" {
-				return Write, "`gh api graphql` may run a mutation", nil
-			}
-			break
-		}
-		return Write, "`gh " + strings.Join(args[:min(2, len(args))], " ") + "` may change things on GitHub", nil
+		return ghClass(args)
 	case "npm", "cargo":
 		if len(args) == 0 || !map[string]bool{"ls": true, "list": true, "view": true, "--version": true, "-v": true, "tree": true, "metadata": true}[args[0]] {
 			return Write, "`" + name + "` builds, installs or runs code", nil
@@ -250,6 +228,67 @@ func classifyCall(c *syntax.CallExpr) (Class, string, []string) {
 		// (env with a command was unwrapped above)
 	}
 	return Read, "", nil
+}
+
+// gitClass classifies git run with args: its subcommand (after -C, -c,
+// --git-dir, --work-tree) reads, lists, or changes the repository.
+func gitClass(args []string) (Class, string, []string) {
+	sub := ""
+	for k := 0; k < len(args); k++ {
+		a := args[k]
+		if a == "-C" || a == "-c" || a == "--git-dir" || a == "--work-tree" {
+			k++
+			continue
+		}
+		if !strings.HasPrefix(a, "-") {
+			sub = a
+			if k+1 < len(args) {
+				args = args[k+1:]
+			} else {
+				args = nil
+			}
+			break
+		}
+	}
+	switch {
+	case gitReading[sub]:
+	case sub == "branch" || sub == "tag" || sub == "remote" || sub == "stash" && len(args) > 0 && args[0] == "list":
+		for _, a := range args {
+			if sub == "stash" || a == "-v" || a == "-vv" || a == "-a" || a == "-r" || a == "--list" || a == "-l" || a == "--show-current" || a == "--all" || a == "--verbose" || strings.HasPrefix(a, "--format") || strings.HasPrefix(a, "--sort") || strings.HasPrefix(a, "--contains") || strings.HasPrefix(a, "--merged") {
+				continue
+			}
+			return Write, "`git " + sub + " " + a + "` changes the repository", nil
+		}
+	case sub == "config":
+		if len(args) == 0 || (args[0] != "--get" && args[0] != "--list" && args[0] != "-l" && args[0] != "--get-all") {
+			return Write, "`git config` may change the configuration", nil
+		}
+	default:
+		return Write, "`git " + sub + "` changes the repository or runs code", nil
+	}
+	return Read, "", nil
+}
+
+// ghClass classifies the GitHub CLI run with args: viewing and listing
+// read; gh api reads only without a method or fields; the rest may change
+// things on GitHub.
+func ghClass(args []string) (Class, string, []string) {
+	if len(args) >= 2 && map[string]bool{"pr": true, "issue": true, "run": true, "repo": true, "release": true, "workflow": true}[args[0]] &&
+		map[string]bool{"view": true, "list": true, "diff": true, "checks": true, "status": true}[args[1]] {
+		return Read, "", nil
+	}
+	if len(args) >= 1 && args[0] == "api" {
+		for _, a := range args[1:] {
+			if a == "-X" || a == "--method" || a == "-f" || a == "-F" || a == "--field" || a == "--raw-field" || a == "--input" || strings.HasPrefix(a, "--method=") || strings.HasPrefix(a, "-X") && len(a) > 2 {
+				return Write, "`gh api` with a method or fields may change things", nil
+			}
+		}
+		if len(args) >= 2 && args[1] == "graphql" {
+			return Write, "`gh api graphql` may run a mutation", nil
+		}
+		return Read, "", nil
+	}
+	return Write, "`gh " + strings.Join(args[:min(2, len(args))], " ") + "` may change things on GitHub", nil
 }
 
 // classifySessionvault classifies sessionvault's own command (after its
