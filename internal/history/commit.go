@@ -314,308 +314,391 @@ type worktreeFile struct {
 
 // commitChain builds and publishes one try of a chain while holding idxLock.
 // It returns ErrConcurrentUpdate (nothing visible changed) when the branch
-// moved after it was read.
+// moved after it was read. The steps, in order: the final state of every
+// path (finalFiles), the index edits (editIndex), the trees and commits
+// (buildCommits), the objects and the new index (writeObjectsAndIndex), the
+// refs and reflogs under their locks (lockAndWriteRefs), one durability
+// barrier, then visibility: the index first, then the ref (publish).
 func (r *Repo) commitChain(idxLock *lockFile, chain []cleanSpec) (_ []plumbing.Hash, err error) {
-	idxPath := filepath.Join(r.gitdir, "index")
-	var locks []*lockFile
-	var reflogs []*reflogAppend
-	refDone := false
-	defer func() {
-		if !refDone {
-			for _, ra := range reflogs {
-				ra.undo()
-			}
-		}
-		for _, l := range locks {
-			l.rollback()
-		}
-	}()
+	c := &chainCommit{r: r, idxLock: idxLock, chain: chain, idxPath: filepath.Join(r.gitdir, "index")}
+	defer c.rollback()
 
-	head, err := r.settledHead()
-	if err != nil {
+	if c.head, err = r.settledHead(); err != nil {
 		return nil, err
 	}
 	var parentTree plumbing.Hash
-	if !head.hash.IsZero() {
-		if parentTree, err = r.commitTreeHash(head.hash); err != nil {
+	if !c.head.hash.IsZero() {
+		if parentTree, err = r.commitTreeHash(c.head.hash); err != nil {
 			return nil, err
 		}
 	}
-	x, err := r.loadIndex(idxPath, parentTree, true)
-	if err != nil {
+	if c.x, err = r.loadIndex(c.idxPath, parentTree, true); err != nil {
 		return nil, err
 	}
+	c.finalFiles()
+	if err := c.editIndex(); err != nil {
+		return nil, err
+	}
+	if err := c.buildCommits(parentTree); err != nil {
+		return nil, err
+	}
+	if len(c.commits) == 0 {
+		if c.x.stamp.valid() {
+			r.idxBytes, r.idxStamp = c.x.data, c.x.stamp // unmodified: still the file's bytes
+		}
+		return c.hashes, nil
+	}
+	if err := c.writeObjectsAndIndex(); err != nil {
+		return nil, err
+	}
+	if r.beforeRefLock != nil {
+		r.beforeRefLock()
+	}
+	if err := c.lockAndWriteRefs(); err != nil {
+		return nil, err
+	}
+	if err := c.publish(); err != nil {
+		return c.published(), err
+	}
 
-	// The final state of every path, in path (= index) order.
-	final := make(map[string]File)
-	finalFrom := make(map[string]int) // the spec that sets each path's final content
-	for i, s := range chain {
-		for _, f := range s.files {
-			final[f.Path], finalFrom[f.Path] = f, i
+	// Caches.
+	r.cacheCommitTree(c.last(), c.tree)
+	if st, _, err := lstatStamp(c.idxPath); err == nil && st.ino == c.idxLockStamp.ino && st.dev == c.idxLockStamp.dev && st.size == c.idxLockStamp.size {
+		r.idxBytes, r.idxStamp = c.newIndex, st
+		r.spare = c.x.data // no longer referenced: the next rebuild's buffer
+	}
+	return c.hashes, nil
+}
+
+// chainCommit is one try of commitChain: what each step leaves for the next.
+type chainCommit struct {
+	r       *Repo
+	idxLock *lockFile
+	chain   []cleanSpec
+	idxPath string
+	head    headState
+	x       *index
+
+	files     []worktreeFile // the final state of every path, in path order
+	finalFrom map[string]int // the spec that sets each path's final content
+
+	ops    []idxOp
+	skip   map[int]bool   // index positions replaced or removed
+	deltas map[string]int // index entries added (+1) or removed (-1)
+
+	objs    []*rawObject
+	dirs    map[string]dirChange
+	hashes  []plumbing.Hash // per spec; zero for a spec that changed nothing
+	commits []madeCommit
+	tree    plumbing.Hash // the last commit's tree
+
+	objFiles, objDirs []string
+	newIndex          []byte
+	idxLockStamp      fileStamp
+
+	locks             []*lockFile
+	reflogs           []*reflogAppend
+	headLock, refLock *lockFile
+	refDir            string
+	refDone           bool // the ref moved: nothing is undone any more
+}
+
+// madeCommit is a commit of the chain, for its reflog line.
+type madeCommit struct {
+	hash      plumbing.Hash
+	parent    plumbing.Hash
+	subject   string
+	committer Signature
+}
+
+func (c *chainCommit) last() plumbing.Hash { return c.commits[len(c.commits)-1].hash }
+
+// published returns the hashes once the ref moved (an error after that,
+// flushing the renames, does not take the commits back), else nil.
+func (c *chainCommit) published() []plumbing.Hash {
+	if c.refDone {
+		return c.hashes
+	}
+	return nil
+}
+
+// rollback undoes what a failed try left: its reflog lines (unless the ref
+// moved) and its locks.
+func (c *chainCommit) rollback() {
+	if !c.refDone {
+		for _, ra := range c.reflogs {
+			ra.undo()
 		}
 	}
-	files := make([]worktreeFile, 0, len(final))
+	for _, l := range c.locks {
+		l.rollback()
+	}
+}
+
+// finalFiles computes the final state of every path the chain touches, in
+// path (= index) order.
+func (c *chainCommit) finalFiles() {
+	final := make(map[string]File)
+	c.finalFrom = make(map[string]int)
+	for i, s := range c.chain {
+		for _, f := range s.files {
+			final[f.Path], c.finalFrom[f.Path] = f, i
+		}
+	}
+	c.files = make([]worktreeFile, 0, len(final))
 	for _, f := range final {
 		wf := worktreeFile{path: f.Path, present: !f.Deleted, mode: f.Mode}
 		if wf.present {
 			wf.blob = newBlob(f.Content)
-			wf.sd = r.indexStat(f)
+			wf.sd = c.r.indexStat(f)
 		}
-		files = append(files, wf)
+		c.files = append(c.files, wf)
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	sort.Slice(c.files, func(i, j int) bool { return c.files[i].path < c.files[j].path })
+}
 
-	// Index edits, in path order.
-	skip := make(map[int]bool)
-	deltas := make(map[string]int) // index entries added (+1) or removed (-1)
-	var ops []idxOp
-	for _, wf := range files {
+// editIndex plans the index edits, in path order, and refuses what git
+// would: a path with unresolved conflicts or outside the sparse checkout,
+// and a file that is a directory on the other side.
+func (c *chainCommit) editIndex() error {
+	x := c.x
+	c.skip = make(map[int]bool)
+	c.deltas = make(map[string]int)
+	for _, wf := range c.files {
 		pos, cnt := x.search(wf.path)
 		for k := 0; k < cnt; k++ {
 			if x.stage(pos+k) != 0 {
-				return nil, fmt.Errorf("%w: %s has unresolved merge conflicts", ErrInvalidPath, wf.path)
+				return fmt.Errorf("%w: %s has unresolved merge conflicts", ErrInvalidPath, wf.path)
 			}
 			if x.skipWorktree(pos + k) {
-				return nil, fmt.Errorf("%w: %s is outside the sparse checkout (skip-worktree)", ErrInvalidPath, wf.path)
+				return fmt.Errorf("%w: %s is outside the sparse checkout (skip-worktree)", ErrInvalidPath, wf.path)
 			}
 		}
 		if cnt > 0 {
-			skip[pos] = true
+			c.skip[pos] = true
 		}
 		switch {
 		case wf.present:
-			ops = append(ops, idxOp{pos: pos, del: cnt, entry: makeEntry(wf.path, wf.sd, wf.mode, wf.blob.hash)})
+			c.ops = append(c.ops, idxOp{pos: pos, del: cnt, entry: makeEntry(wf.path, wf.sd, wf.mode, wf.blob.hash)})
 			if cnt == 0 {
-				deltas[wf.path] = 1
+				c.deltas[wf.path] = 1
 			}
 		case cnt > 0:
-			ops = append(ops, idxOp{pos: pos, del: cnt})
-			deltas[wf.path] = -1
+			c.ops = append(c.ops, idxOp{pos: pos, del: cnt})
+			c.deltas[wf.path] = -1
 		}
 	}
-	for _, wf := range files {
+	for _, wf := range c.files {
 		if !wf.present {
 			continue
 		}
-		if x.hasPrefix(wf.path+"/", skip) {
-			return nil, fmt.Errorf("%w: %s is a file on disk but a directory in the index", ErrInvalidPath, wf.path)
+		if x.hasPrefix(wf.path+"/", c.skip) {
+			return fmt.Errorf("%w: %s is a file on disk but a directory in the index", ErrInvalidPath, wf.path)
 		}
 		for i := strings.LastIndexByte(wf.path, '/'); i > 0; i = strings.LastIndexByte(wf.path[:i], '/') {
-			if pos, cnt := x.search(wf.path[:i]); cnt > 0 && !skip[pos] {
-				return nil, fmt.Errorf("%w: %s is a file in the index but a directory on disk", ErrInvalidPath, wf.path[:i])
+			if pos, cnt := x.search(wf.path[:i]); cnt > 0 && !c.skip[pos] {
+				return fmt.Errorf("%w: %s is a file in the index but a directory on disk", ErrInvalidPath, wf.path[:i])
 			}
 		}
 	}
+	return nil
+}
 
-	// Trees and commits, one per spec that changes its parent's tree.
-	var objs []*rawObject
-	dirs := make(map[string]dirChange)
-	hashes := make([]plumbing.Hash, len(chain))
-	parent, tree := head.hash, parentTree
-	type made struct {
-		hash      plumbing.Hash
-		parent    plumbing.Hash
-		subject   string
-		committer Signature
-	}
-	var commits []made
-	for i, s := range chain {
+// buildCommits makes the trees and commits, one per spec that changes its
+// parent's tree (or allows an empty commit), on top of HEAD (whose tree is
+// parentTree).
+func (c *chainCommit) buildCommits(parentTree plumbing.Hash) error {
+	c.dirs = make(map[string]dirChange)
+	c.hashes = make([]plumbing.Hash, len(c.chain))
+	parent, tree := c.head.hash, parentTree
+	for i, s := range c.chain {
 		changes := make([]treeChange, len(s.files))
 		for k, f := range s.files {
 			changes[k] = treeChange{path: f.Path, del: f.Deleted}
 			if !f.Deleted {
 				changes[k].mode = filemode.FileMode(f.Mode)
-				if finalFrom[f.Path] == i {
-					changes[k].hash = blobFor(files, f.Path).hash // written with the index entries' blobs
+				if c.finalFrom[f.Path] == i {
+					changes[k].hash = blobFor(c.files, f.Path).hash // written with the index entries' blobs
 				} else {
 					b := newBlob(f.Content)
 					changes[k].hash = b.hash
-					objs = append(objs, b)
+					c.objs = append(c.objs, b)
 				}
 			}
 		}
 		specDirs := make(map[string]dirChange)
-		newRoot, err := r.editTree(tree, changes, "", &objs, specDirs)
+		newRoot, err := c.r.editTree(tree, changes, "", &c.objs, specDirs)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if (newRoot == tree || (tree.IsZero() && newRoot == emptyTree)) && !s.allowEmpty {
 			continue
 		}
 		for p, d := range specDirs {
-			if prev, ok := dirs[p]; ok {
+			if prev, ok := c.dirs[p]; ok {
 				d.old = prev.old
 			}
-			dirs[p] = d
+			c.dirs[p] = d
 		}
 		if newRoot == emptyTree {
-			objs = append(objs, &rawObject{typ: plumbing.TreeObject})
+			c.objs = append(c.objs, &rawObject{typ: plumbing.TreeObject})
 		}
-		c := object.Commit{
+		co := object.Commit{
 			Author:    object.Signature{Name: s.author.Name, Email: s.author.Email, When: s.author.When},
 			Committer: object.Signature{Name: s.committer.Name, Email: s.committer.Email, When: s.committer.When},
 			Message:   s.msg,
 			TreeHash:  newRoot,
 		}
 		if !parent.IsZero() {
-			c.ParentHashes = []plumbing.Hash{parent}
+			co.ParentHashes = []plumbing.Hash{parent}
 		}
-		co := &rawObject{}
-		if err := c.Encode(co); err != nil {
-			return nil, fmt.Errorf("history: encode commit: %w", err)
+		raw := &rawObject{}
+		if err := co.Encode(raw); err != nil {
+			return fmt.Errorf("history: encode commit: %w", err)
 		}
-		h := co.seal()
-		objs = append(objs, co)
+		h := raw.seal()
+		c.objs = append(c.objs, raw)
 		subject, _, _ := strings.Cut(s.msg, "\n")
-		commits = append(commits, made{hash: h, parent: parent, subject: subject, committer: s.committer})
-		hashes[i] = h
+		c.commits = append(c.commits, madeCommit{hash: h, parent: parent, subject: subject, committer: s.committer})
+		c.hashes[i] = h
 		parent, tree = h, newRoot
 	}
-	if len(commits) == 0 {
-		if x.stamp.valid() {
-			r.idxBytes, r.idxStamp = x.data, x.stamp // unmodified: still the file's bytes
-		}
-		return hashes, nil
-	}
-	for _, wf := range files {
-		if wf.present {
-			objs = append(objs, wf.blob)
-		}
-	}
-	last := commits[len(commits)-1].hash
+	c.tree = tree
+	return nil
+}
 
-	// Objects: invisible until a ref points at them. They are written on
-	// one goroutine while this one builds and writes the new index (two
-	// independent ~1 ms jobs).
-	var objFiles, objDirs []string
+// writeObjectsAndIndex writes the objects (invisible until a ref points at
+// them) on one goroutine while this one builds and writes the new index
+// into index.lock: two independent ~1 ms jobs.
+func (c *chainCommit) writeObjectsAndIndex() error {
+	for _, wf := range c.files {
+		if wf.present {
+			c.objs = append(c.objs, wf.blob)
+		}
+	}
 	objErr := make(chan error, 1)
 	go func() {
 		var err error
-		objFiles, objDirs, err = r.writeObjects(objs)
+		c.objFiles, c.objDirs, err = c.r.writeObjects(c.objs)
 		objErr <- err
 	}()
-
-	// The new index, into index.lock.
-	x.smudgeRacy(r.root, skip)
-	newIndex := x.rebuild(ops, cacheTreeExt(x, dirs, deltas), r.spare)
-	r.spare = nil
-	idxErr := idxLock.rewrite(newIndex)
+	c.x.smudgeRacy(c.r.root, c.skip)
+	c.newIndex = c.x.rebuild(c.ops, cacheTreeExt(c.x, c.dirs, c.deltas), c.r.spare)
+	c.r.spare = nil
+	idxErr := c.idxLock.rewrite(c.newIndex)
 	if err := <-objErr; err != nil {
-		return nil, err
+		return err
 	}
 	if idxErr != nil {
-		return nil, idxErr
+		return idxErr
 	}
-	idxLockStamp, _, _ := lstatStamp(idxLock.path)
+	c.idxLockStamp, _, _ = lstatStamp(c.idxLock.path)
+	return nil
+}
 
-	if r.beforeRefLock != nil {
-		r.beforeRefLock()
-	}
-
-	// HEAD.lock and the branch's lock, compare-and-swap, reflogs.
+// lockAndWriteRefs takes HEAD.lock and the branch's lock, checks that
+// neither moved since HEAD was read (compare-and-swap), writes the new
+// value into the lock and appends the reflog lines.
+func (c *chainCommit) lockAndWriteRefs() error {
+	r, head := c.r, c.head
 	headLock, err := acquireLock(filepath.Join(r.gitdir, "HEAD"), r.lockTimeout)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	locks = append(locks, headLock)
+	c.headLock = headLock
+	c.locks = append(c.locks, headLock)
 	now, err := r.readHead()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if now != head {
-		return nil, fmt.Errorf("%w: %s moved from %s to %s", ErrConcurrentUpdate, now.refDisplay(), head.hash, now.hash)
+		return fmt.Errorf("%w: %s moved from %s to %s", ErrConcurrentUpdate, now.refDisplay(), head.hash, now.hash)
 	}
-	value := []byte(last.String() + "\n")
+	value := []byte(c.last().String() + "\n")
 	var lines []byte
-	for _, c := range commits {
+	for _, m := range c.commits {
 		reflogMsg := "commit: "
-		if c.parent.IsZero() {
+		if m.parent.IsZero() {
 			reflogMsg = "commit (initial): "
 		}
-		lines = append(lines, reflogEntry(c.parent, c.hash, c.committer, reflogMsg+c.subject)...)
+		lines = append(lines, reflogEntry(m.parent, m.hash, m.committer, reflogMsg+m.subject)...)
 	}
-	var refLock *lockFile
-	var refDir string
 	if head.symbolic {
 		refPath := filepath.Join(r.gitdir, filepath.FromSlash(head.ref))
-		refDir = filepath.Dir(refPath)
-		if err := os.MkdirAll(refDir, 0o755); err != nil {
-			return nil, fmt.Errorf("history: create %s: %w", refDir, err)
+		c.refDir = filepath.Dir(refPath)
+		if err := os.MkdirAll(c.refDir, 0o755); err != nil {
+			return fmt.Errorf("history: create %s: %w", c.refDir, err)
 		}
-		if refLock, err = acquireLock(refPath, r.lockTimeout); err != nil {
-			return nil, err
+		if c.refLock, err = acquireLock(refPath, r.lockTimeout); err != nil {
+			return err
 		}
-		locks = append(locks, refLock)
+		c.locks = append(c.locks, c.refLock)
 		cur, err := r.readRef(head.ref)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if cur != head.hash {
-			return nil, fmt.Errorf("%w: %s moved from %s to %s", ErrConcurrentUpdate, head.ref, head.hash, cur)
+			return fmt.Errorf("%w: %s moved from %s to %s", ErrConcurrentUpdate, head.ref, head.hash, cur)
 		}
-		if err := refLock.write(value); err != nil {
-			return nil, err
+		if err := c.refLock.write(value); err != nil {
+			return err
 		}
 		ra, err := appendReflog(filepath.Join(r.gitdir, "logs", filepath.FromSlash(head.ref)), lines)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		reflogs = append(reflogs, ra)
+		c.reflogs = append(c.reflogs, ra)
 	} else if err := headLock.write(value); err != nil {
-		return nil, err
+		return err
 	}
 	ra, err := appendReflog(filepath.Join(r.gitdir, "logs", "HEAD"), lines)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	reflogs = append(reflogs, ra)
+	c.reflogs = append(c.reflogs, ra)
+	return nil
+}
 
-	// One durability barrier before anything becomes visible.
-	durable := append(objFiles, idxLock.path)
-	if refLock != nil {
-		durable = append(durable, refLock.path)
+// publish makes the try durable with one barrier before anything becomes
+// visible, then visible: the index first, then the ref, as git commit does;
+// then it flushes the renames.
+func (c *chainCommit) publish() error {
+	durable := append(c.objFiles, c.idxLock.path)
+	if c.refLock != nil {
+		durable = append(durable, c.refLock.path)
 	} else {
-		durable = append(durable, headLock.path)
+		durable = append(durable, c.headLock.path)
 	}
-	for _, ra := range reflogs {
+	objDirs := c.objDirs
+	for _, ra := range c.reflogs {
 		durable = append(durable, ra.path)
 		if ra.created {
 			objDirs = append(objDirs, filepath.Dir(ra.path))
 		}
 	}
-	if err := r.barrier(durable, objDirs); err != nil {
-		return nil, err
+	if err := c.r.barrier(durable, objDirs); err != nil {
+		return err
 	}
 
-	// Visible: the index first, then the ref, as git commit does.
-	if err := idxLock.commit(); err != nil {
-		return nil, err
+	if err := c.idxLock.commit(); err != nil {
+		return err
 	}
-	if head.symbolic {
-		err = refLock.commit()
-		headLock.rollback()
+	var err error
+	if c.head.symbolic {
+		err = c.refLock.commit()
+		c.headLock.rollback()
 	} else {
-		err = headLock.commit()
+		err = c.headLock.commit()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("history: the index was updated but %s was not: %w", head.ref, err)
+		return fmt.Errorf("history: the index was updated but %s was not: %w", c.head.ref, err)
 	}
-	refDone = true
-	renamed := []string{r.gitdir}
-	if refDir != "" && refDir != r.gitdir {
-		renamed = append(renamed, refDir)
+	c.refDone = true
+	renamed := []string{c.r.gitdir}
+	if c.refDir != "" && c.refDir != c.r.gitdir {
+		renamed = append(renamed, c.refDir)
 	}
-	if err := fsyncAll(nil, renamed); err != nil {
-		return hashes, err
-	}
-
-	// Caches.
-	r.cacheCommitTree(last, tree)
-	if st, _, err := lstatStamp(idxPath); err == nil && st.ino == idxLockStamp.ino && st.dev == idxLockStamp.dev && st.size == idxLockStamp.size {
-		r.idxBytes, r.idxStamp = newIndex, st
-		r.spare = x.data // no longer referenced: the next rebuild's buffer
-	}
-	return hashes, nil
+	return fsyncAll(nil, renamed)
 }
 
 // blobFor returns the final blob of path among files (sorted by path; the
