@@ -445,84 +445,167 @@ const swapBacks = 20
 // tryRound is one attempt of writeRound; retry asks for another (a swap
 // undone, or adapted content to write).
 func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (changed string, retry bool, err error) {
-	v := w.v
-	type temp struct {
-		n    *noteWrite
-		path string
-		f    *os.File // our new file, read-only, leased
-	}
-	var temps []temp
-	var held []*heldFile
-	done := false
-	defer func() {
-		if done {
-			return
-		}
-		for _, h := range held {
-			h.close()
-		}
-		for _, t := range temps {
-			if t.f != nil {
-				t.f.Close()
-			}
-			os.Remove(t.path)
-		}
-	}()
-	temps2 := func(ts []temp) []roundFile {
-		out := make([]roundFile, len(ts))
-		for i, t := range ts {
-			out[i] = roundFile{n: t.n, path: t.path}
-		}
-		return out
-	}
+	r := &round{w: w, notes: notes, j: j, adapt: adapt}
+	defer r.cleanup()
 	// 1. The new versions, durable, each held by a lease until it is in
-	// place and its stat is taken.
-	for _, n := range notes {
-		if n.base.missing {
-			if err := os.MkdirAll(filepath.Dir(n.abs), 0o755); err != nil {
-				return "", false, osError(err, n.rel, "creating the folder of")
-			}
-		}
-		p, err := v.tempPath(n.rel)
-		if err != nil {
-			return "", false, err
-		}
-		if err := writeNew(p, n.data); err != nil {
-			os.Remove(p)
-			return "", false, osError(err, n.rel, "writing")
-		}
-		f, err := openNoFollow(p)
-		if err != nil {
-			os.Remove(p)
-			return "", false, osError(err, n.rel, "writing")
-		}
-		tryLease(f)
-		temps = append(temps, temp{n: n, path: p, f: f})
-	}
-	// The journal: what a crash from here on must finish. Written before
-	// the leases, so that they are held for as short a time as possible.
-	if err := w.journalRound(j, temps2(temps)); err != nil {
+	// place and its stat is taken; then the journal.
+	if err := r.writeNewVersions(); err != nil {
 		return "", false, err
 	}
-	// 2. Each note is still the version the new content was made from —
-	// or, adapting, the new content is merged onto what is there now (and
-	// written again). The lease keeps writers out from here until the swap.
-	adapted, merged := false, false
+	// 2. Each note is still the version the new content was made from, or
+	// the new content is adapted to what is there now.
+	changed, retry, merged, err := r.checkBases(mayUndo)
+	if err != nil || changed != "" || retry {
+		return changed, retry, err
+	}
+	// 3. The journal again, if step 2 merged anything into the new versions.
+	if merged {
+		if err := w.journalRound(j, r.files()); err != nil {
+			return "", false, err
+		}
+	}
+	// 4. In place.
+	if changed, retry, err := r.place(); err != nil || changed != "" || retry {
+		return changed, retry, err
+	}
+	// 5. A writer waiting on a replaced note goes first.
+	if mayUndo && r.writerWaiting() {
+		r.undo()
+		for _, n := range notes {
+			if n.old != nil {
+				n.old.close()
+				n.old = nil
+			}
+		}
+		return "", true, nil
+	}
+	// 6. The stat of each new version, then the others are let in.
+	if err := r.release(); err != nil {
+		return "", false, err
+	}
+	// 7. Durable before the commit (its barrier covers the folders).
+	for _, t := range r.temps {
+		err := t.f.Sync()
+		t.f.Close()
+		if err != nil {
+			return "", false, osError(err, t.n.rel, "writing")
+		}
+	}
+	return "", false, nil
+}
+
+// round is one attempt of tryRound: the new versions written so far, the
+// notes held under a lease, the versions placed.
+type round struct {
+	w     *writer
+	notes []*noteWrite
+	j     *journal
+	adapt bool
+
+	temps  []roundTemp
+	held   []*heldFile
+	placed []roundTemp
+	done   bool // the swaps stand: nothing to clean up
+}
+
+// roundTemp is a note's new version in a round: the temporary path it is
+// written at, and the file, read-only and leased.
+type roundTemp struct {
+	n    *noteWrite
+	path string
+	f    *os.File
+}
+
+// cleanup closes what a round that did not finish holds, and removes its
+// new versions.
+func (r *round) cleanup() {
+	if r.done {
+		return
+	}
+	for _, h := range r.held {
+		h.close()
+	}
+	for _, t := range r.temps {
+		if t.f != nil {
+			t.f.Close()
+		}
+		os.Remove(t.path)
+	}
+}
+
+func (r *round) files() []roundFile {
+	out := make([]roundFile, len(r.temps))
+	for i, t := range r.temps {
+		out[i] = roundFile{n: t.n, path: t.path}
+	}
+	return out
+}
+
+// writeNewVersions writes each note's new version, durable, at a temporary
+// path and holds it by a lease; then the journal (what a crash from here on
+// must finish), before the notes' leases, so that those are held for as
+// short a time as possible.
+func (r *round) writeNewVersions() error {
+	for _, n := range r.notes {
+		if n.base.missing {
+			if err := os.MkdirAll(filepath.Dir(n.abs), 0o755); err != nil {
+				return osError(err, n.rel, "creating the folder of")
+			}
+		}
+		p, err := r.w.v.tempPath(n.rel)
+		if err != nil {
+			return err
+		}
+		f, err := writeLeased(p, n.data)
+		if err != nil {
+			return osError(err, n.rel, "writing")
+		}
+		r.temps = append(r.temps, roundTemp{n: n, path: p, f: f})
+	}
+	return r.w.journalRound(r.j, r.files())
+}
+
+// writeLeased writes data as a new file at p and opens it under a lease;
+// on failure nothing is left at p.
+func writeLeased(p string, data []byte) (*os.File, error) {
+	if err := writeNew(p, data); err != nil {
+		os.Remove(p)
+		return nil, err
+	}
+	f, err := openNoFollow(p)
+	if err != nil {
+		os.Remove(p)
+		return nil, err
+	}
+	tryLease(f)
+	return f, nil
+}
+
+// checkBases checks, under a lease on each note that keeps writers out
+// until the swap, that it is still the version its new content was made
+// from. Not adapting, a changed note is returned as changed. Adapting, the
+// new content is merged onto what is there: with mayUndo outside the lease
+// (a merge can take milliseconds, and writers would queue on it) and the
+// round asks to be retried; past it, under the lease, and the new version
+// is written again (merged).
+func (r *round) checkBases(mayUndo bool) (changed string, retry, merged bool, err error) {
+	w := r.w
+	adapted := false
 	type pendingMerge struct {
 		n   *noteWrite
 		cur *readRec
 	}
 	var later []pendingMerge
-	for _, n := range notes {
+	for _, n := range r.notes {
 		n.old = nil
 		if n.base.missing {
 			if _, err := os.Lstat(n.abs); err == nil {
-				if !adapt {
-					return n.rel, false, nil
+				if !r.adapt {
+					return n.rel, false, false, nil
 				}
 				cur, id, fi, err := readStableInfo(n.abs, n.rel)
 				if err != nil {
-					return "", false, err
+					return "", false, false, err
 				}
 				n.data = Merge3(nil, cur, n.data, n.data, w.protect)
 				n.base = &readRec{data: cur, id: id, fi: fi}
@@ -532,32 +615,30 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 		}
 		h, err := holdFile(n.abs, n.rel)
 		if errors.Is(err, os.ErrNotExist) {
-			if !adapt {
-				return n.rel, false, nil
+			if !r.adapt {
+				return n.rel, false, false, nil
 			}
 			n.base = &readRec{missing: true}
 			adapted = true
 			continue
 		}
 		if err != nil {
-			return "", false, err
+			return "", false, false, err
 		}
-		held = append(held, h)
+		r.held = append(r.held, h)
 		if h.id != n.base.id {
-			if !adapt {
-				return n.rel, false, nil
+			if !r.adapt {
+				return n.rel, false, false, nil
 			}
 			cur, id, err := h.read()
 			if err != nil {
-				return "", false, osError(err, n.rel, "reading")
+				return "", false, false, osError(err, n.rel, "reading")
 			}
 			fi, err := h.f.Stat()
 			if err != nil {
-				return "", false, osError(err, n.rel, "reading")
+				return "", false, false, osError(err, n.rel, "reading")
 			}
 			if mayUndo {
-				// Merge outside the lease (a merge can take milliseconds,
-				// and writers would queue on it), then try again.
 				later = append(later, pendingMerge{n, &readRec{data: cur, id: id, fi: fi}})
 				continue
 			}
@@ -566,79 +647,83 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 			merged = true
 			n.data = Merge3(n.base.data, cur, n.data, n.data, w.protect)
 			n.base = &readRec{data: cur, id: id, fi: fi}
-			for k := range temps {
-				if temps[k].n != n {
-					continue
-				}
-				temps[k].f.Close()
-				os.Remove(temps[k].path)
-				temps[k].f = nil
-				if err := writeNew(temps[k].path, n.data); err != nil {
-					return "", false, osError(err, n.rel, "writing")
-				}
-				f, err := openNoFollow(temps[k].path)
-				if err != nil {
-					return "", false, osError(err, n.rel, "writing")
-				}
-				tryLease(f)
-				temps[k].f = f
+			if err := r.rewrite(n); err != nil {
+				return "", false, false, err
 			}
 		}
 		n.old = h
 	}
 	if len(later) > 0 {
-		for _, h := range held {
+		for _, h := range r.held {
 			h.close()
 		}
-		held = nil
+		r.held = nil
 		for _, m := range later {
 			m.n.data = Merge3(m.n.base.data, m.cur.data, m.n.data, m.n.data, w.protect)
 			m.n.base = m.cur
 		}
-		return "", true, nil
+		return "", true, false, nil
 	}
 	if adapted {
-		return "", true, nil // a new note (or a note gone) to write afresh
+		return "", true, false, nil // a new note (or a note gone) to write afresh
 	}
-	// 3. The journal again, if step 2 merged anything into the new versions.
-	if merged {
-		if err := w.journalRound(j, temps2(temps)); err != nil {
-			return "", false, err
+	return "", false, merged, nil
+}
+
+// rewrite writes n's new version again at its temporary path (its content
+// was merged).
+func (r *round) rewrite(n *noteWrite) error {
+	for k := range r.temps {
+		if r.temps[k].n != n {
+			continue
+		}
+		r.temps[k].f.Close()
+		os.Remove(r.temps[k].path)
+		r.temps[k].f = nil
+		f, err := writeLeased(r.temps[k].path, n.data)
+		if err != nil {
+			return osError(err, n.rel, "writing")
+		}
+		r.temps[k].f = f
+	}
+	return nil
+}
+
+// ours reports whether t's note is still our new version (no one renamed a
+// file over it since the swap).
+func (r *round) ours(t roundTemp) bool {
+	id, _, err := lstatID(t.n.abs)
+	mine, ferr := statID(t.f)
+	return err == nil && ferr == nil && id.ino == mine.ino && id.dev == mine.dev
+}
+
+// undo takes the placed new versions out again, best effort: it runs on a
+// round that is failing or starting over, and a version it cannot take out
+// is found by the settle of the next round or operation.
+func (r *round) undo() {
+	for k := len(r.placed) - 1; k >= 0; k-- {
+		t := r.placed[k]
+		if !r.ours(t) {
+			continue // theirs now: left in place
+		}
+		if t.n.old == nil {
+			_ = os.Rename(t.n.abs, t.path)
+		} else {
+			_ = exchange(t.path, t.n.abs)
 		}
 	}
-	// 4. In place: new notes first (they fail if someone created the path),
-	// then the swaps (the replaced file stays at the temporary path).
-	sort.SliceStable(temps, func(a, b int) bool { return temps[a].n.old == nil && temps[b].n.old != nil })
-	var placed []temp
-	// ours reports whether the note is still our new version (no one
-	// renamed a file over it since the swap).
-	ours := func(t temp) bool {
-		id, _, err := lstatID(t.n.abs)
-		mine, ferr := statID(t.f)
-		return err == nil && ferr == nil && id.ino == mine.ino && id.dev == mine.dev
-	}
-	// undo takes the placed new versions out again, best effort: it runs
-	// on a round that is failing or starting over, and a version it cannot
-	// take out is found by the settle of the next round or operation.
-	undo := func() {
-		for k := len(placed) - 1; k >= 0; k-- {
-			t := placed[k]
-			if !ours(t) {
-				continue // theirs now: left in place
-			}
-			if t.n.old == nil {
-				_ = os.Rename(t.n.abs, t.path)
-			} else {
-				_ = exchange(t.path, t.n.abs)
-			}
-		}
-		placed = nil
-	}
-	for _, t := range temps {
-		// A second name for the new version: should someone rename a file
-		// over the note before the commit and the engine be killed, the
-		// roll-forward still has the engine's version to merge theirs with
-		// (a hard link: no copy).
+	r.placed = nil
+}
+
+// place puts the new versions in place: new notes first (they fail if
+// someone created the path: changed, or a retry when adapting), then the
+// swaps (the replaced file stays at the temporary path). Each new version
+// first gets a second name (a hard link, no copy): should someone rename a
+// file over the note before the commit and the engine be killed, the
+// roll-forward still has the engine's version to merge theirs with.
+func (r *round) place() (changed string, retry bool, err error) {
+	sort.SliceStable(r.temps, func(a, b int) bool { return r.temps[a].n.old == nil && r.temps[b].n.old != nil })
+	for _, t := range r.temps {
 		if os.Link(t.path, t.path+mineSuffix) == nil {
 			t.n.spent = append(t.n.spent, t.path+mineSuffix)
 		}
@@ -646,8 +731,8 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 		if t.n.old == nil {
 			err = renameNoReplace(t.path, t.n.abs)
 			if errors.Is(err, os.ErrExist) {
-				undo()
-				if adapt {
+				r.undo()
+				if r.adapt {
 					return "", true, nil
 				}
 				return t.n.rel, false, nil
@@ -656,51 +741,49 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 			err = exchange(t.path, t.n.abs)
 		}
 		if err != nil {
-			undo()
+			r.undo()
 			return "", false, osError(err, t.n.rel, "writing")
 		}
-		placed = append(placed, t)
+		r.placed = append(r.placed, t)
 	}
-	// 5. A writer waiting on a replaced note would write into it, not into
-	// the note: undo the swaps and let it through (unless someone is also
-	// waiting on our new version already).
-	// Likewise when the swap took a file someone renamed over the note
-	// after the check: put theirs back at once, or their editor may read
-	// the note without their save.
-	if mayUndo {
-		waitingOld, waitingNew := false, false
-		for _, t := range temps {
-			if t.n.old != nil && leaseBreakPending(t.n.old.f) {
+	return "", false, nil
+}
+
+// writerWaiting reports whether the swaps should be undone for another
+// writer: one waiting on a replaced note would write into it, not into the
+// note; one who renamed a file over the note after the check must get it
+// back at once, or their editor may read the note without their save —
+// unless someone is also waiting on, or already saved over, our new
+// version.
+func (r *round) writerWaiting() bool {
+	waitingOld, waitingNew := false, false
+	for _, t := range r.temps {
+		if t.n.old != nil && leaseBreakPending(t.n.old.f) {
+			waitingOld = true
+		}
+		if t.n.old != nil {
+			if id, _, err := lstatID(t.path); err == nil && (id.ino != t.n.old.id.ino || id.dev != t.n.old.id.dev) {
 				waitingOld = true
 			}
-			if t.n.old != nil {
-				if id, _, err := lstatID(t.path); err == nil && (id.ino != t.n.old.id.ino || id.dev != t.n.old.id.dev) {
-					waitingOld = true
-				}
-			}
-			if leaseBreakPending(t.f) {
-				waitingNew = true
-			}
 		}
-		for _, t := range placed {
-			if !ours(t) {
-				waitingNew = true // someone already saved over the new version: keep the round
-			}
-		}
-		if waitingOld && !waitingNew {
-			undo()
-			for _, n := range notes {
-				if n.old != nil {
-					n.old.close()
-					n.old = nil
-				}
-			}
-			return "", true, nil
+		if leaseBreakPending(t.f) {
+			waitingNew = true
 		}
 	}
-	// 6. The stat of each new version (no one could write it yet), then
-	// let the others in.
-	for _, t := range temps {
+	for _, t := range r.placed {
+		if !r.ours(t) {
+			waitingNew = true // someone already saved over the new version: keep the round
+		}
+	}
+	return waitingOld && !waitingNew
+}
+
+// release takes the stat of each new version (no one could write it yet),
+// lets the others in, and writes the journal saying the swaps happened: a
+// crash from then on leaves the engine's version in the note, not in the
+// temporary file.
+func (r *round) release() error {
+	for _, t := range r.temps {
 		n := t.n
 		id, err := statID(t.f)
 		fi, ferr := t.f.Stat()
@@ -708,8 +791,8 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 			err = ferr
 		}
 		if err != nil {
-			undo()
-			return "", false, osError(err, n.rel, "writing")
+			r.undo()
+			return osError(err, n.rel, "writing")
 		}
 		n.newID, n.newFI, n.written, n.wrote = id, fi, true, n.data
 		if n.old != nil {
@@ -718,27 +801,17 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 		}
 		unlease(t.f)
 	}
-	done = true
-	// The journal says the swaps happened: a crash from here on leaves the
-	// engine's version in the note, not in the temporary file.
-	for _, t := range temps {
-		j.Swapped = append(j.Swapped, t.n.rel)
+	r.done = true
+	for _, t := range r.temps {
+		r.j.Swapped = append(r.j.Swapped, t.n.rel)
 	}
-	if err := v.writeJournal(j); err != nil {
-		return "", false, err
+	if err := r.w.v.writeJournal(r.j); err != nil {
+		return err
 	}
-	if v.afterSwap != nil {
-		v.afterSwap()
+	if r.w.v.afterSwap != nil {
+		r.w.v.afterSwap()
 	}
-	// 7. Durable before the commit (its barrier covers the folders).
-	for _, t := range temps {
-		err := t.f.Sync()
-		t.f.Close()
-		if err != nil {
-			return "", false, osError(err, t.n.rel, "writing")
-		}
-	}
-	return "", false, nil
+	return nil
 }
 
 // roundFile is a note's new version in a round: the note and the temporary
@@ -1206,96 +1279,16 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 	w := &writer{v: v, repo: repo, opID: j.Change.Trailers["Op-Id"], orphans: v.loadOrphans(), il: outer.il}
 	outer.il = nil // now w's
 	defer w.releaseIndex()
-	missing := map[string]bool{}
-	for _, p := range j.Missing {
-		missing[p] = true
-	}
-	swappedNote := map[string]bool{}
-	for _, rel := range j.Swapped {
-		swappedNote[rel] = true
-	}
-	unknown := false // a note's version was written over before the commit
-	var notes []*noteWrite
-	for _, rel := range j.Order {
-		abs, err := v.Abs(rel)
-		if err != nil {
-			v.clearState(journalName)
-			return nil
+	defer func() { outer.warnings = append(outer.warnings, w.warnings...) }()
+	var spent []string // the replaced files and second names, once read
+	defer func() {
+		for _, p := range spent {
+			os.Remove(p)
 		}
-		cur, id, fi, err := readStableInfo(abs, rel)
-		curRec := &readRec{data: cur, id: id, fi: fi}
-		if errors.Is(err, os.ErrNotExist) {
-			curRec = &readRec{missing: true}
-		} else if err != nil {
-			return err
-		}
-		var tmp []byte
-		tmpPath := ""
-		if name := j.Old[rel]; name != "" {
-			tmpPath = filepath.Join(v.Root, ".sessionvault", "state", "tmp", filepath.Base(name))
-			tmp, _ = os.ReadFile(tmpPath)
-			defer os.Remove(tmpPath)
-		}
-		// The engine's version: in the note (swapped), or still in the
-		// temporary file (not yet); else, swapped and written over since,
-		// the note as it is holds it.
-		var mine, other []byte
-		swapped := true
-		switch want := j.Files[rel]; {
-		case !curRec.missing && sum(cur) == want:
-			mine, other = cur, tmp
-		case tmpPath != "" && tmp != nil && sum(tmp) == want:
-			mine, swapped = tmp, false
-		case tmpPath != "" && mineOK(tmpPath+mineSuffix, want):
-			// Replaced by someone's rename after the swap: their file is
-			// merged with the engine's version, kept under its second name.
-			mine, _ = os.ReadFile(tmpPath + mineSuffix)
-			other = tmp
-			defer os.Remove(tmpPath + mineSuffix)
-		case swappedNote[rel] || tmp != nil:
-			// (Before its swap the temporary file holds exactly the
-			// engine's version; holding anything else, it holds the file
-			// the swap replaced.) In place, and written over since (a save of a stale buffer
-			// may have dropped entries): the note as it is, with the
-			// entries of the engine's last version put back.
-			mine, other = cur, tmp
-			if base, _ := v.lastVersion(repo, rel); base != nil {
-				mine = Merge3(base, cur, base, base, nil)
-			}
-			unknown = true
-		default:
-			continue // never put in place, and its new version is gone
-		}
-		// What it replaced: Base names it (in the temporary file after the
-		// swap, in the note before); else Head's version.
-		orig := &readRec{missing: missing[rel]}
-		switch b := j.Base[rel]; {
-		case orig.missing:
-		case b != "" && swapped && tmp != nil && sum(tmp) == b:
-			orig.data = tmp
-		case b != "" && !swapped && !curRec.missing && sum(cur) == b:
-			orig.data = cur
-		default:
-			hb, err := repo.ReadFileAt(j.Head, rel)
-			if err != nil {
-				orig.missing = true
-			}
-			orig.data = hb
-		}
-		merged := Merge3(orig.data, cur, mine, mine, w.protect)
-		if curRec.missing {
-			merged = mine
-		}
-		if swapped && other != nil && !bytes.Equal(other, orig.data) && !bytes.Equal(other, mine) {
-			// Written into the replaced file after the swap.
-			merged = Merge3(orig.data, other, merged, merged, w.protect)
-			w.guardLines(rel, orig.data, other)
-		}
-		n := &noteWrite{rel: rel, abs: abs, orig: orig, first: mine, base: curRec, data: merged}
-		if !curRec.missing && bytes.Equal(cur, merged) {
-			n.written, n.newID, n.newFI, n.wrote = true, id, fi, cur
-		}
-		notes = append(notes, n)
+	}()
+	notes, unknown, spent, ok, err := w.recoveredNotes(&j)
+	if err != nil || !ok {
+		return err
 	}
 	committed := w.committedBefore(&j)
 	if entry := j.Change.Trailers["Entry"]; unknown && entry != "" && committed == "" {
@@ -1339,22 +1332,8 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 			return err
 		}
 	}
-	if hash := committed; hash != "" {
-		// The crash came after the commit: finish without a second one
-		// (what was merged above is on disk for the next operation).
-		res := Result{Commit: hash, Paths: j.Order}
-		w.finish(notes, Result{}, j.Change)
-		// That commit is the engine's last version of its notes (the
-		// entries the next operations restore from); what is on disk may
-		// differ, so no file identity goes with it.
-		recs := v.bases()
-		for _, rel := range j.Order {
-			recs[rel] = baseRec{Commit: hash}
-		}
-		w.warn(v.saveBases(recs), "the notes' committed versions were not recorded (the next operation compares with HEAD)")
-		if w.opID != "" {
-			w.warn(v.recordOp(w.opID, OpRecord{Result: res, Session: j.Change.Session, Trailers: j.Change.Trailers}), "the operation id "+w.opID+" was not recorded (a retry with it would run the operation again)")
-		}
+	if committed != "" {
+		w.finishCommitted(notes, &j, committed)
 		return nil
 	}
 	// Notes another git process committed meanwhile (a `git add -A` once the
@@ -1373,6 +1352,139 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 	w.watchLate(notes, &j)
 	w.finish(notes, res, j.Change)
 	return nil
+}
+
+// finishCommitted finishes a recovered operation whose crash came after its
+// commit (hash), without a second one: what was merged is on disk for the
+// next operation. That commit is the engine's last version of its notes (the
+// entries the next operations restore from); what is on disk may differ, so
+// no file identity goes with it.
+func (w *writer) finishCommitted(notes []*noteWrite, j *journal, hash string) {
+	v := w.v
+	w.finish(notes, Result{}, j.Change)
+	recs := v.bases()
+	for _, rel := range j.Order {
+		recs[rel] = baseRec{Commit: hash}
+	}
+	w.warn(v.saveBases(recs), "the notes' committed versions were not recorded (the next operation compares with HEAD)")
+	if w.opID != "" {
+		res := Result{Commit: hash, Paths: j.Order}
+		w.warn(v.recordOp(w.opID, OpRecord{Result: res, Session: j.Change.Session, Trailers: j.Change.Trailers}), "the operation id "+w.opID+" was not recorded (a retry with it would run the operation again)")
+	}
+}
+
+// recoveredNotes rebuilds, for each note of the journal, what the
+// interrupted operation is to write now: the engine's version merged with
+// the note as it is and with anything written into the replaced file after
+// the swap. unknown says a note's version was written over before the
+// commit; spent are the files to remove once done; ok false means the
+// journal names a path outside the vault (it was cleared: nothing to do).
+func (w *writer) recoveredNotes(j *journal) (notes []*noteWrite, unknown bool, spent []string, ok bool, err error) {
+	missing := map[string]bool{}
+	for _, p := range j.Missing {
+		missing[p] = true
+	}
+	swappedNote := map[string]bool{}
+	for _, rel := range j.Swapped {
+		swappedNote[rel] = true
+	}
+	for _, rel := range j.Order {
+		abs, err := w.v.Abs(rel)
+		if err != nil {
+			w.v.clearState(journalName)
+			return nil, false, spent, false, nil
+		}
+		n, overwritten, used, err := w.recoveredNote(j, rel, abs, missing[rel], swappedNote[rel])
+		spent = append(spent, used...)
+		if err != nil {
+			return nil, false, spent, false, err
+		}
+		unknown = unknown || overwritten
+		if n != nil {
+			notes = append(notes, n)
+		}
+	}
+	return notes, unknown, spent, true, nil
+}
+
+// recoveredNote is recoveredNotes for one note rel (at abs): nil when its
+// new version was never put in place and is gone.
+func (w *writer) recoveredNote(j *journal, rel, abs string, wasMissing, swappedNote bool) (n *noteWrite, overwritten bool, spent []string, err error) {
+	v, repo := w.v, w.repo
+	cur, id, fi, err := readStableInfo(abs, rel)
+	curRec := &readRec{data: cur, id: id, fi: fi}
+	if errors.Is(err, os.ErrNotExist) {
+		curRec = &readRec{missing: true}
+	} else if err != nil {
+		return nil, false, nil, err
+	}
+	var tmp []byte
+	tmpPath := ""
+	if name := j.Old[rel]; name != "" {
+		tmpPath = filepath.Join(v.Root, ".sessionvault", "state", "tmp", filepath.Base(name))
+		tmp, _ = os.ReadFile(tmpPath)
+		spent = append(spent, tmpPath)
+	}
+	// The engine's version: in the note (swapped), or still in the
+	// temporary file (not yet); else, swapped and written over since, the
+	// note as it is holds it.
+	var mine, other []byte
+	swapped := true
+	switch want := j.Files[rel]; {
+	case !curRec.missing && sum(cur) == want:
+		mine, other = cur, tmp
+	case tmpPath != "" && tmp != nil && sum(tmp) == want:
+		mine, swapped = tmp, false
+	case tmpPath != "" && mineOK(tmpPath+mineSuffix, want):
+		// Replaced by someone's rename after the swap: their file is merged
+		// with the engine's version, kept under its second name.
+		mine, _ = os.ReadFile(tmpPath + mineSuffix)
+		other = tmp
+		spent = append(spent, tmpPath+mineSuffix)
+	case swappedNote || tmp != nil:
+		// (Before its swap the temporary file holds exactly the engine's
+		// version; holding anything else, it holds the file the swap
+		// replaced.) In place, and written over since (a save of a stale
+		// buffer may have dropped entries): the note as it is, with the
+		// entries of the engine's last version put back.
+		mine, other = cur, tmp
+		if base, _ := v.lastVersion(repo, rel); base != nil {
+			mine = Merge3(base, cur, base, base, nil)
+		}
+		overwritten = true
+	default:
+		return nil, false, spent, nil // never put in place, and its new version is gone
+	}
+	// What it replaced: Base names it (in the temporary file after the swap,
+	// in the note before); else Head's version.
+	orig := &readRec{missing: wasMissing}
+	switch b := j.Base[rel]; {
+	case orig.missing:
+	case b != "" && swapped && tmp != nil && sum(tmp) == b:
+		orig.data = tmp
+	case b != "" && !swapped && !curRec.missing && sum(cur) == b:
+		orig.data = cur
+	default:
+		hb, err := repo.ReadFileAt(j.Head, rel)
+		if err != nil {
+			orig.missing = true
+		}
+		orig.data = hb
+	}
+	merged := Merge3(orig.data, cur, mine, mine, w.protect)
+	if curRec.missing {
+		merged = mine
+	}
+	if swapped && other != nil && !bytes.Equal(other, orig.data) && !bytes.Equal(other, mine) {
+		// Written into the replaced file after the swap.
+		merged = Merge3(orig.data, other, merged, merged, w.protect)
+		w.guardLines(rel, orig.data, other)
+	}
+	n = &noteWrite{rel: rel, abs: abs, orig: orig, first: mine, base: curRec, data: merged}
+	if !curRec.missing && bytes.Equal(cur, merged) {
+		n.written, n.newID, n.newFI, n.wrote = true, id, fi, cur
+	}
+	return n, overwritten, spent, nil
 }
 
 // mineSuffix names the second name of a new version while it is in place
