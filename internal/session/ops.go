@@ -936,9 +936,10 @@ func (s *Service) MarkCrashed(project string) (string, error) {
 		if !s.crashed(project, &st) || d.prop("status") == StatusCrashed {
 			return vault.Change{Operation: "crash"}, nil
 		}
-		now := s.now()
+		// updated stays the last sign of life: the marking is not one (its
+		// time is the commit's), and `start` and `recover` name that time.
 		d.set("status", StatusCrashed)
-		touch(d, st, now)
+		d.set("version", st.Version+1)
 		b, err := d.bytes()
 		if err != nil {
 			return vault.Change{}, err
