@@ -407,7 +407,15 @@ func (s *Service) Accept(project string) (vault.Result, []string, error) {
 	if _, err := s.currentDoc(project); err != nil {
 		return vault.Result{}, nil, err
 	}
-	hash, err := s.V.CommitOutsideEdits([]string{cur})
+	// What is signed is committed: the note, and the vault's protocol
+	// document when it has one (else the built-in one is signed).
+	signed := []string{cur}
+	if rel, _, err := s.protocolSource(nil, project); err == nil {
+		if _, err := s.V.ReadFile(rel); err == nil {
+			signed = append(signed, rel)
+		}
+	}
+	hash, err := s.V.CommitOutsideEdits(signed)
 	if err != nil {
 		return vault.Result{}, nil, err
 	}
