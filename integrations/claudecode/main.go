@@ -27,57 +27,70 @@ func PolicyFrom(c config.Config) protocol.Policy {
 	return p
 }
 
-// NewHandler builds the hook handler for a vault folder and a project ("" =
-// the default). With no vault folder it is found, in order, from
-// $SESSIONVAULT_VAULT, from this machine's link for the code repository
-// holding cwd (the hook input's cwd, else $CLAUDE_PROJECT_DIR, else the
-// working directory; see config.LinkFor, written by `hooks install`), and
-// from the nearest folder above cwd holding .sessionvault/. When the vault
-// cannot be opened the handler still answers: reading calls pass,
-// everything else is denied with how to link the repository.
-func NewHandler(vaultDir, project, cwd string) Handler {
+// NewHandler builds the hook handler for project ("" = the vault's default)
+// on v, the vault the caller located and opened, or on err, why it could
+// not: then the handler still answers — reading calls pass, everything else
+// is denied with err. The vault's settings give the tool policy; without a
+// vault it is the built-in one.
+func NewHandler(v *vault.Vault, project string, err error) Handler {
 	h := Handler{Project: project, Policy: protocol.DefaultPolicy()}
-	if vaultDir == "" {
-		vaultDir = os.Getenv("SESSIONVAULT_VAULT")
-	}
-	if cwd == "" {
-		cwd = os.Getenv("CLAUDE_PROJECT_DIR")
-	}
-	var err error
-	if cwd == "" {
-		cwd, err = os.Getwd()
-	}
-	if vaultDir == "" && err == nil {
-		if l, ok := config.LinkFor(cwd); ok {
-			vaultDir = l.Vault
-			if h.Project == "" {
-				h.Project = l.Project
-			}
-		} else if vaultDir, err = vault.Find(cwd); err != nil {
-			err = fmt.Errorf("%w. On this machine, link the code repository to its vault: `sessionvault --vault VAULT hooks install` in %s", err, cwd)
-		}
-	}
 	var svc *session.Service
 	if err == nil {
-		var v *vault.Vault
-		if v, err = vault.Open(vaultDir); err == nil {
-			h.Policy = PolicyFrom(v.Config)
-			h.PolicyConfig = policy.Config{UnknownMCP: v.Config.UnknownMCPTools}
-			svc = session.New(v)
-		}
+		h.Policy = PolicyFrom(v.Config)
+		h.PolicyConfig = policy.Config{UnknownMCP: v.Config.UnknownMCPTools}
+		svc = session.New(v)
 	}
 	h.Open = func() (*session.Service, error) { return svc, err }
 	return h
+}
+
+// NewHandlerFunc builds the handler of one hook from the --vault and
+// --project flags ("" when not given) and cwd, the folder of the code
+// repository the hook runs for (see WorkDir): it locates and opens the vault
+// (vault.Locate, vault.Open; when Locate finds none, Unlinked says how to
+// link) and passes the result to NewHandler. It is wired by
+// cmd/sessionvault-hook and internal/cli; this package never finds or opens
+// a vault itself.
+type NewHandlerFunc func(vaultDir, project, cwd string) Handler
+
+// WorkDir is the folder of the code repository a hook runs for: the hook
+// input's cwd, else $CLAUDE_PROJECT_DIR, else the working directory.
+func WorkDir(inputCwd string) (string, error) {
+	if inputCwd != "" {
+		return inputCwd, nil
+	}
+	if d := os.Getenv("CLAUDE_PROJECT_DIR"); d != "" {
+		return d, nil
+	}
+	return os.Getwd()
+}
+
+// HandlerFor builds the handler for the --vault and --project flags and the
+// hook input's cwd with newHandler, given the folder WorkDir resolves; when
+// that folder cannot be known, the handler answers without a vault.
+func HandlerFor(newHandler NewHandlerFunc, vaultDir, project, inputCwd string) Handler {
+	cwd, err := WorkDir(inputCwd)
+	if err != nil {
+		return NewHandler(nil, project, err)
+	}
+	return newHandler(vaultDir, project, cwd)
+}
+
+// Unlinked adds to err, why no vault was found for the code repository at
+// cwd, how to link the repository to its vault on this machine.
+func Unlinked(err error, cwd string) error {
+	return fmt.Errorf("%w. On this machine, link the code repository to its vault: `sessionvault --vault VAULT hooks install` in %s", err, cwd)
 }
 
 // Events are the hook names Main answers.
 var Events = []string{"pre-tool-use", "post-tool-use", "session-start", "pre-compact", "stop"}
 
 // Main answers one hook: args are [--vault DIR] [--project P] [hook] EVENT;
-// the hook JSON is read from stdin. It returns the exit code (2 denies a
+// the hook JSON is read from stdin; newHandler builds the handler once the
+// input is read (see HandlerFor). It returns the exit code (2 denies a
 // PreToolUse). It is the whole of `sessionvault hook` and of the lean
 // sessionvault-hook binary.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, newHandler NewHandlerFunc) int {
 	var vaultDir, project, event string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -115,7 +128,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		io.WriteString(stderr, r.Stderr)
 		return r.Exit
 	}
-	h := NewHandler(vaultDir, project, in.Cwd)
+	h := HandlerFor(newHandler, vaultDir, project, in.Cwd)
 	var r Response
 	switch event {
 	case "pre-tool-use":

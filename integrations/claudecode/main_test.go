@@ -4,13 +4,25 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
 func runMain(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(args, strings.NewReader(stdin), &out, &errb)
+	code := Main(args, strings.NewReader(stdin), &out, &errb, openVault)
 	return code, out.String(), errb.String()
+}
+
+// openVault wires the handler as cmd/sessionvault-hook does.
+func openVault(vaultDir, project, cwd string) Handler {
+	dir, project, err := vault.Locate(vaultDir, project, cwd)
+	if err != nil {
+		return NewHandler(nil, project, Unlinked(err, cwd))
+	}
+	v, err := vault.Open(dir)
+	return NewHandler(v, project, err)
 }
 
 // Without a readable vault the hook still answers: read-only tools pass,

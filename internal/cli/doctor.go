@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode"
-	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -90,16 +89,9 @@ func (a *app) doctor(repo string) []doctorCheck {
 
 	// The vault, as the hooks find it from the repository.
 	var v *vault.Vault
-	vaultDir := a.vaultDir
-	if vaultDir == "" {
-		vaultDir = os.Getenv("SESSIONVAULT_VAULT")
-	}
-	if vaultDir == "" {
-		if l, ok := config.LinkFor(abs); ok {
-			vaultDir = l.Vault
-		} else if d, err := vault.Find(abs); err == nil {
-			vaultDir = d
-		}
+	vaultDir, _, err := vault.Locate(a.vaultDir, "", abs)
+	if err != nil {
+		vaultDir = "" // said below: no link and no vault above the repository
 	}
 	fixLink := "sessionvault --vault PATH-TO-VAULT hooks install --project-dir " + abs
 	if vaultDir == "" {

@@ -26,15 +26,29 @@ stdin and answers by the hooks protocol:
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			hargs := []string{"--vault", a.vaultDir, "--project", a.project, argv[0]}
-			a.exit = claudecode.Main(hargs, a.stdin, a.stdout, a.stderr)
+			a.exit = claudecode.Main(hargs, a.stdin, a.stdout, a.stderr, newHookHandler)
 			return nil
 		},
 	}
 }
 
-// hookHandler builds the hook handler for --vault and --project.
+// hookHandler builds the hook handler for --vault and --project, for the
+// code repository at $CLAUDE_PROJECT_DIR, else the working directory.
 func (a *app) hookHandler() claudecode.Handler {
-	return claudecode.NewHandler(a.vaultDir, a.project, "")
+	return claudecode.HandlerFor(newHookHandler, a.vaultDir, a.project, "")
+}
+
+// newHookHandler locates the vault for the flags and the code repository at
+// cwd (vault.Locate), opens it, and builds the hook handler on it (or on why
+// there is none: reading calls still pass). cmd/sessionvault-hook wires the
+// same.
+func newHookHandler(vaultDir, project, cwd string) claudecode.Handler {
+	dir, project, err := vault.Locate(vaultDir, project, cwd)
+	if err != nil {
+		return claudecode.NewHandler(nil, project, claudecode.Unlinked(err, cwd))
+	}
+	v, err := vault.Open(dir)
+	return claudecode.NewHandler(v, project, err)
 }
 
 // policyFrom is the vault's tool policy.

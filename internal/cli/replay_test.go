@@ -70,7 +70,7 @@ func TestReplayedTracesGetThePolicysDecisions(t *testing.T) {
 			input := bytes.ReplaceAll(c.Input, []byte("{vault}"), []byte(v))
 			in, _ := json.Marshal(map[string]any{"session_id": "s", "cwd": code, "hook_event_name": "PreToolUse", "tool_name": c.Tool, "tool_input": json.RawMessage(input)})
 			var stdout, stderr bytes.Buffer
-			exit := claudecode.Main([]string{"--vault", v, "pre-tool-use"}, bytes.NewReader(in), &stdout, &stderr)
+			exit := claudecode.Main([]string{"--vault", v, "pre-tool-use"}, bytes.NewReader(in), &stdout, &stderr, newHookHandler)
 			allowed := exit == 0
 			if allowed == s.allowed[c.Kind] {
 				continue

@@ -1,5 +1,6 @@
-// Package cli holds sessionvault's cobra commands, one file each. It is the
-// only place that wires concrete parts together; it maps errors to exit codes
+// Package cli holds sessionvault's cobra commands, one file each. It wires
+// concrete parts together (as cmd/sessionvault-hook does for the hook path
+// alone); it maps errors to exit codes
 // (0 ok, 1 error, 2 usage or blocked) and to the --json error shape
 // {"success":false,"error":{"code","name","message","details"}} (DESIGN §9).
 package cli
@@ -16,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -113,29 +113,16 @@ func requireSubcommands(c *cobra.Command) {
 	}
 }
 
-// openVault resolves and opens the vault from --vault, $SESSIONVAULT_VAULT,
-// this machine's link for the code repository holding the working directory
-// (written by `hooks install`), or the nearest parent holding .sessionvault/.
+// openVault locates the vault (vault.Locate: --vault, $SESSIONVAULT_VAULT,
+// this machine's link for the code repository holding the working directory,
+// the nearest parent holding .sessionvault/) and opens it; a link's project
+// fills in an empty --project.
 func (a *app) openVault() (*vault.Vault, error) {
-	dir := a.vaultDir
-	if dir == "" {
-		dir = os.Getenv("SESSIONVAULT_VAULT")
+	dir, project, err := vault.Locate(a.vaultDir, a.project, "")
+	if err != nil {
+		return nil, err
 	}
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		if l, ok := config.LinkFor(wd); ok {
-			// This machine's link for the code repository (hooks install).
-			dir = l.Vault
-			if a.project == "" {
-				a.project = l.Project
-			}
-		} else if dir, err = vault.Find(wd); err != nil {
-			return nil, err
-		}
-	}
+	a.project = project
 	return vault.Open(dir)
 }
 
