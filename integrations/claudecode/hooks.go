@@ -153,7 +153,7 @@ func (h Handler) decideCall(in Input, call *policy.Call) Response {
 	if err != nil {
 		return Deny(err.Error() + "; failing closed")
 	}
-	st, err := svc.VerifiedFast(project)
+	st, err := svc.VerifiedCached(project)
 	if err != nil {
 		if errors.Is(err, session.ErrTampered) {
 			return Deny(err.Error() + ". A person reviews the change (`" + svc.GitCommand("diff") + "`) and runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
@@ -268,7 +268,7 @@ func (h Handler) PostToolUse(in Input) Response {
 		if _, err := svc.RecordToolCall(project, in.ToolName); err != nil {
 			return Warn("the tool call was not recorded as evidence", err)
 		}
-		return Warn("the session's heartbeat was not recorded", svc.Touch(project))
+		return Warn("the session's heartbeat was not recorded", svc.HookHeartbeat(project))
 	}
 	return Allow()
 }
@@ -303,7 +303,7 @@ func (h Handler) Stop(in Input) Response {
 	if err != nil {
 		return Allow()
 	}
-	st, err := svc.VerifiedFast(project)
+	st, err := svc.VerifiedCached(project)
 	if errors.Is(err, session.ErrTampered) {
 		// The end checklist cannot be trusted: ticks or status may have been
 		// written by the agent itself.

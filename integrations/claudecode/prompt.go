@@ -28,7 +28,7 @@ func (h Handler) SessionStart(in Input) Response {
 	if err != nil {
 		return Allow()
 	}
-	if _, err := svc.VerifiedFast(project); err != nil {
+	if _, err := svc.VerifiedCached(project); err != nil {
 		if errors.Is(err, session.ErrTampered) {
 			return contextResponse("sessionvault: the session state cannot be trusted: " + err.Error() + ". Editing tools are denied until a person reviews the change and runs `" + svc.Command(project, "accept") + "`.")
 		}

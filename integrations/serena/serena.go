@@ -225,7 +225,7 @@ func Import(v *vault.Vault, project, dir string, progress func(done, total int))
 		return Report{}, vault.Result{}, fmt.Errorf("reading %s: %w", dir, err)
 	}
 	rep := Report{Found: found, Skipped: skipped}
-	res, err := v.Update(func(tx *vault.Tx) (vault.Change, error) {
+	res, err := v.Transact(func(tx *vault.Tx) (vault.Change, error) {
 		for i, m := range mems {
 			rel := project + "/" + m.Rel
 			cur, err := tx.Read(rel)

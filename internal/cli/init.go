@@ -76,7 +76,7 @@ nothing is missing nothing changes and no commit is made.`,
 					return err
 				}
 			}
-			res, err := v.Update(func(tx *vault.Tx) (vault.Change, error) {
+			res, err := v.Transact(func(tx *vault.Tx) (vault.Change, error) {
 				if !tx.Exists(config.File) {
 					if err := tx.Write(config.File, config.Render(a.project)); err != nil {
 						return vault.Change{}, err

@@ -27,7 +27,7 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v.Update(func(tx *vault.Tx) (vault.Change, error) {
+	v.Transact(func(tx *vault.Tx) (vault.Change, error) {
 		return vault.Change{Operation: "init", Summary: "ignore"}, tx.Write(".gitignore", []byte(".sessionvault/state/\n"))
 	})
 	svc := session.New(v)

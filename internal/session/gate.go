@@ -261,7 +261,7 @@ func (s *Service) SetMode(project string, mode protocol.Mode) (Outcome, error) {
 		}
 		d.appendLine("Mode history", line)
 		d.set("mode", string(mode))
-		touch(d, st, now)
+		bumpVersion(d, st, now)
 		b, err := d.bytes()
 		if err != nil {
 			return vault.Change{}, err
@@ -473,12 +473,12 @@ func (s *Service) cacheMAC(c verifiedCache) (string, error) {
 	return hex.EncodeToString(m.Sum(nil)), nil
 }
 
-// VerifiedFast is Verified with a cache: while the note's stat identity and
+// VerifiedCached is Verified with a cache: while the note's stat identity and
 // the signature are those of the last successful verification, the state
 // read then is returned without reading the note again. Anything else —
 // a changed note, a changed signature, a cache that does not check — falls
 // back to Verified.
-func (s *Service) VerifiedFast(project string) (State, error) {
+func (s *Service) VerifiedCached(project string) (State, error) {
 	cur, _, _ := paths(project)
 	abs := filepath.Join(s.V.Root, filepath.FromSlash(cur))
 	id, statErr := statIdentity(abs)
@@ -511,7 +511,7 @@ func (s *Service) VerifiedFast(project string) (State, error) {
 }
 
 // protocolStat is the stat identity of the project's protocol file (the
-// built-in protocol has none), for VerifiedFast's cache.
+// built-in protocol has none), for VerifiedCached's cache.
 func (s *Service) protocolStat(project string) string {
 	for _, rel := range []string{project + "/SESSION-PROTOCOL.md", "SESSION-PROTOCOL.md"} {
 		if id, err := statIdentity(filepath.Join(s.V.Root, filepath.FromSlash(rel))); err == nil {

@@ -33,7 +33,7 @@ func (s *Service) ImportSessions(project string, logs []importer.Session, progre
 	if err != nil {
 		return rep, vault.Result{}, err
 	}
-	res, err := s.V.Update(func(tx *vault.Tx) (vault.Change, error) {
+	res, err := s.V.Transact(func(tx *vault.Tx) (vault.Change, error) {
 		for i, l := range logs {
 			if err := s.importOne(tx, project, l, &rep); err != nil {
 				return vault.Change{}, fmt.Errorf("importing %s: %w", l.SourcePath, err)

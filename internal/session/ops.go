@@ -192,7 +192,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if !out.Repeat {
-		_ = s.beat(project, out.ID) // the commit's updated time is the sign of life; the heartbeat repeats it
+		_ = s.writeHeartbeat(project, out.ID) // the commit's updated time is the sign of life; the heartbeat repeats it
 	}
 	out.State, err = s.Status(project)
 	return out, err
@@ -250,8 +250,8 @@ func (s *Service) activeDoc(tx *vault.Tx, project string) (*doc, State, error) {
 	return d, st, nil
 }
 
-// touch queues the properties every session write updates.
-func touch(d *doc, st State, now time.Time) {
+// bumpVersion queues the properties every session write updates.
+func bumpVersion(d *doc, st State, now time.Time) {
 	d.set("updated", now)
 	d.set("version", st.Version+1)
 }
@@ -280,7 +280,7 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 		if err != nil {
 			return vault.Change{}, err
 		}
-		touch(d, st, now)
+		bumpVersion(d, st, now)
 		if d.prop("status") == StatusCrashed {
 			// An entry is a sign of life: the session is no longer crashed.
 			d.set("status", StatusActive)
@@ -298,7 +298,7 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if !out.Repeat {
-		_ = s.beat(project, out.State.Session) // the commit's updated time is the sign of life; the heartbeat repeats it
+		_ = s.writeHeartbeat(project, out.State.Session) // the commit's updated time is the sign of life; the heartbeat repeats it
 	}
 	return out, nil
 }
@@ -653,7 +653,7 @@ func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, phase, summary
 	d.set("continues", "")
 	d.set("phase", "")
 	d.set("last_session", sessionLink(st.Project, st.Session))
-	touch(d, st, now)
+	bumpVersion(d, st, now)
 	d.setSection(secObjective, []string{"_No active session._ The last one was " + sessionLink(st.Project, st.Session) + " (" + status + ")."})
 	for _, sec := range []string{secStart, secUpdates, secDecisions, secBlockers, secEnd, secNext} {
 		d.setSection(sec, nil)
@@ -731,25 +731,25 @@ func (s *Service) Heartbeat(project string) (State, error) {
 	if !st.Active() {
 		return st, errs.New(errs.NoActiveSession, "no active session in project %s", project)
 	}
-	if err := s.beat(project, st.Session); err != nil {
+	if err := s.writeHeartbeat(project, st.Session); err != nil {
 		return st, err
 	}
 	return s.Status(project)
 }
 
-// Touch records a heartbeat of the project's active session for the hooks:
-// it reads the state through the signed cache (VerifiedFast), so a long
+// HookHeartbeat records a heartbeat of the project's active session for the hooks:
+// it reads the state through the signed cache (VerifiedCached), so a long
 // session is not re-read on every tool call. It does nothing when no session
 // is active or the state does not verify.
-func (s *Service) Touch(project string) error {
-	st, err := s.VerifiedFast(project)
+func (s *Service) HookHeartbeat(project string) error {
+	st, err := s.VerifiedCached(project)
 	if err != nil || !st.Active() {
 		return nil // no session, or a state that does not verify (PreToolUse says why)
 	}
-	return s.beat(project, st.Session)
+	return s.writeHeartbeat(project, st.Session)
 }
 
-func (s *Service) beat(project, session string) error {
+func (s *Service) writeHeartbeat(project, session string) error {
 	return s.V.WriteState("heartbeat-"+project, []byte(note.FormatTime(s.now())+" "+session+"\n"))
 }
 
@@ -822,7 +822,7 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 		d.appendLine(secUpdates, formatUpdate(u))
 		d.set("status", StatusActive)
 		d.set("recovered", now)
-		touch(d, st, now)
+		bumpVersion(d, st, now)
 		b, err := d.bytes()
 		if err != nil {
 			return vault.Change{}, err
@@ -834,7 +834,7 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 		return Outcome{}, err
 	}
 	if !out.Repeat {
-		_ = s.beat(project, out.ID) // the commit's updated time is the sign of life; the heartbeat repeats it
+		_ = s.writeHeartbeat(project, out.ID) // the commit's updated time is the sign of life; the heartbeat repeats it
 	}
 	out.State, err = s.Status(project)
 	return out, err

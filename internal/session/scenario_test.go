@@ -140,7 +140,7 @@ func makeVault(root, project string, now func() time.Time) error {
 	if project == "" {
 		cfg = []byte(strings.Replace(string(cfg), "default_project: \n", "", 1))
 	}
-	if _, err := v.Update(func(tx *vault.Tx) (vault.Change, error) {
+	if _, err := v.Transact(func(tx *vault.Tx) (vault.Change, error) {
 		if !tx.Exists(config.File) {
 			if err := tx.Write(config.File, cfg); err != nil {
 				return vault.Change{}, err
@@ -429,7 +429,7 @@ func runOp(ts *testscript.TestScript, s *Service, project, op string, a *svArgs)
 		if err != nil {
 			return err
 		}
-		return s.Touch(p)
+		return s.HookHeartbeat(p)
 	case "crash":
 		p, err := s.Project(project)
 		if err != nil {
@@ -454,7 +454,7 @@ func runOp(ts *testscript.TestScript, s *Service, project, op string, a *svArgs)
 		}
 		var st State
 		if a.has("fast") {
-			st, err = s.VerifiedFast(p)
+			st, err = s.VerifiedCached(p)
 		} else {
 			st, err = s.Verified(p)
 		}

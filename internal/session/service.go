@@ -37,7 +37,7 @@ type Service struct {
 // WithOp returns a copy of s whose next operations carry the operation id
 // opID (--op-id on the CLI, a tool call's op_id over MCP): an operation
 // that already took effect under that id is not done again, and returns its
-// first result (vault.UpdateOnce). "" means no id.
+// first result (vault.TransactOnce). "" means no id.
 func (s *Service) WithOp(opID string) *Service {
 	c := *s
 	c.opID = opID
@@ -49,7 +49,7 @@ func (s *Service) WithOp(opID string) *Service {
 // of an operation that already took effect, fn does not run and out gets the
 // first run's id and session, with Repeat set.
 func (s *Service) update(out *Outcome, fn func(tx *vault.Tx) (vault.Change, error)) (vault.Result, error) {
-	res, rec, err := s.V.UpdateOnce(s.opID, func(tx *vault.Tx) (vault.Change, error) {
+	res, rec, err := s.V.TransactOnce(s.opID, func(tx *vault.Tx) (vault.Change, error) {
 		ch, err := fn(tx)
 		ch.Protect = isEntryLine
 		if err == nil {

@@ -21,7 +21,7 @@ import (
 // line per call: "<session> <item> <tool> <time> <hmac>". It returns the
 // items it recorded.
 func (s *Service) RecordToolCall(project, tool string) ([]string, error) {
-	st, err := s.VerifiedFast(project)
+	st, err := s.VerifiedCached(project)
 	if err != nil || !st.Active() {
 		return nil, err
 	}

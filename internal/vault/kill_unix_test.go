@@ -27,7 +27,7 @@ func TestHelperKilledAfterSwap(t *testing.T) {
 		t.Fatal(err)
 	}
 	v.afterSwap = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
-	v.UpdateOnce("op-2", entryOp("n.md", "- engine 2 ^u-2"))
+	v.TransactOnce("op-2", entryOp("n.md", "- engine 2 ^u-2"))
 	t.Fatal("the operation was not killed")
 }
 
@@ -47,7 +47,7 @@ func TestKilledOperationSurvivesARenameOverItsNote(t *testing.T) {
 	v := newVault(t)
 	note := filepath.Join(v.Root, "n.md")
 	os.WriteFile(note, []byte("start\n"), 0o644)
-	if _, _, err := v.UpdateOnce("op-1", entryOp("n.md", "- engine 1 ^u-1")); err != nil {
+	if _, _, err := v.TransactOnce("op-1", entryOp("n.md", "- engine 1 ^u-1")); err != nil {
 		t.Fatal(err)
 	}
 	stale, _ := os.ReadFile(note) // the person's buffer
@@ -69,7 +69,7 @@ func TestKilledOperationSurvivesARenameOverItsNote(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, _, err := v.UpdateOnce("op-3", entryOp("n.md", "- engine 3 ^u-3")); err != nil {
+	if _, _, err := v.TransactOnce("op-3", entryOp("n.md", "- engine 3 ^u-3")); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(note)

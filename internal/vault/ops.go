@@ -11,7 +11,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
-// OpRecord is what an operation with an id did, as UpdateOnce returns it for
+// OpRecord is what an operation with an id did, as TransactOnce returns it for
 // the first run and for every repeat.
 type OpRecord struct {
 	Result Result `json:"result"`

@@ -21,7 +21,7 @@ func newVault(t *testing.T) *Vault {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Update(func(tx *Tx) (Change, error) {
+	if _, err := v.Transact(func(tx *Tx) (Change, error) {
 		return Change{Operation: "init", Summary: "x"}, tx.Write(".gitignore", []byte(".sessionvault/state/\n"))
 	}); err != nil {
 		t.Fatal(err)
@@ -46,10 +46,10 @@ func appendOp(rel, line string, during func(pass int)) func(tx *Tx) (Change, err
 func TestEditDuringOperationIsKept(t *testing.T) {
 	v := newVault(t)
 	note := filepath.Join(v.Root, "n.md")
-	if _, err := v.Update(appendOp("n.md", "engine 1", nil)); err != nil {
+	if _, err := v.Transact(appendOp("n.md", "engine 1", nil)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := v.Update(appendOp("n.md", "engine 2", func(pass int) {
+	_, err := v.Transact(appendOp("n.md", "engine 2", func(pass int) {
 		if pass == 1 {
 			f, _ := os.OpenFile(note, os.O_APPEND|os.O_WRONLY, 0)
 			f.WriteString("person\n")
@@ -78,7 +78,7 @@ func TestEndlessEditsAreMerged(t *testing.T) {
 	note := filepath.Join(v.Root, "n.md")
 	os.WriteFile(note, []byte("start\n"), 0o644)
 	passes := 0
-	_, err := v.Update(appendOp("n.md", "engine", func(pass int) {
+	_, err := v.Transact(appendOp("n.md", "engine", func(pass int) {
 		passes = pass
 		os.WriteFile(note, []byte("start\n"+strings.Repeat("x", pass)+"\n"), 0o644)
 	}))
@@ -119,7 +119,7 @@ func TestCheckPathRefusesEscapes(t *testing.T) {
 // naming the commit.
 func TestCommittedFailureIsAWarning(t *testing.T) {
 	v := newVault(t)
-	res, err := v.Update(func(tx *Tx) (Change, error) {
+	res, err := v.Transact(func(tx *Tx) (Change, error) {
 		ch := Change{Operation: "append", Summary: "x", Committed: func(Result) error { return os.ErrPermission }}
 		return ch, tx.Write("n.md", []byte("engine\n"))
 	})

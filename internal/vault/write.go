@@ -33,7 +33,7 @@ const (
 	maxMerges = 8
 )
 
-// Update runs one operation as one commit (DESIGN §5, §6):
+// Transact runs one operation as one commit (DESIGN §5, §6):
 //
 //  1. it takes the vault lock, and finishes an operation a crash
 //     interrupted (the journal);
@@ -58,18 +58,18 @@ const (
 // put back (the engine's change taken out again, others' edits kept) and
 // the index and HEAD are as they were: an error means the operation did not
 // happen. If fn's writes change nothing, no commit is made.
-func (v *Vault) Update(fn func(tx *Tx) (Change, error)) (Result, error) {
-	res, _, err := v.UpdateOnce("", fn)
+func (v *Vault) Transact(fn func(tx *Tx) (Change, error)) (Result, error) {
+	res, _, err := v.TransactOnce("", fn)
 	return res, err
 }
 
-// UpdateOnce is Update with an operation id: when an operation with the same
+// TransactOnce is Transact with an operation id: when an operation with the same
 // id already took effect in this vault, fn does not run and the first
 // result is returned with repeat true (its Change's trailers included), so
 // a command retried after an error or a lost reply never makes a duplicate.
 // The id is recorded in the commit as the trailer "Op-Id". An empty id
-// makes it Update.
-func (v *Vault) UpdateOnce(opID string, fn func(tx *Tx) (Change, error)) (Result, OpRecord, error) {
+// makes it Transact.
+func (v *Vault) TransactOnce(opID string, fn func(tx *Tx) (Change, error)) (Result, OpRecord, error) {
 	if opID != "" {
 		if err := checkOpID(opID); err != nil {
 			return Result{}, OpRecord{}, err
@@ -1544,7 +1544,7 @@ func (w *writer) committedBefore(j *journal) string {
 // and the daemon's watcher). It returns the commit, or "" when nothing
 // differed.
 func (v *Vault) CommitOutsideEdits(paths []string) (string, error) {
-	res, err := v.Update(func(tx *Tx) (Change, error) {
+	res, err := v.Transact(func(tx *Tx) (Change, error) {
 		for _, p := range paths {
 			if _, err := tx.Read(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return Change{}, err
@@ -1560,7 +1560,7 @@ func (v *Vault) CommitOutsideEdits(paths []string) (string, error) {
 // made to notes outside sessionvault, seen by the PostToolUse hook. It
 // returns the commit, or "" when nothing differed.
 func (v *Vault) CommitAgentEdits(paths []string, tool string) (string, error) {
-	res, err := v.Update(func(tx *Tx) (Change, error) {
+	res, err := v.Transact(func(tx *Tx) (Change, error) {
 		for _, p := range paths {
 			if _, err := tx.Read(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return Change{}, err
