@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -136,24 +134,20 @@ func (s *Service) verify(d *doc, project string, req protocol.Requirement, o Evi
 		if err := need("--sha SHA", o.SHA != ""); err != nil {
 			return "", err
 		}
-		out, err := exec.Command("git", "-C", dirOr(o.Dir), "rev-parse", "--verify", "--quiet", o.SHA+"^{commit}").Output()
+		full, err := resolveCommit(dirOr(o.Dir), o.SHA)
 		if err != nil {
 			return "", fail("commit %s does not exist in the code repository at %s", o.SHA, dirOr(o.Dir))
 		}
-		return "commit " + strings.TrimSpace(string(out)), nil
+		return "commit " + full, nil
 	case protocol.KindRun:
 		if err := need("--run", o.Run); err != nil {
 			return "", err
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "sh", "-c", req.Check.Arg)
-		cmd.Dir = dirOr(o.Dir)
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fail("`%s` failed (%v): %s", req.Check.Arg, err, strings.TrimSpace(string(out)))
+		took, out, err := runCheck(dirOr(o.Dir), req.Check.Arg)
+		if err != nil {
+			return "", fail("`%s` failed (%v): %s", req.Check.Arg, err, out)
 		}
-		return fmt.Sprintf("run exit 0 in %s", time.Since(start).Round(time.Millisecond)), nil
+		return fmt.Sprintf("run exit 0 in %s", took.Round(time.Millisecond)), nil
 	case protocol.KindSection:
 		sec, ok := d.section(req.Check.Arg)
 		if !ok {
@@ -290,15 +284,15 @@ func (s *Service) key() ([]byte, error) {
 	if k := os.Getenv("SESSIONVAULT_SECRET"); k != "" {
 		return []byte(k), nil
 	}
-	p := filepath.Join(s.V.Root, ".sessionvault", "state", "key")
+	p, err := s.V.StatePath("key")
+	if err != nil {
+		return nil, err
+	}
 	if k, err := os.ReadFile(p); err == nil && len(k) >= 32 {
 		return k, nil
 	}
 	k := make([]byte, 32)
 	if _, err := rand.Read(k); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)

@@ -70,8 +70,8 @@ func (s *Service) lineMAC(line string) (string, error) {
 }
 
 func (s *Service) appendState(name, line string) error {
-	p := filepath.Join(s.V.Root, ".sessionvault", "state", name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	p, err := s.V.StatePath(name)
+	if err != nil {
 		return err
 	}
 	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)

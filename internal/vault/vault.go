@@ -236,6 +236,22 @@ func (v *Vault) readStateInPlace(name string) ([]byte, error) {
 	return data, err
 }
 
+// StatePath returns the absolute path of the state file name under
+// .sessionvault/state, creating the folder: for a state file written in a
+// way WriteState does not (appended to, created exclusively with its own
+// permissions). The one place besides WriteState and ReadState that names
+// the state folder.
+func (v *Vault) StatePath(name string) (string, error) {
+	if err := CheckName("state file", strings.ReplaceAll(name, ".", "_")); err != nil {
+		return "", err
+	}
+	d, err := v.stateDir("")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, name), nil
+}
+
 // ReadState reads a file under .sessionvault/state.
 func (v *Vault) ReadState(name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(v.Root, filepath.FromSlash(config.StateDir), name))
