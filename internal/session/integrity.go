@@ -1,0 +1,257 @@
+package session
+
+// Integrity: the HMAC key, the verified reading of the current state (the
+// seal checked against the note, seal.go) and its cache for the hooks, and a
+// person's accept that signs the state as it is.
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// key returns the HMAC key: $SESSIONVAULT_SECRET, else a random key kept in
+// .sessionvault/state/key (mode 0600), created on first use.
+func (s *Service) key() ([]byte, error) {
+	if k := os.Getenv("SESSIONVAULT_SECRET"); k != "" {
+		return []byte(k), nil
+	}
+	p, err := s.V.StatePath("key")
+	if err != nil {
+		return nil, err
+	}
+	if k, err := os.ReadFile(p); err == nil && len(k) >= 32 {
+		return k, nil
+	}
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return os.ReadFile(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Write(k); err != nil {
+		return nil, err
+	}
+	return k, f.Sync()
+}
+
+func (s *Service) mac(d *doc) (string, error) {
+	k, err := s.key()
+	if err != nil {
+		return "", err
+	}
+	c, err := d.canonicalForm()
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, k)
+	m.Write(c)
+	return hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// ErrTampered says the current state differs from what the engine last
+// signed: it was changed outside sessionvault and not yet accepted.
+var ErrTampered = errors.New("the current state was changed outside sessionvault since the engine last signed it")
+
+// Verified reads the project's current state and checks it against its
+// seal (see seal): the session, status, phase and mode in the note must be
+// those the engine last wrote, and the protocol the one it signed with. The
+// checklists count only the evidence the seal records (a tick without it is
+// Unverified). It fails with errs.StateParseError when the note is missing or
+// broken, and with ErrTampered (errs.StateChangedOutside, E1641) when sealed fields were
+// changed outside the engine or there is no valid seal; a person accepts
+// such a change with `sessionvault accept`.
+func (s *Service) Verified(project string) (State, error) {
+	d, err := s.currentDoc(project)
+	if err != nil {
+		return State{}, err
+	}
+	st := d.readLite(project)
+	sl, err := s.loadSeal(project)
+	if errors.Is(err, errNoSeal) {
+		return st, &errs.Error{Code: errs.StateChangedOutside, Message: "the current state of project " + project + " has no signature this machine can check (" + err.Error() + "; a new clone of the vault, or a new key) and is taken as changed outside sessionvault", Err: ErrTampered}
+	}
+	if err != nil {
+		return st, err
+	}
+	proto, err := s.protocolSum(project)
+	if err != nil {
+		return st, err
+	}
+	if diffs := checkSeal(sl, d, proto); len(diffs) > 0 {
+		return st, tamperedError(project, diffs)
+	}
+	p, err := s.Protocol(project)
+	if err != nil {
+		return st, err
+	}
+	applySeal(&st, sl, p)
+	return st, nil
+}
+
+// currentDoc reads and parses the project's current-state note, as a
+// stable read that waits for a note caught half-saved to settle (see
+// readDoc); a missing, empty or broken note is errs.StateParseError.
+func (s *Service) currentDoc(project string) (*doc, error) {
+	cur, _, _ := paths(project)
+	var d *doc
+	_, err := s.V.ReadNote(cur, func(data []byte) error {
+		var err error
+		d, err = s.parseNote(cur, data)
+		return err
+	})
+	if err != nil {
+		var e *errs.Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
+		return nil, errs.Wrap(errs.StateParseError, err, "reading "+cur)
+	}
+	return d, nil
+}
+
+// Accept is a person's acceptance of the current state as it is: edits made
+// outside sessionvault are committed as the person's, and the session,
+// status, phase, mode and protocol are signed as they are now. Evidence is
+// never taken from the note: what `evidence record` verified in this session
+// still counts, a tick made outside it does not. It returns the commit of
+// the person's edits (if any) and what the signature changes, for the person
+// to see.
+func (s *Service) Accept(project string) (vault.Result, []string, error) {
+	project, err := s.Project(project)
+	if err != nil {
+		return vault.Result{}, nil, err
+	}
+	cur, _, _ := paths(project)
+	// The note must parse before its edits are committed and signed.
+	if _, err := s.currentDoc(project); err != nil {
+		return vault.Result{}, nil, err
+	}
+	// What is signed is committed: the note, and the vault's protocol
+	// document when it has one (else the built-in one is signed).
+	signed := []string{cur}
+	if rel, _, err := s.protocolSource(nil, project); err == nil {
+		if _, err := s.V.ReadFile(rel); err == nil {
+			signed = append(signed, rel)
+		}
+	}
+	hash, err := s.V.CommitOutsideEdits(signed)
+	if err != nil {
+		return vault.Result{}, nil, err
+	}
+	d, err := s.currentDoc(project) // as committed
+	if err != nil {
+		return vault.Result{}, nil, err
+	}
+	old, err := s.loadSeal(project)
+	if err != nil && !errors.Is(err, errNoSeal) {
+		return vault.Result{}, nil, err
+	}
+	proto, err := s.protocolSum(project)
+	if err != nil {
+		return vault.Result{}, nil, err
+	}
+	next := sealOf(d, proto)
+	if old != nil && old.Session == next.Session {
+		next.Evidence = old.Evidence
+	}
+	diff := sealDiff(old, next)
+	return vault.Result{PersonCommit: hash}, diff, s.writeSeal(project, next)
+}
+
+// verifiedCache is the last verified reading of a current-state note, kept
+// in .sessionvault/state/verified-<project>.json so that a hook decision does
+// not re-read a long session while the note is unchanged. It is itself
+// HMAC-signed, over the note's stat identity, the signature and the state.
+type verifiedCache struct {
+	Stat      string `json:"stat"` // size, mtime (ns), inode, ctime (ns)
+	Signature string `json:"signature"`
+	State     State  `json:"state"`
+	MAC       string `json:"mac"`
+}
+
+func statIdentity(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano()) + statExtra(fi), nil
+}
+
+func (s *Service) cacheMAC(c verifiedCache) (string, error) {
+	k, err := s.key()
+	if err != nil {
+		return "", err
+	}
+	c.MAC = ""
+	data, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, k)
+	m.Write(data)
+	return hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// VerifiedCached is Verified with a cache: while the note's stat identity and
+// the signature are those of the last successful verification, the state
+// read then is returned without reading the note again. Anything else —
+// a changed note, a changed signature, a cache that does not check — falls
+// back to Verified.
+func (s *Service) VerifiedCached(project string) (State, error) {
+	cur, _, _ := paths(project)
+	abs := filepath.Join(s.V.Root, filepath.FromSlash(cur))
+	id, statErr := statIdentity(abs)
+	id += " protocol " + s.protocolStat(project)
+	sig, sigErr := s.V.ReadState("signature-" + project)
+	if statErr == nil && sigErr == nil {
+		if data, err := s.V.ReadState("verified-" + project + ".json"); err == nil {
+			var c verifiedCache
+			if json.Unmarshal(data, &c) == nil && c.Stat == id && c.Signature == string(sig) {
+				if want, err := s.cacheMAC(c); err == nil && hmac.Equal([]byte(want), []byte(c.MAC)) {
+					return c.State, nil
+				}
+			}
+		}
+	}
+	st, err := s.Verified(project)
+	if err != nil || statErr != nil || sigErr != nil {
+		return st, err
+	}
+	// Record the reading only if the note did not change while it was read.
+	if id2, err := statIdentity(abs); err == nil && id2+" protocol "+s.protocolStat(project) == id {
+		c := verifiedCache{Stat: id, Signature: string(sig), State: st}
+		if c.MAC, err = s.cacheMAC(c); err == nil {
+			if data, err := json.Marshal(c); err == nil {
+				_ = s.V.WriteState("verified-"+project+".json", data) // a cache: without it, the next call verifies again
+			}
+		}
+	}
+	return st, nil
+}
+
+// protocolStat is the stat identity of the project's protocol file (the
+// built-in protocol has none), for VerifiedCached's cache.
+func (s *Service) protocolStat(project string) string {
+	for _, rel := range []string{project + "/SESSION-PROTOCOL.md", "SESSION-PROTOCOL.md"} {
+		if id, err := statIdentity(filepath.Join(s.V.Root, filepath.FromSlash(rel))); err == nil {
+			return rel + " " + id
+		}
+	}
+	return "built in"
+}
