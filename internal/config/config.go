@@ -60,6 +60,11 @@ type Config struct {
 	// write (default write: allowed only in coding mode once the start gate
 	// passes).
 	UnknownMCPTools string `yaml:"unknown_mcp_tools"`
+	// Durability is how a commit is made durable: "fsync" (default: the
+	// files and folders the commit wrote, its own bytes only) or "syncfs"
+	// (Linux: one syncfs(2) of the vault's file system; cheaper on a quiet
+	// machine, slower while other programs write to the same disk).
+	Durability string `yaml:"durability"`
 	// Linear configures the sync to Linear (DESIGN §8).
 	Linear Linear `yaml:"linear"`
 }
@@ -141,6 +146,11 @@ func Load(vaultDir string) (Config, error) {
 	if _, err := c.Location(); err != nil {
 		return c, fmt.Errorf("%s: time_zone: %w", path, err)
 	}
+	switch c.Durability {
+	case "", "fsync", "syncfs":
+	default:
+		return c, fmt.Errorf("%s: durability: %q is not fsync or syncfs", path, c.Durability)
+	}
 	envOverride(&c.Agent.Name, "SESSIONVAULT_AGENT_NAME")
 	envOverride(&c.Agent.Email, "SESSIONVAULT_AGENT_EMAIL")
 	envOverride(&c.Person.Name, "SESSIONVAULT_PERSON_NAME")
@@ -200,6 +210,10 @@ lock_timeout: 30s
 # What a tool of an MCP server the hooks' policy does not know may do: read,
 # edit or write (the default: allowed only in coding mode past the start gate).
 # unknown_mcp_tools: write
+# How a commit is made durable: fsync (the files and folders it wrote) or
+# syncfs (Linux: one flush of the whole file system; faster on a quiet disk,
+# slower while other programs write to it).
+# durability: fsync
 # Claude Code hooks: tools that are always allowed, and the tools each mode
 # blocks (regular expressions on the tool name). Leave out to use the defaults:
 # read_only_tools: [Read, Glob, Grep, LS, WebFetch, WebSearch, TodoWrite, NotebookRead, BashOutput]

@@ -79,16 +79,16 @@ func BenchmarkCommitOneNote(b *testing.B) {
 	benchCommits(b, dir, notes, r)
 }
 
-// BenchmarkCommitOneNoteFsync is BenchmarkCommitOneNote with concurrent
-// fsyncs of the new files and directories as the durability barrier (the
-// non-Linux path) instead of one syncfs(2).
-func BenchmarkCommitOneNoteFsync(b *testing.B) {
+// BenchmarkCommitOneNoteSyncFS is BenchmarkCommitOneNote with one
+// syncfs(2) as the durability barrier (SyncFS) instead of the default
+// concurrent fsyncs of the new files and directories.
+func BenchmarkCommitOneNoteSyncFS(b *testing.B) {
 	dir, notes, _ := vault(b)
 	r, err := Open(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r.syncfs = false
+	r.SetDurability(SyncFS)
 	benchCommits(b, dir, notes, r)
 }
 

@@ -196,9 +196,9 @@ func syncDir(dir string) error {
 func sortStrings(s []string) { sort.Strings(s) }
 
 // barrier makes files and dirs durable before the commit becomes visible:
-// with r.syncfs (Linux only), one syncfs(2) of the file system holding .git;
-// otherwise an fsync of each, issued concurrently so the file system can
-// serve them with one journal commit.
+// with r.syncfs (SyncFS, Linux only), one syncfs(2) of the file system
+// holding .git; otherwise (FsyncOwn) an fsync of each, issued concurrently
+// so the file system can serve them with one journal commit.
 func (r *Repo) barrier(files, dirs []string) error {
 	if r.syncfs && haveSyncfs {
 		return syncfs(r.gitdir)

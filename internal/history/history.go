@@ -31,16 +31,16 @@
 //     it used (ErrConcurrentUpdate otherwise), writes the new value and
 //     appends the reflogs of the branch and of HEAD;
 //   - durability: one barrier makes the new objects, index.lock, the ref
-//     lock and the reflog lines durable before anything becomes visible. On
-//     Linux it is one syncfs(2) of the file system holding .git (measured
-//     about 2 ms faster per commit than fsyncing the ~11 new files and their
-//     directories, even concurrently; the price is that it also flushes other
-//     programs' pending writes to that file system, so a large unrelated
-//     write in progress can delay a commit). Elsewhere every new file and its
-//     directory is fsynced, concurrently. Then index.lock is renamed over the
-//     index, the ref lock over the ref, HEAD.lock is removed, and the
-//     directories holding the renamed files are fsynced. When Commit returns
-//     nil the commit is on disk.
+//     lock and the reflog lines durable before anything becomes visible
+//     (SetDurability). By default every new file and each directory that
+//     got a new entry is fsynced, concurrently: the commit pays for its own
+//     bytes only. With SyncFS (Linux) it is one syncfs(2) of the file system
+//     holding .git, about 2 ms faster on a quiet machine, but it also waits
+//     for every other program's pending writes to that file system, so a
+//     large unrelated write in progress delays the commit. Then index.lock
+//     is renamed over the index, the ref lock over the ref, HEAD.lock is
+//     removed, and the directories holding the renamed files are fsynced.
+//     When Commit returns nil the commit is on disk.
 //
 // On an error before the renames every lock it created is removed, reflog
 // appends are undone, and the repository is as it was (apart from
@@ -158,7 +158,7 @@ type Repo struct {
 	zw *zlibWriter
 
 	// syncfs selects one syncfs(2) as the durability barrier instead of
-	// concurrent fsyncs of the new files; true on Linux.
+	// concurrent fsyncs of the new files (SetDurability).
 	syncfs bool
 
 	// Test hook: called after the objects and the new index are written,
@@ -246,8 +246,36 @@ func Open(dir string) (*Repo, error) {
 		gitdir:      gitdir,
 		lockTimeout: DefaultLockTimeout,
 		casRetries:  10,
-		syncfs:      haveSyncfs,
 	}, nil
+}
+
+// Durability is how a commit is made durable before it becomes visible.
+type Durability int
+
+const (
+	// FsyncOwn fsyncs exactly the files and directories the commit wrote,
+	// concurrently (the default): its cost is the commit's own bytes.
+	FsyncOwn Durability = iota
+	// SyncFS issues one syncfs(2) of the file system holding .git (Linux;
+	// elsewhere it is FsyncOwn): cheaper alone, but it waits for every
+	// other program's pending writes to that file system.
+	SyncFS
+)
+
+// SetDurability chooses how commits are made durable (FsyncOwn by default).
+func (r *Repo) SetDurability(d Durability) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.syncfs = d == SyncFS && haveSyncfs
+}
+
+// UsesSyncFS reports whether the durability barrier is one syncfs(2), which
+// also makes every other write to the file system durable (callers that
+// wrote files of their own need not fsync them).
+func (r *Repo) UsesSyncFS() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.syncfs
 }
 
 // Root returns the absolute path of the work tree.

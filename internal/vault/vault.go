@@ -270,6 +270,9 @@ func (v *Vault) repo() (*history.Repo, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.VaultNotFound, err, "opening the vault's git repository")
 	}
+	if v.Config.Durability == "syncfs" {
+		r.SetDurability(history.SyncFS)
+	}
 	v.hist = r
 	return r, nil
 }

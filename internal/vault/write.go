@@ -483,7 +483,9 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 	if err := r.release(); err != nil {
 		return "", false, err
 	}
-	// 7. Durable before the commit (its barrier covers the folders).
+	// 7. Durable before the commit: each new version, and the folders whose
+	// entries the swaps changed (a syncfs barrier of the commit covers
+	// those).
 	for _, t := range r.temps {
 		err := t.f.Sync()
 		t.f.Close()
@@ -491,7 +493,38 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 			return "", false, osError(err, t.n.rel, "writing")
 		}
 	}
+	if !w.repo.UsesSyncFS() {
+		if err := syncNoteDirs(r.temps); err != nil {
+			return "", false, err
+		}
+	}
 	return "", false, nil
+}
+
+// syncNoteDirs fsyncs each folder holding a note of temps, once,
+// concurrently.
+func syncNoteDirs(temps []roundTemp) error {
+	seen := map[string]string{}
+	for _, t := range temps {
+		seen[filepath.Dir(t.n.abs)] = t.n.rel
+	}
+	errc := make(chan error, len(seen))
+	for dir, rel := range seen {
+		go func() {
+			if err := syncDir(dir); err != nil {
+				errc <- osError(err, rel, "writing the folder of")
+				return
+			}
+			errc <- nil
+		}()
+	}
+	var first error
+	for range seen {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // round is one attempt of tryRound: the new versions written so far, the
