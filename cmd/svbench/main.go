@@ -3,8 +3,9 @@
 // a durable commit in process (with each durability: fsync of the commit's own
 // files, and one syncfs of the file system) and as a CLI process, and `git add
 // && git commit` of one note, interleaved round by round in the same run —
-// once on a quiet machine and once while another process writes and flushes
-// 64 MB files on the same file system ("busy"). It prints the medians, p90s
+// on a quiet machine, while another process writes and flushes 64 MB files on
+// the same file system ("busy"), and while it writes them without flushing
+// ("dirty": the kernel's write-back holds them). It prints the medians, p90s
 // and the ratios. Run it with `make bench`.
 package main
 
@@ -130,12 +131,12 @@ func run(bin string, notes, commits, rounds int, keep bool) error {
 			return fmt.Errorf("%s: %w", vr.name, err)
 		}
 	}
-	phases := []string{"quiet", "busy"}
+	phases := []string{"quiet", "busy", "dirty"}
 	times := map[string][][]time.Duration{}
 	for _, phase := range phases {
 		var stop func() error
-		if phase == "busy" {
-			if stop, err = busyWriter(work); err != nil {
+		if phase != "quiet" {
+			if stop, err = busyWriter(work, phase == "busy"); err != nil {
 				return err
 			}
 		}
@@ -165,8 +166,8 @@ func run(bin string, notes, commits, rounds int, keep bool) error {
 		return fmt.Errorf("git fsck after the run: %v: %s", err, out)
 	}
 	fmt.Printf("vault: %d notes, %d commits; %d rounds per phase, variants interleaved in random order;\n", notes, commits, rounds)
-	fmt.Printf("busy: another process writes and flushes 64 MB files on the same file system\n\n")
-	fmt.Printf("%-44s %12s %12s %12s %12s\n", "variant", "quiet p50", "quiet p90", "busy p50", "busy p90")
+	fmt.Printf("busy: another process writes and flushes 64 MB files on the same file system; dirty: the same without flushing\n\n")
+	fmt.Printf("%-44s %11s %11s %11s %11s %11s %11s\n", "variant", "quiet p50", "quiet p90", "busy p50", "busy p90", "dirty p50", "dirty p90")
 	med := map[string][]time.Duration{}
 	for _, phase := range phases {
 		med[phase] = make([]time.Duration, len(variants))
@@ -175,7 +176,8 @@ func run(bin string, notes, commits, rounds int, keep bool) error {
 		}
 	}
 	for k, vr := range variants {
-		fmt.Printf("%-44s %12s %12s %12s %12s\n", vr.name, ms(med["quiet"][k]), ms(pct(times["quiet"][k], 90)), ms(med["busy"][k]), ms(pct(times["busy"][k], 90)))
+		fmt.Printf("%-44s %11s %11s %11s %11s %11s %11s\n", vr.name, ms(med["quiet"][k]), ms(pct(times["quiet"][k], 90)),
+			ms(med["busy"][k]), ms(pct(times["busy"][k], 90)), ms(med["dirty"][k]), ms(pct(times["dirty"][k], 90)))
 	}
 	for _, phase := range phases {
 		m := med[phase]
@@ -278,12 +280,17 @@ func benchHook(bin, work string, rounds int) error {
 	return nil
 }
 
-// busyWriter starts a process that writes a 64 MB file in work and flushes
-// it (dd conv=fsync), in a loop, as another program on a developer's machine
-// would; the function it returns stops it and removes the file.
-func busyWriter(work string) (func() error, error) {
+// busyWriter starts a process that writes a 64 MB file in work, in a loop,
+// as another program on a developer's machine would — flushing each (dd
+// conv=fsync) when flush is set; the function it returns stops it and
+// removes the file.
+func busyWriter(work string, flush bool) (func() error, error) {
 	file := filepath.Join(work, "busy.bin")
-	cmd := exec.Command("sh", "-c", "while :; do dd if=/dev/zero of=\"$0\" bs=1M count=64 conv=fsync status=none || exit 1; done", file)
+	conv := ""
+	if flush {
+		conv = " conv=fsync"
+	}
+	cmd := exec.Command("sh", "-c", "while :; do dd if=/dev/zero of=\"$0\" bs=1M count=64"+conv+" status=none || exit 1; done", file)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the busy writer: %w", err)
 	}

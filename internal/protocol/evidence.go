@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -29,11 +28,11 @@ type Check struct {
 	Arg  string `json:"arg,omitempty"` // file name, command, tool pattern or section name
 }
 
-var directiveRe = regexp.MustCompile("`\\s*(file|commit|run|tool|section|person)\\s*(?::\\s*([^`]*))?`")
+var directiveRe = lazyRegexp("`\\s*(file|commit|run|tool|section|person)\\s*(?::\\s*([^`]*))?`")
 
 // ParseCheck reads the evidence rule from an Evidence cell.
 func ParseCheck(cell string) Check {
-	m := directiveRe.FindStringSubmatch(cell)
+	m := directiveRe().FindStringSubmatch(cell)
 	if m == nil {
 		return Check{}
 	}

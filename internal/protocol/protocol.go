@@ -6,7 +6,6 @@
 package protocol
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/markdown"
@@ -41,7 +40,7 @@ type Protocol struct {
 	Unphased []int
 }
 
-var levelRe = regexp.MustCompile(`(?i)^\**\s*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY|REQUIRED|RECOMMENDED|OPTIONAL|SHALL NOT|SHALL)\s*\**$`)
+var levelRe = lazyRegexp(`(?i)^\**\s*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY|REQUIRED|RECOMMENDED|OPTIONAL|SHALL NOT|SHALL)\s*\**$`)
 
 // Parse reads a protocol document. path is only recorded. A requirement
 // belongs to the start or end checklist by the nearest heading above it whose
@@ -109,7 +108,7 @@ func parseInto(p *markdown.Parser, out *Protocol, src []byte, lineBase int, oute
 		for i, row := range rows[1:] {
 			r := Requirement{Phase: ph, Line: lineBase + t.Line + 2 + i}
 			if reqCol < len(row) {
-				if m := levelRe.FindStringSubmatch(strings.TrimSpace(row[reqCol])); m != nil {
+				if m := levelRe().FindStringSubmatch(strings.TrimSpace(row[reqCol])); m != nil {
 					r.Level = normaliseLevel(m[1])
 				}
 			}
@@ -144,7 +143,7 @@ func parseInto(p *markdown.Parser, out *Protocol, src []byte, lineBase int, oute
 				continue
 			}
 			for _, l := range markdown.Lines(src, s.BodyStart, s.End) {
-				if m := taskRe.FindSubmatch(l.Content()); m != nil {
+				if m := taskRe().FindSubmatch(l.Content()); m != nil {
 					add(Requirement{Phase: ph, Step: strings.TrimSpace(string(m[1])), Line: lineBase + 1 + strings.Count(string(src[:l.Offset]), "\n")})
 				}
 			}
@@ -152,7 +151,7 @@ func parseInto(p *markdown.Parser, out *Protocol, src []byte, lineBase int, oute
 	}
 }
 
-var taskRe = regexp.MustCompile(`^\s*[-*+] \[[ xX]\] (.+)$`)
+var taskRe = lazyRegexp(`^\s*[-*+] \[[ xX]\] (.+)$`)
 
 func normaliseLevel(l string) string {
 	switch u := strings.ToUpper(l); u {

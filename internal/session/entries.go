@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -93,13 +92,13 @@ func (p Problem) String() string {
 }
 
 var (
-	idTailRe   = regexp.MustCompile(`\^([a-z])-(\d+)\s*$`)
-	updateRe   = regexp.MustCompile(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+)\s*$`)
-	decisionRe = regexp.MustCompile(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+)\s*$`)
-	fieldRe    = regexp.MustCompile(` · \*\*(choice|why|alternatives|impact|category):\*\* `)
-	blockerRe  = regexp.MustCompile(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+)\s*$`)
-	checkRe    = regexp.MustCompile(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?)(?: · \*\*evidence:\*\* (.*?))? \^([ce]-\d+)\s*$`)
-	tagTailRe  = regexp.MustCompile(`(?:\s#[\p{L}\p{N}_/-]+)+$`)
+	idTailRe   = lazyRegexp(`\^([a-z])-(\d+)\s*$`)
+	updateRe   = lazyRegexp(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+)\s*$`)
+	decisionRe = lazyRegexp(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+)\s*$`)
+	fieldRe    = lazyRegexp(` · \*\*(choice|why|alternatives|impact|category):\*\* `)
+	blockerRe  = lazyRegexp(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+)\s*$`)
+	checkRe    = lazyRegexp(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?)(?: · \*\*evidence:\*\* (.*?))? \^([ce]-\d+)\s*$`)
+	tagTailRe  = lazyRegexp(`(?:\s#[\p{L}\p{N}_/-]+)+$`)
 )
 
 // oneLine collapses s to one line of single spaces.
@@ -120,7 +119,7 @@ func formatUpdate(u Update) string {
 }
 
 func parseUpdate(line string) (Update, bool) {
-	m := updateRe.FindStringSubmatch(line)
+	m := updateRe().FindStringSubmatch(line)
 	if m == nil {
 		return Update{}, false
 	}
@@ -133,7 +132,7 @@ func parseUpdate(line string) (Update, bool) {
 		p, _ := strconv.Atoi(m[3])
 		u.Progress = &p
 	}
-	if tail := tagTailRe.FindString(u.Message); tail != "" {
+	if tail := tagTailRe().FindString(u.Message); tail != "" {
 		u.Message = strings.TrimSpace(u.Message[:len(u.Message)-len(tail)])
 		for _, f := range strings.Fields(tail) {
 			u.Tags = append(u.Tags, strings.TrimPrefix(f, "#"))
@@ -170,7 +169,7 @@ func formatDecision(d Decision) string {
 }
 
 func parseDecision(line string) (Decision, bool) {
-	m := decisionRe.FindStringSubmatch(line)
+	m := decisionRe().FindStringSubmatch(line)
 	if m == nil {
 		return Decision{}, false
 	}
@@ -180,7 +179,7 @@ func parseDecision(line string) (Decision, bool) {
 	}
 	d := Decision{ID: m[5], Time: t, Note: m[2], Title: m[3]}
 	rest := m[4]
-	locs := fieldRe.FindAllStringSubmatchIndex(rest, -1)
+	locs := fieldRe().FindAllStringSubmatchIndex(rest, -1)
 	for i, loc := range locs {
 		end := len(rest)
 		if i+1 < len(locs) {
@@ -229,7 +228,7 @@ func formatBlocker(b Blocker) string {
 }
 
 func parseBlocker(line string) (Blocker, bool) {
-	m := blockerRe.FindStringSubmatch(line)
+	m := blockerRe().FindStringSubmatch(line)
 	if m == nil {
 		return Blocker{}, false
 	}
@@ -269,7 +268,7 @@ func formatCheck(c CheckItem) string {
 }
 
 func parseCheck(line string) (CheckItem, bool) {
-	m := checkRe.FindStringSubmatch(line)
+	m := checkRe().FindStringSubmatch(line)
 	if m == nil {
 		return CheckItem{}, false
 	}
@@ -282,5 +281,3 @@ func idNumber(id string) int {
 	v, _ := strconv.Atoi(n)
 	return v
 }
-
-func idPattern(p string) *regexp.Regexp { return regexp.MustCompile(p) }

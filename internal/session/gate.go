@@ -47,7 +47,7 @@ func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
 	if err := checkFields("project", o.Project, "item", o.Item, "file", o.File, "sha", o.SHA, "dir", o.Dir); err != nil {
 		return Outcome{}, err
 	}
-	if !checkIDRe.MatchString(o.Item) {
+	if !checkIDRe().MatchString(o.Item) {
 		return Outcome{}, errs.New(errs.UpdateValidationFailed, "%q is not a checklist item id; ids look like c-1 (start) or e-1 (end), see `sessionvault status`", o.Item).With("item", o.Item)
 	}
 	project, err := s.Project(o.Project)
@@ -84,7 +84,7 @@ func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
 	})
 }
 
-var checkIDRe = idPattern(`^[ce]-\d+$`)
+var checkIDRe = lazyRegexp(`^[ce]-\d+$`)
 
 // verify checks one requirement's evidence and returns the text recorded.
 func (s *Service) verify(d *doc, project string, req protocol.Requirement, o EvidenceOptions) (string, error) {

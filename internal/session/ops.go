@@ -51,7 +51,7 @@ type Outcome struct {
 	Violations []Missing `json:"violations,omitempty"`
 }
 
-var linearKeyRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*-\d+$`)
+var linearKeyRe = lazyRegexp(`^[A-Za-z][A-Za-z0-9]*-\d+$`)
 
 // checkFields refuses a NUL byte or invalid UTF-8 in any text argument,
 // given as flag name and value pairs: errs.UpdateValidationFailed naming the flag
@@ -94,7 +94,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 	if err := checkFields("project", o.Project, "epic", o.Epic, "linear", o.Linear, "branch", o.Branch, "commit", o.Commit, "continue", o.Continue); err != nil {
 		return Outcome{}, err
 	}
-	if o.Linear != "" && !linearKeyRe.MatchString(o.Linear) {
+	if o.Linear != "" && !linearKeyRe().MatchString(o.Linear) {
 		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--linear %q is not an issue key like ENG-123", o.Linear).With("flag", "linear")
 	}
 	project, err := s.Project(o.Project)
@@ -312,7 +312,7 @@ type UpdateOptions struct {
 	Tags     []string
 }
 
-var tagRe = regexp.MustCompile(`^[\p{L}\p{N}_/-]+$`)
+var tagRe = lazyRegexp(`^[\p{L}\p{N}_/-]+$`)
 
 // Update records an update in the active session.
 func (s *Service) Update(o UpdateOptions) (Outcome, error) {
@@ -337,7 +337,7 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--type %q is not one of progress, note, blocker, milestone", o.Type).With("flag", "type")
 	}
 	for _, t := range o.Tags {
-		if !tagRe.MatchString(strings.TrimPrefix(t, "#")) {
+		if !tagRe().MatchString(strings.TrimPrefix(t, "#")) {
 			return Outcome{}, errs.New(errs.UpdateValidationFailed, "--tag %q: tags are letters, digits, '_', '-' and '/'", t).With("flag", "tag")
 		}
 	}
@@ -365,10 +365,10 @@ type DecideOptions struct {
 	Category     string
 }
 
-var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
+var slugRe = lazyRegexp(`[^a-z0-9]+`)
 
 func slug(s string) string {
-	v := strings.Trim(slugRe.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	v := strings.Trim(slugRe().ReplaceAllString(strings.ToLower(s), "-"), "-")
 	if len(v) > 50 {
 		v = strings.TrimRight(v[:50], "-")
 	}

@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/markdown"
@@ -28,14 +27,14 @@ var appendOnly = map[string][]struct {
 // logLineRe matches the entry lines of the canonical logs that carry no
 // block id: a decision (- 2026-11-22 · [[…), a history entry (### [[…, or
 // - [[… among the older ones), a violation row (| 2026-11-22T…).
-var logLineRe = regexp.MustCompile(`^(- \d{4}-\d\d-\d\d · \[\[|### \[\[|- \[\[|\| \d{4}-\d\d-\d\dT)`)
+var logLineRe = lazyRegexp(`^(- \d{4}-\d\d-\d\d · \[\[|### \[\[|- \[\[|\| \d{4}-\d\d-\d\dT)`)
 
 // isEntryLine reports whether line is an entry of an append-only section:
 // a line ending in a block id, or an entry line of a canonical log. A merge
 // with another writer's version never lets that version delete one
 // (vault.Change.Protect).
 func isEntryLine(line []byte) bool {
-	return vault.IsEntryLine(line) || logLineRe.Match(line)
+	return vault.IsEntryLine(line) || logLineRe().Match(line)
 }
 
 // unit is one entry of an append-only section: its key and its byte range in
@@ -47,8 +46,8 @@ type unit struct {
 }
 
 var (
-	blockIDRe  = regexp.MustCompile(`\^[a-z]-\d+\s*$`)
-	wikiLinkRe = regexp.MustCompile(`\[\[([^\]|#]+)`)
+	blockIDRe  = lazyRegexp(`\^[a-z]-\d+\s*$`)
+	wikiLinkRe = lazyRegexp(`\[\[([^\]|#]+)`)
 )
 
 // entryKey is what identifies an entry line: its block id (^u-12), else its
@@ -56,10 +55,10 @@ var (
 // without one (blank lines, table headers) are not entries.
 func entryKey(line []byte) string {
 	t := bytes.TrimSpace(line)
-	if m := blockIDRe.Find(t); m != nil {
+	if m := blockIDRe().Find(t); m != nil {
 		return string(bytes.TrimSpace(m))
 	}
-	if m := wikiLinkRe.FindSubmatch(t); m != nil {
+	if m := wikiLinkRe().FindSubmatch(t); m != nil {
 		return "[[" + string(m[1])
 	}
 	if len(t) > 1 && t[0] == '|' && !bytes.HasPrefix(bytes.TrimLeft(t, "| "), []byte("-")) && !bytes.Contains(t, []byte("| Timestamp |")) {
@@ -77,7 +76,7 @@ func units(d *doc, s markdown.Section, blocks bool) []unit {
 		content := l.Content()
 		if blocks && bytes.HasPrefix(content, []byte("### ")) {
 			u := unit{key: "### " + strings.TrimSpace(string(content[4:])), start: l.Offset}
-			if m := wikiLinkRe.FindSubmatch(content); m != nil {
+			if m := wikiLinkRe().FindSubmatch(content); m != nil {
 				u.key = "[[" + string(m[1])
 			}
 			j := i + 1

@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
 	"strings"
 	"text/template"
 	"time"
@@ -171,7 +170,7 @@ func (s *Service) Command(project, args string) string {
 }
 
 // quotedCommandRe finds a sessionvault command quoted in a message.
-var quotedCommandRe = regexp.MustCompile("`sessionvault ([^`]*)`")
+var quotedCommandRe = lazyRegexp("`sessionvault ([^`]*)`")
 
 // Runnable rewrites every `sessionvault ...` command quoted in text as
 // Command does, so that it works pasted into a shell in any folder. An
@@ -179,7 +178,7 @@ var quotedCommandRe = regexp.MustCompile("`sessionvault ([^`]*)`")
 // also gets --dir codeDir (the folder the agent works in, e.g. the hook
 // input's cwd; "" leaves it to the folder the command is run from).
 func (s *Service) Runnable(project, text, codeDir string) string {
-	return quotedCommandRe.ReplaceAllStringFunc(text, func(q string) string {
+	return quotedCommandRe().ReplaceAllStringFunc(text, func(q string) string {
 		args := q[len("`sessionvault ") : len(q)-1]
 		if codeDir != "" && strings.HasPrefix(args, "evidence record ") && (strings.Contains(args, " --run") || strings.Contains(args, " --sha ")) {
 			args += " --dir " + shellQuote(codeDir)

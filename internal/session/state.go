@@ -230,7 +230,7 @@ func readEntries[T any](d *doc, st *State, section string, parse func(string) (T
 	var out []T
 	for _, l := range d.sectionLines(section) {
 		line := string(l.Content())
-		if !idTailRe.MatchString(line) {
+		if !idTailRe().MatchString(line) {
 			continue
 		}
 		e, ok := parse(line)
@@ -262,7 +262,7 @@ func setLine(e any, line int) {
 func (d *doc) lastEntryNumber(section string, prefix byte) int {
 	max := 0
 	for _, l := range d.sectionLines(section) {
-		m := idTailRe.FindSubmatch(l.Content())
+		m := idTailRe().FindSubmatch(l.Content())
 		if m == nil || m[1][0] != prefix {
 			continue
 		}

@@ -2,7 +2,6 @@ package vault
 
 import (
 	"bytes"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -52,11 +51,11 @@ func Merge3(o, a, b, prefer []byte, protect func(line []byte) bool) []byte {
 }
 
 // blockIDRe matches an Obsidian block id at the end of a line (^u-12).
-var blockIDRe = regexp.MustCompile(`\s\^[A-Za-z0-9][A-Za-z0-9-]*\s*$`)
+var blockIDRe = lazyRegexp(`\s\^[A-Za-z0-9][A-Za-z0-9-]*\s*$`)
 
 // IsEntryLine reports whether line ends in an Obsidian block id, as every
 // entry the engine writes does (DESIGN §5).
-func IsEntryLine(line []byte) bool { return blockIDRe.Match(line) }
+func IsEntryLine(line []byte) bool { return blockIDRe().Match(line) }
 
 // appendedLines returns the whole lines a adds after the end of o, when that
 // is all a changes.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
@@ -24,12 +23,12 @@ type OpRecord struct {
 	Repeat bool `json:"-"`
 }
 
-var opIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}$`)
+var opIDRe = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}$`)
 
 // checkOpID validates an operation id: 1-128 characters, letters, digits
 // and . _ : @ / + = - (a UUID, a ULID, "claude-1234/7").
 func checkOpID(id string) error {
-	if !opIDRe.MatchString(id) {
+	if !opIDRe().MatchString(id) {
 		return errs.New(errs.UpdateValidationFailed, "--op-id %q must be 1-128 letters, digits and . _ : @ / + = - (e.g. a UUID), starting with a letter or digit", id).With("flag", "op-id")
 	}
 	return nil

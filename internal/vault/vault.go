@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -85,27 +84,27 @@ func Open(dir string) (*Vault, error) {
 
 // safeName matches a vault-relative path the engine may write: segments of
 // letters, digits, '-', '_' and '.', no segment starting with '.', joined by '/'.
-var safeName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$`)
+var safeName = lazyRegexp(`^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$`)
 
 // CheckPath validates a vault-relative, slash-separated path: it must not be
 // absolute, contain "..", empty or hidden segments, or characters outside
 // letters, digits, '-', '_', '.' and '/'. Errors carry errs.PathOutsideVault.
 func CheckPath(rel string) error {
-	if rel == ".gitignore" || rel == ".sessionvault/config.yaml" || rel == ".obsidian/types.json" || strings.HasPrefix(rel, ".sessionvault/templates/") && safeName.MatchString(strings.TrimPrefix(rel, ".sessionvault/templates/")) {
+	if rel == ".gitignore" || rel == ".sessionvault/config.yaml" || rel == ".obsidian/types.json" || strings.HasPrefix(rel, ".sessionvault/templates/") && safeName().MatchString(strings.TrimPrefix(rel, ".sessionvault/templates/")) {
 		return nil
 	}
-	if !safeName.MatchString(rel) || strings.Contains(rel, "..") {
+	if !safeName().MatchString(rel) || strings.Contains(rel, "..") {
 		return errs.New(errs.PathOutsideVault, "%q is not a safe vault path (letters, digits, '-', '_', '.', '/' only; no '..', no leading '/' or '.')", rel)
 	}
 	return nil
 }
 
-var simpleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+var simpleName = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
 // CheckName validates one name used to build a path (a project, a session id):
 // letters, digits, '-' and '_' only.
 func CheckName(kind, name string) error {
-	if !simpleName.MatchString(name) {
+	if !simpleName().MatchString(name) {
 		return errs.New(errs.PathOutsideVault, "%s %q must be letters, digits, '-' and '_' (starting with a letter or digit)", kind, name)
 	}
 	return nil
