@@ -10,54 +10,31 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/integrations/claudecode/hookio"
+	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/policy"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
-// Input is the hook's stdin JSON (Claude Code hooks: BaseHookInput and the
-// event-specific fields sessionvault reads).
-type Input struct {
-	SessionID      string          `json:"session_id"`
-	Cwd            string          `json:"cwd"`
-	HookEventName  string          `json:"hook_event_name"`
-	ToolName       string          `json:"tool_name"`
-	ToolInput      json.RawMessage `json:"tool_input"`
-	StopHookActive bool            `json:"stop_hook_active"`
-	Source         string          `json:"source"`  // SessionStart: startup, resume, clear, compact
-	Trigger        string          `json:"trigger"` // PreCompact: manual, auto
-}
+// Input is the hook's stdin JSON (see hookio.Input).
+type Input = hookio.Input
 
 // Response is what the hook process does: its exit code, stdout and stderr.
-type Response struct {
-	Exit   int
-	Stdout string
-	Stderr string
-}
+type Response = hookio.Response
 
-// Deny blocks a tool call: exit 2 with the reason on stderr (Claude Code
-// shows it to the agent).
-func Deny(reason string) Response {
-	return Response{Exit: 2, Stderr: "sessionvault blocked this tool call: " + reason + "\n"}
-}
+// Deny blocks a tool call: exit 2 with the reason on stderr.
+func Deny(reason string) Response { return hookio.Deny(reason) }
 
 // Allow lets the tool call go ahead (exit 0, no output).
-func Allow() Response { return Response{} }
+func Allow() Response { return hookio.Allow() }
 
-// Warn reports what went wrong without blocking anything: exit 1, which
-// Claude Code treats as a non-blocking error and shows to the user (Claude
-// Code hooks: exit codes). A nil error is Allow.
-func Warn(what string, err error) Response {
-	if err == nil {
-		return Allow()
-	}
-	return Response{Exit: 1, Stderr: "sessionvault: " + what + ": " + err.Error() + "\n"}
-}
+// Warn reports what went wrong without blocking anything (exit 1); a nil
+// error is Allow.
+func Warn(what string, err error) Response { return hookio.Warn(what, err) }
 
 // Handler answers hooks for one project of a vault. Open returns the
 // session service; it is called only when the decision needs the state, so
@@ -73,13 +50,7 @@ type Handler struct {
 }
 
 // ParseInput reads the hook JSON. An error names what is wrong.
-func ParseInput(data []byte) (Input, error) {
-	var in Input
-	if err := json.Unmarshal(data, &in); err != nil {
-		return in, fmt.Errorf("hook input is not valid JSON: %w", err)
-	}
-	return in, nil
-}
+func ParseInput(data []byte) (Input, error) { return hookio.ParseInput(data) }
 
 // PreToolUse decides whether a tool call may run (Claude Code hooks:
 // PreToolUse), by the policy table (internal/policy): a call that reaches a
@@ -136,14 +107,8 @@ func (h Handler) decide(in Input) (Response, policy.Class) {
 }
 
 func (h Handler) decideCall(in Input, call *policy.Call) Response {
-	if call.Class == policy.Person {
-		return Deny(call.Why + "; the agent may not run a person's command (sessionvault accept, mode set disabled, hooks install)")
-	}
-	if call.Class != policy.Read && h.Policy.IsReadOnly(in.ToolName) {
-		call.Class = policy.Read // declared read-only by the vault's read_only_tools
-	}
-	if call.Class == policy.Read {
-		return Allow()
+	if v, decided := guard.Screen(call, h.Policy); decided {
+		return verdict(v)
 	}
 	svc, err := h.Open()
 	if err != nil {
@@ -153,102 +118,22 @@ func (h Handler) decideCall(in Input, call *policy.Call) Response {
 	if err != nil {
 		return Deny(err.Error() + "; failing closed")
 	}
-	st, err := svc.VerifiedCached(project)
+	facts, err := svc.Guard(project)
 	if err != nil {
 		if errors.Is(err, session.ErrTampered) {
 			return Deny(err.Error() + ". A person reviews the change (`" + svc.GitCommand("diff") + "`) and runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
 		}
 		return Deny("the session state cannot be read: " + err.Error() + ". Fix the note or restore it (the command above), then a person runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
 	}
-	if st.ModeOrDefault() == protocol.Disabled {
-		return Allow()
-	}
-	if p := writesInVault(*call, in.Cwd, svc.V.Root); p != "" {
-		return Deny(p + " is in the session vault: notes there are written through sessionvault (update, decide, block, evidence record, ...), so that every change is verified, signed and committed")
-	}
-	if call.Class == policy.Way {
-		return Allow()
-	}
-	if !st.Active() {
-		return Deny("no session is active. Start one: `" + svc.Command(project, `start --objective "..."`) + "`")
-	}
-	if mode := st.ModeOrDefault(); !policy.Allows(string(mode), call.Class) || h.Policy.BlockedBy(mode, in.ToolName) {
-		return Deny(fmt.Sprintf("mode %s allows reading only, and %s. If the work calls for it, switch: `%s`", mode, call.Why, svc.Command(project, "mode set coding")))
-	}
-	if !session.OpenMust(st.StartChecklist) {
-		return Allow()
-	}
-	proto, err := svc.Protocol(project)
-	if err != nil {
-		return Deny("the protocol cannot be read: " + err.Error() + "; failing closed")
-	}
-	if missing := svc.Gate(st, proto, protocol.Start); len(missing) > 0 {
-		var b strings.Builder
-		fmt.Fprintf(&b, "the session start protocol is incomplete: %d MUST item(s) lack evidence. Do this first:", len(missing))
-		for _, m := range missing {
-			fmt.Fprintf(&b, "\n- %s %s: %s", m.ID, m.Step, svc.Runnable(project, m.Do, in.Cwd))
-		}
-		return Deny(b.String())
-	}
-	return Allow()
+	return verdict(guard.Decide(*call, in.Cwd, svc.Place(project), h.Policy, facts))
 }
 
-// writesInVault returns the first file a call edits or may write that lies
-// in the vault (root), or "": paths are taken relative to cwd (the hook
-// input's; else the hook's own working folder) and resolved through
-// symlinks, so the Serena link (<repo>/.serena/memories) and relative paths
-// count. A shell that names a file only at run time ("?") counts when cwd is
-// in the vault.
-func writesInVault(call policy.Call, cwd, root string) string {
-	if call.Class != policy.Edit && call.Class != policy.Write {
-		return ""
+// verdict is a guard decision as the hook's response.
+func verdict(v guard.Verdict) Response {
+	if v.Allowed {
+		return Allow()
 	}
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	paths := call.Paths
-	if call.Memories {
-		paths = append(paths, filepath.Join(".serena", "memories", "x.md"))
-	}
-	realRoot := resolvePath(root)
-	for _, p := range paths {
-		if p == "?" {
-			p = "."
-		}
-		if strings.HasPrefix(p, "~/") {
-			if home, err := os.UserHomeDir(); err == nil {
-				p = filepath.Join(home, p[2:])
-			}
-		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(cwd, p)
-		}
-		if insideDir(resolvePath(p), realRoot) {
-			if call.Memories {
-				return "Serena's memories folder (" + filepath.Join(cwd, ".serena", "memories") + ")"
-			}
-			return p
-		}
-	}
-	return ""
-}
-
-// resolvePath returns p with symlinks resolved in its longest existing
-// prefix (the rest, not yet created, appended).
-func resolvePath(p string) string {
-	p = filepath.Clean(p)
-	rest := ""
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return filepath.Join(p, rest)
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
+	return Deny(v.Reason)
 }
 
 // PostToolUse commits the canonical notes the tool call changed (seen
@@ -330,11 +215,4 @@ func (h Handler) Stop(in Input) Response {
 	b.WriteString("\nThen end the session: `" + svc.Command(project, `end --summary "..." --next "..."`) + "`.")
 	out, _ := json.Marshal(map[string]string{"decision": "block", "reason": b.String()})
 	return Response{Stdout: string(out) + "\n"}
-}
-
-// insideDir reports whether path lies in dir (after cleaning; symlinks are
-// not resolved).
-func insideDir(path, dir string) bool {
-	rel, err := filepath.Rel(dir, filepath.Clean(path))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }

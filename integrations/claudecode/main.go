@@ -3,9 +3,9 @@ package claudecode
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/integrations/claudecode/hookio"
 	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/policy"
 	"github.com/sessionvault/sessionvault/internal/protocol"
@@ -15,16 +15,7 @@ import (
 
 // PolicyFrom applies a vault's configured tool policy over the built-in one.
 func PolicyFrom(c config.Config) protocol.Policy {
-	p := protocol.DefaultPolicy()
-	if len(c.ReadOnlyTools) > 0 {
-		p.ReadOnly = c.ReadOnlyTools
-	}
-	for m, tools := range c.ModeBlocks {
-		if mode, err := protocol.ParseMode(m); err == nil {
-			p.Blocks[mode] = tools
-		}
-	}
-	return p
+	return policy.TableFrom(c.ReadOnlyTools, c.ModeBlocks)
 }
 
 // NewHandler builds the hook handler for project ("" = the vault's default)
@@ -55,15 +46,7 @@ type NewHandlerFunc func(vaultDir, project, cwd string) Handler
 
 // WorkDir is the folder of the code repository a hook runs for: the hook
 // input's cwd, else $CLAUDE_PROJECT_DIR, else the working directory.
-func WorkDir(inputCwd string) (string, error) {
-	if inputCwd != "" {
-		return inputCwd, nil
-	}
-	if d := os.Getenv("CLAUDE_PROJECT_DIR"); d != "" {
-		return d, nil
-	}
-	return os.Getwd()
-}
+func WorkDir(inputCwd string) (string, error) { return hookio.WorkDir(inputCwd) }
 
 // HandlerFor builds the handler for the --vault and --project flags and the
 // hook input's cwd with newHandler, given the folder WorkDir resolves; when
@@ -83,54 +66,33 @@ func Unlinked(err error, cwd string) error {
 }
 
 // Events are the hook names Main answers.
-var Events = []string{"pre-tool-use", "post-tool-use", "session-start", "pre-compact", "stop"}
+var Events = hookio.Events
 
 // Main answers one hook: args are [--vault DIR] [--project P] [hook] EVENT;
 // the hook JSON is read from stdin; newHandler builds the handler once the
 // input is read (see HandlerFor). It returns the exit code (2 denies a
-// PreToolUse). It is the whole of `sessionvault hook` and of the lean
-// sessionvault-hook binary.
+// PreToolUse). It is the whole of `sessionvault hook`; the lean
+// sessionvault-hook binary hands it what its cache cannot decide.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, newHandler NewHandlerFunc) int {
-	var vaultDir, project, event string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--vault" || a == "--project":
-			if i+1 >= len(args) {
-				fmt.Fprintf(stderr, "sessionvault hook: %s needs a value\n", a)
-				return 2
-			}
-			if a == "--vault" {
-				vaultDir = args[i+1]
-			} else {
-				project = args[i+1]
-			}
-			i++
-		case strings.HasPrefix(a, "--vault="):
-			vaultDir = strings.TrimPrefix(a, "--vault=")
-		case strings.HasPrefix(a, "--project="):
-			project = strings.TrimPrefix(a, "--project=")
-		case a == "hook" && event == "":
-		case a == "-h" || a == "--help":
-			fmt.Fprintf(stdout, "usage: sessionvault-hook [--vault DIR] [--project P] %s\n", strings.Join(Events, "|"))
-			return 0
-		default:
-			event = a
-		}
+	a, err := hookio.ParseArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "sessionvault hook: %v\n", err)
+		return 2
 	}
-	data, rerr := io.ReadAll(io.LimitReader(stdin, 4<<20))
-	in, perr := ParseInput(data)
-	if rerr != nil || perr != nil {
-		if event != "pre-tool-use" {
+	if a.Help {
+		io.WriteString(stdout, hookio.Usage())
+		return 0
+	}
+	_, in, err := hookio.ReadInput(stdin)
+	if err != nil {
+		if a.Event != "pre-tool-use" {
 			return 0
 		}
-		r := Deny(fmt.Sprintf("the hook input cannot be read (%v); failing closed", firstErr(rerr, perr)))
-		io.WriteString(stderr, r.Stderr)
-		return r.Exit
+		return Deny(fmt.Sprintf("the hook input cannot be read (%v); failing closed", err)).Write(stdout, stderr)
 	}
-	h := HandlerFor(newHandler, vaultDir, project, in.Cwd)
+	h := HandlerFor(newHandler, a.Vault, a.Project, in.Cwd)
 	var r Response
-	switch event {
+	switch a.Event {
 	case "pre-tool-use":
 		r = h.PreToolUse(in)
 	case "post-tool-use":
@@ -142,19 +104,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, newHandler N
 	case "stop":
 		r = h.Stop(in)
 	default:
-		fmt.Fprintf(stderr, "sessionvault hook: unknown hook %q: use one of %s\n", event, strings.Join(Events, ", "))
+		fmt.Fprintf(stderr, "sessionvault hook: unknown hook %q: use one of %s\n", a.Event, strings.Join(Events, ", "))
 		return 2
 	}
-	io.WriteString(stdout, r.Stdout)
-	io.WriteString(stderr, r.Stderr)
-	return r.Exit
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
+	return r.Write(stdout, stderr)
 }

@@ -15,7 +15,7 @@ func runMain(t *testing.T, stdin string, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// openVault wires the handler as cmd/sessionvault-hook does.
+// openVault wires the handler as internal/cli does for `sessionvault hook`.
 func openVault(vaultDir, project, cwd string) Handler {
 	dir, project, err := vault.Locate(vaultDir, project, cwd)
 	if err != nil {

@@ -6,11 +6,14 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/sessionvault/sessionvault/integrations/claudecode/leanhook"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(cleanupM{m}, map[string]func(){
-		"sessionvault": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"sessionvault":      func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"sessionvault-hook": func() { os.Exit(leanhook.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 
@@ -29,15 +32,38 @@ func (c cleanupM) Run() int {
 // lifecycles against a real vault on disk, checked with the real git CLI.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("HOME", env.WorkDir)
-			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-			env.Setenv("GIT_AUTHOR_NAME", "script")
-			env.Setenv("GIT_AUTHOR_EMAIL", "script@example.invalid")
-			env.Setenv("GIT_COMMITTER_NAME", "script")
-			env.Setenv("GIT_COMMITTER_EMAIL", "script@example.invalid")
-			return nil
-		},
+		Dir:   "testdata/script",
+		Setup: scriptEnv("sessionvault"),
 	})
+}
+
+// TestScriptsLeanHook runs the scripts that answer hooks again with the lean
+// sessionvault-hook binary (what `hooks install` wires) in place of
+// `sessionvault hook`: it decides from the signed facts cache when it can and
+// hands the rest to sessionvault, found on PATH; every answer must be the
+// same.
+func TestScriptsLeanHook(t *testing.T) {
+	var files []string
+	for _, f := range []string{"hooks", "hooks_tool", "forged_ticks", "agent_edits", "hooks_lean"} {
+		files = append(files, filepath.Join("testdata", "script", f+".txtar"))
+	}
+	testscript.Run(t, testscript.Params{
+		Files: files,
+		Setup: scriptEnv("sessionvault-hook"),
+	})
+}
+
+// scriptEnv sets up a script's environment: HOME in the work folder, a git
+// identity, and $HOOKBIN, the binary that answers `$HOOKBIN hook EVENT`.
+func scriptEnv(hookBin string) func(env *testscript.Env) error {
+	return func(env *testscript.Env) error {
+		env.Setenv("HOOKBIN", hookBin)
+		env.Setenv("HOME", env.WorkDir)
+		env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+		env.Setenv("GIT_AUTHOR_NAME", "script")
+		env.Setenv("GIT_AUTHOR_EMAIL", "script@example.invalid")
+		env.Setenv("GIT_COMMITTER_NAME", "script")
+		env.Setenv("GIT_COMMITTER_EMAIL", "script@example.invalid")
+		return nil
+	}
 }

@@ -77,7 +77,7 @@ func TestPolicy(t *testing.T) {
 		{Analysis, "Editor", false}, // whole-name match only
 	}
 	for _, c := range cases {
-		if got := p.BlockedBy(c.mode, c.tool); got != c.blocked {
+		if got := p.BlockedBy(string(c.mode), c.tool); got != c.blocked {
 			t.Errorf("%s blocks %s = %v, want %v", c.mode, c.tool, got, c.blocked)
 		}
 	}

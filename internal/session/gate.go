@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -179,11 +180,7 @@ func dirOr(d string) string {
 }
 
 // Missing is an unmet blocking requirement of a gate, with what to do.
-type Missing struct {
-	ID   string `json:"id"`
-	Step string `json:"step"`
-	Do   string `json:"do"`
-}
+type Missing = guard.Missing
 
 // Gate returns the MUST items of a checklist ("start" or "end") that are not
 // done, each with the command that records its evidence, written as

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/guard"
+	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -185,13 +187,7 @@ type verifiedCache struct {
 	MAC       string `json:"mac"`
 }
 
-func statIdentity(path string) (string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano()) + statExtra(fi), nil
-}
+func statIdentity(path string) (string, error) { return guard.StatIdentity(path) }
 
 func (s *Service) cacheMAC(c verifiedCache) (string, error) {
 	k, err := s.key()
@@ -254,4 +250,46 @@ func (s *Service) protocolStat(project string) string {
 		}
 	}
 	return "built in"
+}
+
+// ErrProtocol says the project's protocol document cannot be read or
+// parsed: the start gate cannot be checked.
+var ErrProtocol = errors.New("the protocol cannot be read")
+
+// Guard returns the facts of project's verified current state that a
+// PreToolUse decision reads (guard.Decide): from the signed facts cache
+// (guard.Load) while the note, its seal, the protocol and the tool evidence
+// are unchanged; else read and verified (VerifiedCached, and the start gate
+// when the session is active, not disabled and has open MUST items) and
+// cached, unless a file changed during the reading. The errors are
+// VerifiedCached's (ErrTampered, errs.StateParseError, ...); a protocol that
+// cannot be read is not an error here: Facts.GateError says it, and the
+// decision fails closed at the gate.
+func (s *Service) Guard(project string) (guard.Facts, error) {
+	if c, ok := guard.Load(s.V.Root, project); ok {
+		return c.Facts, nil
+	}
+	id, idErr := guard.Identity(s.V.Root, project)
+	st, err := s.VerifiedCached(project)
+	if err != nil {
+		return guard.Facts{}, err
+	}
+	f := guard.Facts{Session: st.Session, Active: st.Active(), Mode: string(st.ModeOrDefault())}
+	if f.Active && f.Mode != string(protocol.Disabled) && OpenMust(st.StartChecklist) {
+		proto, err := s.Protocol(project)
+		if err != nil {
+			f.GateError = fmt.Errorf("%w: %w", ErrProtocol, err).Error()
+			return f, nil // not cached: read again next time
+		}
+		f.StartMissing = s.Gate(st, proto, protocol.Start)
+	}
+	if idErr != nil {
+		return f, nil
+	}
+	if id2, err := guard.Identity(s.V.Root, project); err == nil && id2 == id {
+		if k, err := s.key(); err == nil {
+			_ = guard.Save(s.V.Root, project, k, id, guard.Cached{Facts: f, Watch: toolCallNotes(project)}) // a cache: without it the next decision reads the state again
+		}
+	}
+	return f, nil
 }

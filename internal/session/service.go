@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/protocol"
@@ -162,15 +163,13 @@ func isCanonical(rel string) bool {
 // code repository too, where no vault is found by walking up: it names the
 // vault, and the project unless it is the vault's default.
 func (s *Service) Command(project, args string) string {
-	c := "sessionvault --vault " + shellQuote(s.V.Root)
-	if project != "" && project != s.V.Config.DefaultProject {
-		c += " --project " + shellQuote(project)
-	}
-	return c + " " + args
+	return s.Place(project).Command(args)
 }
 
-// quotedCommandRe finds a sessionvault command quoted in a message.
-var quotedCommandRe = lazyRegexp("`sessionvault ([^`]*)`")
+// Place is where a decision on a tool call is made for project (see guard).
+func (s *Service) Place(project string) guard.Place {
+	return guard.Place{Root: s.V.Root, Project: project, DefaultProject: s.V.Config.DefaultProject}
+}
 
 // Runnable rewrites every `sessionvault ...` command quoted in text as
 // Command does, so that it works pasted into a shell in any folder. An
@@ -178,13 +177,7 @@ var quotedCommandRe = lazyRegexp("`sessionvault ([^`]*)`")
 // also gets --dir codeDir (the folder the agent works in, e.g. the hook
 // input's cwd; "" leaves it to the folder the command is run from).
 func (s *Service) Runnable(project, text, codeDir string) string {
-	return quotedCommandRe().ReplaceAllStringFunc(text, func(q string) string {
-		args := q[len("`sessionvault ") : len(q)-1]
-		if codeDir != "" && strings.HasPrefix(args, "evidence record ") && (strings.Contains(args, " --run") || strings.Contains(args, " --sha ")) {
-			args += " --dir " + shellQuote(codeDir)
-		}
-		return "`" + s.Command(project, args) + "`"
-	})
+	return s.Place(project).Runnable(text, codeDir)
 }
 
 // GitCommand returns the git command line for args run in the vault (e.g.
@@ -200,12 +193,7 @@ func (s *Service) restoreHint(rel string) string {
 }
 
 // shellQuote quotes v for a POSIX shell when it needs quoting.
-func shellQuote(v string) string {
-	if v != "" && strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+=") == "" {
-		return v
-	}
-	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
-}
+func shellQuote(v string) string { return guard.ShellQuote(v) }
 
 // parseNote is parseDoc that also refuses a canonical note that is empty or
 // has no front matter: the engine wrote it with one, so such a note is a

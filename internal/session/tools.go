@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 )
@@ -115,13 +116,7 @@ func toolCallNotes(project string) []string {
 // notes (in .sessionvault/state/toolcall-<project>, no commit), for
 // CommitToolEdits to compare after the call.
 func (s *Service) NoteToolCall(project, tool string) error {
-	var b strings.Builder
-	b.WriteString(tool + "\n")
-	for _, rel := range toolCallNotes(project) {
-		id, _ := statIdentity(filepath.Join(s.V.Root, filepath.FromSlash(rel)))
-		b.WriteString(rel + "\t" + id + "\n")
-	}
-	return s.V.WriteState("toolcall-"+project, []byte(b.String()))
+	return guard.NoteToolCall(s.V.Root, project, tool, toolCallNotes(project))
 }
 
 // CommitToolEdits is called by the PostToolUse hook: canonical notes that

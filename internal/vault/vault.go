@@ -37,31 +37,6 @@ type Vault struct {
 	afterSwap func()
 }
 
-// IsVault reports whether dir holds a vault (a .sessionvault folder).
-func IsVault(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, config.Dir))
-	return err == nil && fi.IsDir()
-}
-
-// Find returns the nearest folder at or above start that is a vault, or an
-// errs.VaultNotFound error.
-func Find(start string) (string, error) {
-	dir, err := filepath.Abs(start)
-	if err != nil {
-		return "", err
-	}
-	for {
-		if IsVault(dir) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errs.New(errs.VaultNotFound, "no vault at or above %s (no .sessionvault folder); run `sessionvault init` or pass --vault", start)
-		}
-		dir = parent
-	}
-}
-
 // Open opens the vault at dir: dir must hold .sessionvault/ and be a git
 // repository. Errors carry errs.VaultNotFound or errs.ConfigInvalid.
 func Open(dir string) (*Vault, error) {

@@ -1,0 +1,143 @@
+// Package hookio is the Claude Code hooks protocol as bytes: the hook's
+// stdin JSON, its arguments, and the response (exit code, stdout, stderr).
+// Source: Claude Code hooks reference (research/tech.md §5.1): a hook gets one
+// JSON object on stdin; exit 2 blocks with stderr shown to Claude; on exit 0,
+// stdout JSON carries decisions and additional context. It imports nothing
+// of the module, so the lean sessionvault-hook binary can use it.
+package hookio
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Input is the hook's stdin JSON (Claude Code hooks: BaseHookInput and the
+// event-specific fields sessionvault reads).
+type Input struct {
+	SessionID      string          `json:"session_id"`
+	Cwd            string          `json:"cwd"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	StopHookActive bool            `json:"stop_hook_active"`
+	Source         string          `json:"source"`  // SessionStart: startup, resume, clear, compact
+	Trigger        string          `json:"trigger"` // PreCompact: manual, auto
+}
+
+// MaxInput bounds the hook input read from stdin (4 MiB).
+const MaxInput = 4 << 20
+
+// ParseInput reads the hook JSON. An error names what is wrong.
+func ParseInput(data []byte) (Input, error) {
+	var in Input
+	if err := json.Unmarshal(data, &in); err != nil {
+		return in, fmt.Errorf("hook input is not valid JSON: %w", err)
+	}
+	return in, nil
+}
+
+// Response is what the hook process does: its exit code, stdout and stderr.
+type Response struct {
+	Exit   int
+	Stdout string
+	Stderr string
+}
+
+// Deny blocks a tool call: exit 2 with the reason on stderr (Claude Code
+// shows it to the agent).
+func Deny(reason string) Response {
+	return Response{Exit: 2, Stderr: "sessionvault blocked this tool call: " + reason + "\n"}
+}
+
+// Allow lets the tool call go ahead (exit 0, no output).
+func Allow() Response { return Response{} }
+
+// Warn reports what went wrong without blocking anything: exit 1, which
+// Claude Code treats as a non-blocking error and shows to the user (Claude
+// Code hooks: exit codes). A nil error is Allow.
+func Warn(what string, err error) Response {
+	if err == nil {
+		return Allow()
+	}
+	return Response{Exit: 1, Stderr: "sessionvault: " + what + ": " + err.Error() + "\n"}
+}
+
+// Write writes r's output and returns its exit code.
+func (r Response) Write(stdout, stderr io.Writer) int {
+	io.WriteString(stdout, r.Stdout)
+	io.WriteString(stderr, r.Stderr)
+	return r.Exit
+}
+
+// Events are the hook names sessionvault answers.
+var Events = []string{"pre-tool-use", "post-tool-use", "session-start", "pre-compact", "stop"}
+
+// Args are a hook command's arguments: [--vault DIR] [--project P] [hook] EVENT.
+type Args struct {
+	Vault   string // --vault, "" when not given
+	Project string // --project, "" when not given
+	Event   string // one of Events (not checked here)
+	Help    bool   // -h or --help
+}
+
+// Usage is the hook command's usage line.
+func Usage() string {
+	return "usage: sessionvault-hook [--vault DIR] [--project P] " + strings.Join(Events, "|") + "\n"
+}
+
+// ParseArgs reads a hook command's arguments; an error names the flag
+// that lacks its value.
+func ParseArgs(args []string) (Args, error) {
+	var a Args
+	for i := 0; i < len(args); i++ {
+		s := args[i]
+		switch {
+		case s == "--vault" || s == "--project":
+			if i+1 >= len(args) {
+				return a, fmt.Errorf("%s needs a value", s)
+			}
+			if s == "--vault" {
+				a.Vault = args[i+1]
+			} else {
+				a.Project = args[i+1]
+			}
+			i++
+		case strings.HasPrefix(s, "--vault="):
+			a.Vault = strings.TrimPrefix(s, "--vault=")
+		case strings.HasPrefix(s, "--project="):
+			a.Project = strings.TrimPrefix(s, "--project=")
+		case s == "hook" && a.Event == "":
+		case s == "-h" || s == "--help":
+			a.Help = true
+		default:
+			a.Event = s
+		}
+	}
+	return a, nil
+}
+
+// WorkDir is the folder of the code repository a hook runs for: the hook
+// input's cwd, else $CLAUDE_PROJECT_DIR, else the working directory.
+func WorkDir(inputCwd string) (string, error) {
+	if inputCwd != "" {
+		return inputCwd, nil
+	}
+	if d := os.Getenv("CLAUDE_PROJECT_DIR"); d != "" {
+		return d, nil
+	}
+	return os.Getwd()
+}
+
+// ReadInput reads the hook input from stdin (at most MaxInput bytes) and
+// parses it; the bytes read are returned also when they do not parse.
+func ReadInput(stdin io.Reader) ([]byte, Input, error) {
+	data, err := io.ReadAll(io.LimitReader(stdin, MaxInput))
+	if err != nil {
+		return data, Input{}, err
+	}
+	in, err := ParseInput(data)
+	return data, in, err
+}

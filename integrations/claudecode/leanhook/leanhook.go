@@ -1,0 +1,162 @@
+// Package leanhook is the whole of the lean sessionvault-hook binary. Hooks
+// run on every tool call, so its start-up is what each call pays. It decides
+// a PreToolUse call by itself when it can without reading the state: a
+// reading call or a person's command (the policy table), or any call while
+// the project's signed facts cache (internal/guard) matches the state note,
+// its seal, the protocol and the tool evidence as they are now. Everything
+// else — another hook, a changed state, no cache, a vault it cannot find —
+// it hands, with the same arguments and input, to `sessionvault hook` (the
+// full binary, beside this one or on PATH), which reads and verifies the
+// state and refreshes the cache. It links no git, note parser or CLI.
+//
+// Without the full binary, a PreToolUse call it cannot decide is denied
+// (exit 2: fail closed) with how to install it; other hooks warn (exit 1).
+package leanhook
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+
+	"github.com/sessionvault/sessionvault/integrations/claudecode/hookio"
+	"github.com/sessionvault/sessionvault/internal/config"
+	"github.com/sessionvault/sessionvault/internal/guard"
+	"github.com/sessionvault/sessionvault/internal/policy"
+)
+
+// Main answers one hook (args as for sessionvault-hook, the hook input on
+// stdin) and returns the exit code; see the package comment.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a, err := hookio.ParseArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "sessionvault-hook: %v\n", err)
+		return 2
+	}
+	if a.Help {
+		io.WriteString(stdout, hookio.Usage())
+		return 0
+	}
+	if a.Event != "pre-tool-use" {
+		return delegate(a, stdin, stdout, stderr)
+	}
+	data, in, err := hookio.ReadInput(stdin)
+	if err != nil || in.ToolName == "" {
+		return delegate(a, bytes.NewReader(data), stdout, stderr)
+	}
+	if r, ok := decide(a, in); ok {
+		return r.Write(stdout, stderr)
+	}
+	return delegate(a, bytes.NewReader(data), stdout, stderr)
+}
+
+// decide answers a PreToolUse call from the policy table and the facts
+// cache; ok is false when it cannot (the full binary decides then).
+func decide(a hookio.Args, in hookio.Input) (hookio.Response, bool) {
+	cwd, err := hookio.WorkDir(in.Cwd)
+	if err != nil {
+		return hookio.Response{}, false
+	}
+	root, project, err := config.Locate(a.Vault, a.Project, cwd)
+	if err != nil {
+		return hookio.Response{}, false
+	}
+	if root, err = filepath.Abs(root); err != nil || !config.IsVault(root) {
+		return hookio.Response{}, false
+	}
+	cfg, err := config.Load(root)
+	if err != nil {
+		return hookio.Response{}, false
+	}
+	table := policy.TableFrom(cfg.ReadOnlyTools, cfg.ModeBlocks)
+	call := policy.Classify(in.ToolName, in.ToolInput, policy.Config{UnknownMCP: cfg.UnknownMCPTools})
+	if v, decided := guard.Screen(&call, table); decided {
+		return response(v), true
+	}
+	if project == "" {
+		project = cfg.DefaultProject
+	}
+	if project == "" {
+		return hookio.Response{}, false
+	}
+	c, ok := guard.Load(root, project)
+	if !ok {
+		return hookio.Response{}, false
+	}
+	v := guard.Decide(call, in.Cwd, guard.Place{Root: root, Project: project, DefaultProject: cfg.DefaultProject}, table, c.Facts)
+	if v.Allowed && v.Class == policy.Write {
+		// A call that may write files it does not name: PostToolUse commits
+		// the notes it changed as the agent's edit.
+		return hookio.Warn("the tool call was not noted for PostToolUse", guard.NoteToolCall(root, project, in.ToolName, c.Watch)), true
+	}
+	return response(v), true
+}
+
+func response(v guard.Verdict) hookio.Response {
+	if v.Allowed {
+		return hookio.Allow()
+	}
+	return hookio.Deny(v.Reason)
+}
+
+// delegate runs `sessionvault [--vault DIR] [--project P] hook EVENT` with
+// stdin and passes on its output and exit code.
+func delegate(a hookio.Args, stdin io.Reader, stdout, stderr io.Writer) int {
+	event := a.Event
+	bin, err := fullBinary()
+	if err != nil {
+		why := "sessionvault-hook hands what its cache cannot decide to the sessionvault binary, which is not installed beside it or on PATH (" + err.Error() + "). Install it: `go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest`, or name it in $SESSIONVAULT_FULL_BIN"
+		if event == "pre-tool-use" {
+			return hookio.Deny(why+"; failing closed. Read-only tools still work").Write(stdout, stderr)
+		}
+		return hookio.Warn("hook "+event+" not answered", errors.New(why)).Write(stdout, stderr)
+	}
+	var argv []string
+	if a.Vault != "" {
+		argv = append(argv, "--vault", a.Vault)
+	}
+	if a.Project != "" {
+		argv = append(argv, "--project", a.Project)
+	}
+	cmd := exec.Command(bin, append(argv, "hook", event)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
+		return exit.ExitCode()
+	}
+	fmt.Fprintf(stderr, "sessionvault-hook: running %s: %v\n", bin, err)
+	if event == "pre-tool-use" {
+		return 2 // fail closed
+	}
+	return 1
+}
+
+// fullBinary finds the sessionvault binary: $SESSIONVAULT_FULL_BIN when
+// set (a path), else beside this one, else on PATH.
+func fullBinary() (string, error) {
+	if p := os.Getenv("SESSIONVAULT_FULL_BIN"); p != "" {
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			return "", fmt.Errorf("$SESSIONVAULT_FULL_BIN names %s, which is not a file", p)
+		}
+		return p, nil
+	}
+	name := "sessionvault"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return exec.LookPath("sessionvault")
+}

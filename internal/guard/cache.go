@@ -1,0 +1,181 @@
+package guard
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StateDir is the vault's git-ignored state folder, relative to its root
+// (config.StateDir; repeated here so that guard needs no YAML).
+const StateDir = ".sessionvault/state"
+
+// cacheFile is a project's facts cache, .sessionvault/state/guard-<project>.json:
+// the facts of the last verified reading of its state, the identity of the
+// files they were read from, and an HMAC over both with the vault's key.
+type cacheFile struct {
+	Identity string `json:"identity"`
+	Facts    Facts  `json:"facts"`
+	// Watch are the notes (vault-relative) whose change during a writing
+	// tool call PostToolUse looks for (NoteToolCall records them).
+	Watch []string `json:"watch"`
+	MAC   string   `json:"mac"`
+}
+
+// Cached is what the facts cache holds for a project.
+type Cached struct {
+	Facts Facts
+	Watch []string
+}
+
+// ReadKey returns the vault's HMAC key: $SESSIONVAULT_SECRET, else the key
+// file .sessionvault/state/key (at least 32 bytes). An error says there is
+// none yet (the engine makes it on first use).
+func ReadKey(root string) ([]byte, error) {
+	if k := os.Getenv("SESSIONVAULT_SECRET"); k != "" {
+		return []byte(k), nil
+	}
+	k, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(StateDir), "key"))
+	if err != nil {
+		return nil, err
+	}
+	if len(k) < 32 {
+		return nil, errors.New("the vault's key is shorter than 32 bytes")
+	}
+	return k, nil
+}
+
+// Identity is the stat identity of every file a project's facts are read
+// from: its current-state note, the note's seal (signature-<project>), the
+// protocol document (the project's, else the vault's, else built in) and the
+// tool calls seen as evidence (tools-<project>). Any change to one of them
+// changes it. The error is the state note's, when it cannot be stat'ed.
+func Identity(root, project string) (string, error) {
+	at := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	note, err := StatIdentity(at(project + "/session-current-state.md"))
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("note " + note)
+	for _, name := range []string{"signature-" + project, "tools-" + project} {
+		id, err := StatIdentity(at(StateDir + "/" + name))
+		if err != nil {
+			id = "none"
+		}
+		b.WriteString("\n" + name + " " + id)
+	}
+	proto := "built in"
+	for _, rel := range []string{project + "/SESSION-PROTOCOL.md", "SESSION-PROTOCOL.md"} {
+		if id, err := StatIdentity(at(rel)); err == nil {
+			proto = rel + " " + id
+			break
+		}
+	}
+	b.WriteString("\nprotocol " + proto)
+	return b.String(), nil
+}
+
+func cacheMAC(key []byte, project string, c cacheFile) (string, error) {
+	c.MAC = ""
+	data, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("sessionvault guard facts v1\n" + project + "\n"))
+	m.Write(data)
+	return hex.EncodeToString(m.Sum(nil)), nil
+}
+
+func cachePath(root, project string) string {
+	return filepath.Join(root, filepath.FromSlash(StateDir), "guard-"+project+".json")
+}
+
+// Save records facts as those of the files whose identity is id (taken by
+// Identity before the state was read and verified), signed with key. The
+// caller checks that Identity still gives id after the reading.
+func Save(root, project string, key []byte, id string, c Cached) error {
+	f := cacheFile{Identity: id, Facts: c.Facts, Watch: c.Watch}
+	mac, err := cacheMAC(key, project, f)
+	if err != nil {
+		return err
+	}
+	f.MAC = mac
+	data, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return writeState(root, filepath.Base(cachePath(root, project)), data)
+}
+
+// Load returns the cached facts of a project when they are those of its
+// files as they are now (same Identity) and their signature checks with the
+// vault's key. ok is false otherwise — no cache, a changed file, a cache
+// that does not check, no key: the state must then be read and verified.
+func Load(root, project string) (c Cached, ok bool) {
+	key, err := ReadKey(root)
+	if err != nil {
+		return Cached{}, false
+	}
+	id, err := Identity(root, project)
+	if err != nil {
+		return Cached{}, false
+	}
+	data, err := os.ReadFile(cachePath(root, project))
+	if err != nil {
+		return Cached{}, false
+	}
+	var f cacheFile
+	if json.Unmarshal(data, &f) != nil || f.Identity != id {
+		return Cached{}, false
+	}
+	want, err := cacheMAC(key, project, f)
+	if err != nil || !hmac.Equal([]byte(want), []byte(f.MAC)) {
+		return Cached{}, false
+	}
+	return Cached{Facts: f.Facts, Watch: f.Watch}, true
+}
+
+// NoteToolCall records, for a writing tool call the hook lets through, the
+// stat identity of the notes watch names (vault-relative; the project's
+// canonical notes), in .sessionvault/state/toolcall-<project>: PostToolUse
+// compares them after the call and commits what changed as the agent's edit.
+func NoteToolCall(root, project, tool string, watch []string) error {
+	var b strings.Builder
+	b.WriteString(tool + "\n")
+	for _, rel := range watch {
+		id, _ := StatIdentity(filepath.Join(root, filepath.FromSlash(rel)))
+		b.WriteString(rel + "\t" + id + "\n")
+	}
+	return writeState(root, "toolcall-"+project, []byte(b.String()))
+}
+
+// writeState replaces a file of the state folder by a rename (a reader
+// sees the old content or the new, never a part), without fsync: what is
+// kept there is rebuilt when lost.
+func writeState(root, name string, data []byte) error {
+	dir := filepath.Join(root, filepath.FromSlash(StateDir))
+	tmpDir := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	tmp := filepath.Join(tmpDir, name+"."+strconv.Itoa(os.Getpid())+"."+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
+}
