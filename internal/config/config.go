@@ -65,6 +65,13 @@ type Config struct {
 	// (Linux: one syncfs(2) of the vault's file system; cheaper on a quiet
 	// machine, slower while other programs write to the same disk).
 	Durability string `yaml:"durability"`
+	// CompactUpdates bounds the updates an active session's current-state
+	// note holds (seed 004 component 7, history compaction): past it, the
+	// older half moves to the session's update log,
+	// <project>/sessions/<session>/updates.md, so that an operation on a long
+	// session costs what it costs on a short one. Default 200; negative =
+	// never compact.
+	CompactUpdates int `yaml:"compact_updates"`
 	// Linear configures the sync to Linear (DESIGN §8).
 	Linear Linear `yaml:"linear"`
 }
@@ -111,7 +118,23 @@ func Default() Config {
 		HeartbeatTimeout: Duration{30 * time.Minute},
 		HistoryFull:      10,
 		LockTimeout:      Duration{30 * time.Second},
+		CompactUpdates:   DefaultCompactUpdates,
 	}
+}
+
+// DefaultCompactUpdates is CompactUpdates when the config leaves it out.
+const DefaultCompactUpdates = 200
+
+// UpdatesKept is CompactUpdates with its default: the most updates a
+// current-state note holds before the older half is compacted; 0 = never.
+func (c Config) UpdatesKept() int {
+	switch {
+	case c.CompactUpdates == 0:
+		return DefaultCompactUpdates
+	case c.CompactUpdates < 0:
+		return 0
+	}
+	return c.CompactUpdates
 }
 
 // Load reads vaultDir/.sessionvault/config.yaml over the defaults, then the

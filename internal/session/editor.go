@@ -70,6 +70,12 @@ func (d *doc) edit(start, end int, text string) {
 
 func (d *doc) set(key string, value any) { d.props = append(d.props, propEdit{key, value}) }
 
+// unset queues the removal of a property (nothing when it is absent).
+func (d *doc) unset(key string) { d.props = append(d.props, propEdit{key, deleted{}}) }
+
+// deleted is the value of a queued property removal.
+type deleted struct{}
+
 // newline returns the body's line ending.
 func (d *doc) newline() string {
 	if i := bytes.IndexByte(d.n.Bytes(), '\n'); i > 0 && d.n.Bytes()[i-1] == '\r' {
@@ -214,7 +220,12 @@ func (d *doc) bytes() ([]byte, error) {
 	}
 	for _, p := range d.props {
 		var err error
-		if n, err = n.Set(p.key, p.value); err != nil {
+		if _, del := p.value.(deleted); del {
+			n, err = n.Delete(p.key)
+		} else {
+			n, err = n.Set(p.key, p.value)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

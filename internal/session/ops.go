@@ -167,6 +167,8 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 			d.set("continues", "")
 		}
 		d.set("version", st.Version+1)
+		d.unset(propCompacted)
+		d.unset(propUpdatesLog)
 		d.set("phase", PhaseInit)
 		// Every session starts in the vault's default mode (seed 004); the
 		// last session's mode, even a person's disabled, does not carry over.
@@ -230,13 +232,21 @@ func (s *Service) nextID(tx *vault.Tx, project string, now time.Time, current st
 }
 
 // activeDoc reads the current-state note and requires an active session.
-func (s *Service) activeDoc(tx *vault.Tx, project string) (*doc, State, error) {
+// The state is read whole when full is set; else only its properties and
+// checklists (readLite): an entry needs no pass over every update of a long
+// session.
+func (s *Service) activeDoc(tx *vault.Tx, project string, full bool) (*doc, State, error) {
 	cur, _, _ := paths(project)
 	d, err := s.readDoc(tx, cur)
 	if err != nil {
 		return nil, State{}, err
 	}
-	st := d.readState(project)
+	var st State
+	if full {
+		st = d.readState(project)
+	} else {
+		st = d.readLite(project)
+	}
 	if !st.Active() {
 		last := ""
 		if st.LastSession != "" {
@@ -258,7 +268,8 @@ func bumpVersion(d *doc, st State, now time.Time) {
 
 // entryOp is the body of an operation on the active session: it queues its
 // edits on d (the current-state note) and may write other notes through tx.
-// It returns the commit's description and the id it created.
+// It returns the commit's description and the id it created. st holds the
+// properties and checklists only (readLite), not the entries.
 type entryOp func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error)
 
 // onActive runs op on the project's active session as one commit: it reads
@@ -271,13 +282,16 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 	}
 	var out Outcome
 	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
-		d, st, err := s.activeDoc(tx, project)
+		d, st, err := s.activeDoc(tx, project, false)
 		if err != nil {
 			return vault.Change{}, err
 		}
 		now := s.now()
 		ch, id, err := op(tx, d, st, now)
 		if err != nil {
+			return vault.Change{}, err
+		}
+		if err := s.compact(tx, d, st); err != nil {
 			return vault.Change{}, err
 		}
 		bumpVersion(d, st, now)
@@ -342,7 +356,7 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 		}
 	}
 	return s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
-		u := Update{ID: "u-" + strconv.Itoa(d.lastEntryNumber(secUpdates, 'u')+1), Time: now, Type: o.Type, Progress: o.Progress, Message: o.Message}
+		u := Update{ID: d.nextUpdateID(), Time: now, Type: o.Type, Progress: o.Progress, Message: o.Message}
 		for _, t := range o.Tags {
 			u.Tags = append(u.Tags, strings.TrimPrefix(t, "#"))
 		}
@@ -398,7 +412,7 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--impact %q is not one of low, medium, high", o.Impact).With("flag", "impact")
 	}
 	return s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
-		for _, prev := range st.Decisions {
+		for _, prev := range d.readDecisions(&st) {
 			if strings.EqualFold(strings.TrimSpace(prev.Title), strings.TrimSpace(linkLabel(o.Title))) {
 				return vault.Change{}, "", errs.New(errs.DuplicateDecisionTitle, "session %s already has a decision titled %q (%s); titles are unique within a session", st.Session, prev.Title, prev.ID).With("decision", prev.ID)
 			}
@@ -538,7 +552,7 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 	}
 	var out Outcome
 	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
-		d, st, err := s.activeDoc(tx, project)
+		d, st, err := s.activeDoc(tx, project, true)
 		if err != nil {
 			return vault.Change{}, err
 		}
@@ -803,7 +817,7 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 	}
 	var out Outcome
 	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
-		d, st, err := s.activeDoc(tx, project)
+		d, st, err := s.activeDoc(tx, project, true)
 		if err != nil {
 			return vault.Change{}, err
 		}
@@ -818,7 +832,7 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 		if st.LastSign != nil {
 			last = note.FormatTime(*st.LastSign)
 		}
-		u := Update{ID: "u-" + strconv.Itoa(d.lastEntryNumber(secUpdates, 'u')+1), Time: now, Type: "note", Message: "Recovered after a crash; last sign of life " + last + "."}
+		u := Update{ID: d.nextUpdateID(), Time: now, Type: "note", Message: "Recovered after a crash; last sign of life " + last + "."}
 		d.appendLine(secUpdates, formatUpdate(u))
 		d.set("status", StatusActive)
 		d.set("recovered", now)

@@ -141,10 +141,7 @@ func (d *doc) intProp(key string) int {
 func (d *doc) readState(project string) State {
 	st := d.readLite(project)
 	st.Updates = readEntries(d, &st, secUpdates, parseUpdate)
-	st.Decisions = readEntries(d, &st, secDecisions, parseDecision)
-	for i := range st.Decisions {
-		st.Decisions[i].Note = inProject(project, st.Decisions[i].Note)
-	}
+	st.Decisions = d.readDecisions(&st)
 	st.Blockers = readEntries(d, &st, secBlockers, parseBlocker)
 	st.Problems = append(st.Problems, d.timeProblems()...)
 	for _, l := range d.sectionLines(secNext) {
@@ -153,6 +150,16 @@ func (d *doc) readState(project string) State {
 		}
 	}
 	return st
+}
+
+// readDecisions reads the decisions section into st's problems and
+// returns its entries, their notes as paths from the vault root.
+func (d *doc) readDecisions(st *State) []Decision {
+	decs := readEntries(d, st, secDecisions, parseDecision)
+	for i := range decs {
+		decs[i].Note = inProject(st.Project, decs[i].Note)
+	}
+	return decs
 }
 
 // readLite reads the properties and the checklists only: what the hooks
@@ -262,11 +269,11 @@ func setLine(e any, line int) {
 func (d *doc) lastEntryNumber(section string, prefix byte) int {
 	max := 0
 	for _, l := range d.sectionLines(section) {
-		m := idTailRe().FindSubmatch(l.Content())
-		if m == nil || m[1][0] != prefix {
+		id := idTail(l.Content())
+		if id == nil || id[0] != prefix {
 			continue
 		}
-		if n, _ := strconv.Atoi(string(m[2])); n > max {
+		if n, _ := strconv.Atoi(string(id[2:])); n > max {
 			max = n
 		}
 	}
