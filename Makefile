@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/sessionvault
 PKGS    := ./...
 
-.PHONY: build demo test bench stress vet fmt clean cross install lint
+.PHONY: build demo test bench bench-compare stress vet fmt clean cross install lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/sessionvault
@@ -51,11 +51,22 @@ stress: build
 	./bin/svstress -bin $(BIN) $(STRESS_FLAGS)
 
 # Benchmarks (DESIGN §10): a generated vault of 10,000 notes and 5,000 commits;
-# one update to a durable commit in process and as a CLI process, against
-# `git add && git commit` in the same run. Override the size with
-# SESSIONVAULT_BENCH_NOTES / SESSIONVAULT_BENCH_COMMITS.
+# one update to a durable commit in process (fsync, syncfs) and as a CLI
+# process, `git add && git commit`, the PreToolUse hook and `git rev-parse
+# HEAD`, interleaved, quiet and beside a busy writer; then curves against
+# vault size, history length and session length (long: the largest vaults
+# have 100,000 notes and 50,000 commits). Writes bench.json. Override the
+# size with SESSIONVAULT_BENCH_NOTES / SESSIONVAULT_BENCH_COMMITS, or pass
+# flags: make bench BENCH_FLAGS=-quick (a small trial), BENCH_FLAGS=-curves=false.
+BENCH_FLAGS ?=
 bench: build
-	$(GO) run ./cmd/svbench -bin $(BIN)
+	$(GO) run ./cmd/svbench -bin $(BIN) $(BENCH_FLAGS)
+
+# Compare the figures of two bench runs: make bench-compare OLD=old.json [NEW=bench.json]
+NEW ?= bench.json
+bench-compare:
+	@test -n "$(OLD)" || { echo "usage: make bench-compare OLD=old.json [NEW=bench.json]"; exit 2; }
+	$(GO) run ./cmd/svbench compare $(OLD) $(NEW)
 
 # Regenerate the Linear GraphQL client (integrations/linear/generated.go) from
 # operations.graphql + schema/schema.graphql; `make test` fails while it is stale.

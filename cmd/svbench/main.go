@@ -1,60 +1,96 @@
-// Command svbench measures sessionvault against the targets of DESIGN §10 on
-// a generated vault (default 10,000 notes and 5,000 commits): one `update` to
-// a durable commit in process (with each durability: fsync of the commit's own
-// files, and one syncfs of the file system) and as a CLI process, and `git add
-// && git commit` of one note, interleaved round by round in the same run —
-// on a quiet machine, while another process writes and flushes 64 MB files on
-// the same file system ("busy"), and while it writes them without flushing
-// ("dirty": the kernel's write-back holds them). It prints the medians, p90s
-// and the ratios. Run it with `make bench`.
+// Command svbench measures sessionvault against the targets of DESIGN §10.
+// Run it with `make bench`; it prints, in one run:
+//
+//   - The main table, on a generated vault (default 10,000 notes and 5,000
+//     commits): one `update` to a durable commit in process (durability
+//     fsync, the default, and syncfs) and as a CLI process, `git add && git
+//     commit` of one note, the PreToolUse hook (sessionvault-hook, Edit and
+//     Read) on a session of 10,000 updates and its baseline, `git rev-parse
+//     HEAD` as a process — interleaved round by round in random order, on a
+//     quiet machine, while another process writes and flushes 64 MB files on
+//     the same file system ("busy"), and while it writes them without
+//     flushing ("dirty"). Medians, p90s, the ratios, the peak memory of a CLI
+//     update and of a hook call, and the time to parse every note.
+//   - Curves: an in-process update against vault size, history length and
+//     session length, each point on its own generated vault.
+//
+// It writes the same figures to a JSON file (-json, default bench.json);
+// `svbench compare OLD.json NEW.json` prints the change of every figure
+// between two such files.
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
-	"math/rand"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime/pprof"
-	"sort"
 	"strconv"
-	"strings"
-	"time"
-
-	"github.com/sessionvault/sessionvault/internal/history/historytest"
-	"github.com/sessionvault/sessionvault/internal/session"
-	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
 func main() {
-	bin := flag.String("bin", "bin/sessionvault", "the sessionvault binary to time as a CLI process")
-	notes := flag.Int("notes", envInt("SESSIONVAULT_BENCH_NOTES", 10000), "notes in the generated vault")
-	commits := flag.Int("commits", envInt("SESSIONVAULT_BENCH_COMMITS", 5000), "commits in the generated vault's history")
-	rounds := flag.Int("rounds", 40, "timed rounds (each runs every variant once, in random order)")
-	keep := flag.Bool("keep", false, "keep the generated vault")
-	profile := flag.String("cpuprofile", "", "write a CPU profile of this process (the in-process variant) to the file")
-	flag.Parse()
-	if *profile != "" {
-		f, err := os.Create(*profile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "svbench:", err)
+	if len(os.Args) > 1 && os.Args[1] == "compare" {
+		if err := compare(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "svbench compare:", err)
 			os.Exit(1)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(os.Stderr, "svbench: --cpuprofile:", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
+		return
 	}
-	if err := run(*bin, *notes, *commits, *rounds, *keep); err != nil {
+	var o options
+	flag.StringVar(&o.bin, "bin", "bin/sessionvault", "the sessionvault binary to time as a CLI process")
+	flag.StringVar(&o.hookBin, "hook-bin", "", "the sessionvault-hook binary (default: sessionvault-hook beside -bin)")
+	flag.IntVar(&o.notes, "notes", envInt("SESSIONVAULT_BENCH_NOTES", 10000), "notes in the main table's generated vault")
+	flag.IntVar(&o.commits, "commits", envInt("SESSIONVAULT_BENCH_COMMITS", 5000), "commits in the main table's generated vault")
+	flag.IntVar(&o.rounds, "rounds", 40, "timed rounds per phase of the main table (each runs every variant once, in random order)")
+	flag.StringVar(&o.phaseNames, "phases", "quiet,busy,dirty", "the main table's phases (comma-separated): quiet, busy (beside a writer flushing large files), dirty (the same without flushing)")
+	flag.IntVar(&o.hookUpdates, "hook-updates", 10000, "updates in the session the PreToolUse hook is timed on")
+	flag.BoolVar(&o.curves, "curves", true, "measure the curves (vault size, history length, session length)")
+	flag.IntVar(&o.curveRounds, "curve-rounds", 20, "timed rounds per curve point")
+	o.sizes = intList{1000, 10000, 100000}
+	flag.Var(&o.sizes, "sizes", "vault-size curve: notes per point (comma-separated)")
+	flag.IntVar(&o.sizeRef, "size-ref", 10000, "vault-size curve: the reference point (one of -sizes)")
+	flag.IntVar(&o.sizeCommits, "size-commits", 5000, "vault-size curve: commits in each point's vault")
+	o.histories = intList{5000, 50000}
+	flag.Var(&o.histories, "histories", "history-length curve: commits per point (comma-separated)")
+	flag.IntVar(&o.historyRef, "history-ref", 5000, "history-length curve: the reference point (one of -histories)")
+	flag.IntVar(&o.historyNotes, "history-notes", 10000, "history-length curve: notes in each point's vault")
+	o.sessions = intList{100, 1000, 10000}
+	flag.Var(&o.sessions, "sessions", "session-length curve: updates in the session per point (comma-separated)")
+	flag.IntVar(&o.sessionRef, "session-ref", 100, "session-length curve: the reference point (one of -sessions)")
+	flag.IntVar(&o.sessionNotes, "session-notes", 1000, "session-length curve: notes in each point's vault")
+	flag.IntVar(&o.sessionCommits, "session-commits", 500, "session-length curve: commits in each point's vault")
+	flag.BoolVar(&o.quick, "quick", false, "a quick trial: small vaults, 5 rounds, small curve points (flags given explicitly win)")
+	flag.StringVar(&o.jsonPath, "json", "bench.json", "write the figures to this JSON file (empty: do not write)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the generated vaults")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of this process (the in-process variants) to the file")
+	flag.Usage = usage
+	flag.Parse()
+	if err := o.finish(flag.CommandLine); err != nil {
 		fmt.Fprintln(os.Stderr, "svbench:", err)
-		pprof.StopCPUProfile()
+		os.Exit(2)
+	}
+	stop, err := startProfile(*profile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "svbench:", err)
+		os.Exit(1)
+	}
+	err = run(o)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "svbench:", err)
 		os.Exit(1)
 	}
 }
 
+// usage prints how to call svbench, its subcommand and its flags.
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintf(out, "usage: svbench [flags]            run the benchmarks (make bench)\n")
+	fmt.Fprintf(out, "       svbench compare OLD NEW    compare the figures of two -json files (make bench-compare)\n\nflags:\n")
+	flag.PrintDefaults()
+}
+
+// envInt returns the positive integer in the environment variable name, or
+// def.
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
@@ -62,265 +98,53 @@ func envInt(name string, def int) int {
 	return def
 }
 
-func run(bin string, notes, commits, rounds int, keep bool) error {
-	bin, err := filepath.Abs(bin)
+// startProfile starts a CPU profile into file (none when file is empty) and
+// returns the function that stops it.
+func startProfile(file string) (func(), error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
 	}
-	work, err := os.MkdirTemp("", "svbench-")
-	if err != nil {
-		return err
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
 	}
-	if !keep {
-		defer os.RemoveAll(work)
-	}
-	dir := filepath.Join(work, "vault")
-	fmt.Fprintf(os.Stderr, "generating a vault of %d notes and %d commits in %s ...\n", notes, commits, dir)
-	t0 := time.Now()
-	if err := historytest.Generate(dir, notes, commits); err != nil {
-		return fmt.Errorf("generating the vault: %w", err)
-	}
-	fmt.Fprintf(os.Stderr, "generated in %s\n", time.Since(t0).Round(time.Millisecond))
-	if err := sh(dir, bin, "init", dir, "--project", "bench"); err != nil {
-		return err
-	}
-	if err := sh(dir, bin, "--vault", dir, "start", "--objective", "benchmark", "--branch", "bench", "--commit", "0"); err != nil {
-		return err
-	}
-	v, err := vault.Open(dir)
-	if err != nil {
-		return err
-	}
-	svc := session.New(v) // durability: fsync (the default)
-	vs, err := vault.Open(dir)
-	if err != nil {
-		return err
-	}
-	vs.Config.Durability = "syncfs"
-	svcSyncfs := session.New(vs)
-
-	variants := []struct {
-		name string
-		op   func(i int) error
-	}{
-		{"in process, fsync: update, durable commit", func(i int) error {
-			_, err := svc.Update(session.UpdateOptions{Project: "bench", Message: "in-process update " + strconv.Itoa(i)})
-			return err
-		}},
-		{"in process, syncfs: update, durable commit", func(i int) error {
-			_, err := svcSyncfs.Update(session.UpdateOptions{Project: "bench", Message: "in-process syncfs update " + strconv.Itoa(i)})
-			return err
-		}},
-		{"CLI process: sessionvault update", func(i int) error {
-			return sh(dir, bin, "--vault", dir, "update", "cli update "+strconv.Itoa(i))
-		}},
-		{"git add && git commit (one note)", func(i int) error {
-			p := historytest.NotePath(rand.Intn(notes))
-			if err := os.WriteFile(filepath.Join(dir, p), historytest.NoteContent(i, 1_000_000+i), 0o644); err != nil {
-				return err
-			}
-			if err := sh(dir, "git", "add", "--", p); err != nil {
-				return err
-			}
-			return sh(dir, "git", "commit", "-q", "-m", "bench "+strconv.Itoa(i))
-		}},
-	}
-	// One warm-up round, untimed.
-	for _, vr := range variants {
-		if err := vr.op(-1); err != nil {
-			return fmt.Errorf("%s: %w", vr.name, err)
-		}
-	}
-	phases := []string{"quiet", "busy", "dirty"}
-	times := map[string][][]time.Duration{}
-	for _, phase := range phases {
-		var stop func() error
-		if phase != "quiet" {
-			if stop, err = busyWriter(work, phase == "busy"); err != nil {
-				return err
-			}
-		}
-		times[phase] = make([][]time.Duration, len(variants))
-		for r := 0; r < rounds; r++ {
-			for _, k := range rand.Perm(len(variants)) {
-				start := time.Now()
-				if err := variants[k].op(r); err != nil {
-					return fmt.Errorf("%s: %w", variants[k].name, err)
-				}
-				times[phase][k] = append(times[phase][k], time.Since(start))
-			}
-			if (r+1)%10 == 0 {
-				fmt.Fprintf(os.Stderr, "%s: round %d/%d\n", phase, r+1, rounds)
-			}
-		}
-		if stop != nil {
-			if err := stop(); err != nil {
-				return err
-			}
-		}
-	}
-	if out, err := exec.Command("git", "-C", dir, "status", "--porcelain").Output(); err != nil || len(out) != 0 {
-		return fmt.Errorf("git status after the run is not clean (%v): %s", err, out)
-	}
-	if out, err := exec.Command("git", "-C", dir, "fsck", "--no-progress").CombinedOutput(); err != nil {
-		return fmt.Errorf("git fsck after the run: %v: %s", err, out)
-	}
-	fmt.Printf("vault: %d notes, %d commits; %d rounds per phase, variants interleaved in random order;\n", notes, commits, rounds)
-	fmt.Printf("busy: another process writes and flushes 64 MB files on the same file system; dirty: the same without flushing\n\n")
-	fmt.Printf("%-44s %11s %11s %11s %11s %11s %11s\n", "variant", "quiet p50", "quiet p90", "busy p50", "busy p90", "dirty p50", "dirty p90")
-	med := map[string][]time.Duration{}
-	for _, phase := range phases {
-		med[phase] = make([]time.Duration, len(variants))
-		for k := range variants {
-			med[phase][k] = pct(times[phase][k], 50)
-		}
-	}
-	for k, vr := range variants {
-		fmt.Printf("%-44s %11s %11s %11s %11s %11s %11s\n", vr.name, ms(med["quiet"][k]), ms(pct(times["quiet"][k], 90)),
-			ms(med["busy"][k]), ms(pct(times["busy"][k], 90)), ms(med["dirty"][k]), ms(pct(times["dirty"][k], 90)))
-	}
-	for _, phase := range phases {
-		m := med[phase]
-		fmt.Printf("\n%s: git add && git commit / in-process update (fsync): %.1fx, (syncfs): %.1fx (target: >= 8x; DESIGN §10)\n", phase, float64(m[3])/float64(m[0]), float64(m[3])/float64(m[1]))
-		fmt.Printf("%s: syncfs / fsync in process: %.2fx; git / CLI update: %.1fx\n", phase, float64(m[1])/float64(m[0]), float64(m[3])/float64(m[2]))
-	}
-	fmt.Printf("targets: in-process p50 <= 5 ms quiet, <= 8 ms busy; CLI p50 <= 20 ms\n")
-	t1 := time.Now()
-	rep, err := svc.Check(nil)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("parse every note (check, in process): %d notes in %s (target <= 1 s)\n", rep.Notes, ms(time.Since(t1)))
-	fmt.Printf("git status: clean; git fsck: clean\n")
-	return benchHook(bin, work, rounds)
-}
-
-// benchHook times the PreToolUse decision, process start to exit, on a
-// session with 10,000 updates whose start protocol is complete (DESIGN §10:
-// p50 <= 5 ms): Edit (allowed after verifying the signed state and the
-// gate) and Read (the read-only fast path).
-func benchHook(bin, work string, rounds int) error {
-	v := filepath.Join(work, "hookvault")
-	code := filepath.Join(work, "code")
-	steps := [][]string{
-		{"git", "init", "-q", "-b", "feat/bench", code},
-		{"git", "-C", code, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "--allow-empty", "-m", "start"},
-		{bin, "init", v, "--project", "demo"},
-		{bin, "--vault", v, "start", "--objective", "hook benchmark"},
-		{bin, "--vault", v, "update", "first"},
-	}
-	for _, st := range steps {
-		if err := sh(work, st[0], st[1:]...); err != nil {
-			return err
-		}
-	}
-	note := filepath.Join(v, "demo", "session-current-state.md")
-	data, err := os.ReadFile(note)
-	if err != nil {
-		return err
-	}
-	first := []byte("· note · first ^u-1\n")
-	i := bytes.Index(data, first) + len(first)
-	var b bytes.Buffer
-	b.Write(data[:i])
-	for n := 2; n <= 10000; n++ {
-		fmt.Fprintf(&b, "- 2026-11-22T10:00:00Z · note · bulk update number %d with a few more words ^u-%d\n", n, n)
-	}
-	b.Write(data[i:])
-	if err := os.WriteFile(note, b.Bytes(), 0o644); err != nil {
-		return err
-	}
-	for _, st := range [][]string{
-		{"--vault", v, "accept"},
-		{"--vault", v, "evidence", "record", "c-1", "--file", "session-current-state.md"},
-		{"--vault", v, "evidence", "record", "c-2"},
-		{"--vault", v, "evidence", "record", "c-3", "--run"},
-	} {
-		if err := sh(code, bin, st...); err != nil {
-			return err
-		}
-	}
-	hookBin := bin
-	hook := func(tool string) (time.Duration, error) {
-		cmd := exec.Command(hookBin, "--vault", v, "hook", "pre-tool-use")
-		cmd.Dir = code
-		cmd.Stdin = strings.NewReader(`{"session_id":"b","cwd":"` + code + `","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_input":{"file_path":"` + code + `/x.go"}}`)
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		d := time.Since(start)
-		if err != nil {
-			return d, fmt.Errorf("hook denied %s: %v: %s", tool, err, out)
-		}
-		return d, nil
-	}
-	fmt.Printf("\nPreToolUse hook, process start to exit, session with 10,000 updates (%d rounds):\n", rounds)
-	bins := []string{bin}
-	if lean := filepath.Join(filepath.Dir(bin), "sessionvault-hook"); fileExists(lean) {
-		bins = append(bins, lean)
-	}
-	for _, b := range bins {
-		hookBin = b
-		var edit, read []time.Duration
-		for r := 0; r < rounds; r++ {
-			d, err := hook("Edit")
-			if err != nil {
-				return err
-			}
-			edit = append(edit, d)
-			if d, err = hook("Read"); err != nil {
-				return err
-			}
-			read = append(read, d)
-		}
-		name := filepath.Base(b)
-		fmt.Printf("%-50s %10s %10s\n", name+": Edit (verified, gate passed)", ms(pct(edit, 50)), ms(pct(edit, 90)))
-		fmt.Printf("%-50s %10s %10s\n", name+": Read (read-only fast path)", ms(pct(read, 50)), ms(pct(read, 90)))
-	}
-	fmt.Printf("target p50 <= 5 ms (DESIGN §10)\n")
-	return nil
-}
-
-// busyWriter starts a process that writes a 64 MB file in work, in a loop,
-// as another program on a developer's machine would — flushing each (dd
-// conv=fsync) when flush is set; the function it returns stops it and
-// removes the file.
-func busyWriter(work string, flush bool) (func() error, error) {
-	file := filepath.Join(work, "busy.bin")
-	conv := ""
-	if flush {
-		conv = " conv=fsync"
-	}
-	cmd := exec.Command("sh", "-c", "while :; do dd if=/dev/zero of=\"$0\" bs=1M count=64"+conv+" status=none || exit 1; done", file)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the busy writer: %w", err)
-	}
-	time.Sleep(500 * time.Millisecond) // let it get going
-	return func() error {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait() // killed: its exit status says so
-		return os.Remove(file)
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
 	}, nil
 }
 
-func sh(dir, name string, argv ...string) error {
-	cmd := exec.Command(name, argv...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
+// run generates the vaults, measures the main table and the curves, prints
+// them and writes the JSON report.
+func run(o options) error {
+	work, err := os.MkdirTemp("", "svbench-")
 	if err != nil {
-		return fmt.Errorf("%s %v: %w: %s", name, argv, err, out)
+		return fmt.Errorf("creating the work folder: %w", err)
 	}
+	if o.keep {
+		fmt.Fprintf(os.Stderr, "keeping the generated vaults in %s\n", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	var figs figures
+	if err := mainTable(o, work, &figs); err != nil {
+		return err
+	}
+	if o.curves {
+		if err := runCurves(o, work, &figs); err != nil {
+			return err
+		}
+	}
+	if o.jsonPath == "" {
+		return nil
+	}
+	if err := writeReport(o.jsonPath, Report{Figures: figs.list, Meta: o.meta()}); err != nil {
+		return err
+	}
+	fmt.Printf("\n%d figures written to %s\n", len(figs.list), o.jsonPath)
 	return nil
-}
-
-func pct(ds []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[(len(s)-1)*p/100]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-
-func fileExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
 }

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/session"
+)
+
+// pointSpec is the vault of a curve point: its notes and commits, and the
+// updates its session holds before the timed rounds (0: a session just
+// started).
+type pointSpec struct{ notes, commits, updates int }
+
+// pointResult is a curve point's measurement: the timed updates, and the
+// time of the untimed warm-up update before them.
+type pointResult struct {
+	times []time.Duration
+	first time.Duration
+}
+
+// curve is an in-process update's time against one parameter: points are
+// the parameter's values, ref the one the others are compared with, spec the
+// vault of a point.
+type curve struct {
+	key, title, axis string
+	points           []int
+	ref              int
+	spec             func(x int) pointSpec
+}
+
+// curveList returns the curves the options ask for.
+func curveList(o options) []curve {
+	return []curve{
+		{"vault-notes", fmt.Sprintf("vault size (%s commits each)", thousands(o.sizeCommits)), "notes",
+			o.sizes, o.sizeRef, func(x int) pointSpec { return pointSpec{x, o.sizeCommits, 0} }},
+		{"history-commits", fmt.Sprintf("history length (%s notes each)", thousands(o.historyNotes)), "commits",
+			o.histories, o.historyRef, func(x int) pointSpec { return pointSpec{o.historyNotes, x, 0} }},
+		{"session-updates", fmt.Sprintf("session length (%s notes, %s commits each)", thousands(o.sessionNotes), thousands(o.sessionCommits)), "updates in the session",
+			o.sessions, o.sessionRef, func(x int) pointSpec { return pointSpec{o.sessionNotes, o.sessionCommits, x} }},
+	}
+}
+
+// pointRunner measures curve points on vaults it generates in work, each
+// point once: a point two curves share (by default 10,000 notes and 5,000
+// commits) is measured for the first and shown in both.
+type pointRunner struct {
+	bin, work string
+	rounds    int
+	keep      bool
+	done      map[pointSpec]pointResult
+}
+
+// runCurves measures, prints and records every curve.
+func runCurves(o options, work string, figs *figures) error {
+	pr := &pointRunner{bin: o.bin, work: work, rounds: o.curveRounds, keep: o.keep, done: map[pointSpec]pointResult{}}
+	fmt.Printf("\ncurves: p50 and p90 of an in-process update to a durable commit (durability fsync), %d rounds per point, each point on its own generated vault\n", o.curveRounds)
+	fmt.Printf("first update: the untimed warm-up before the rounds (session length: the first update after the bulk insert and accept)\n")
+	for _, c := range curveList(o) {
+		res := map[int]pointResult{}
+		for _, x := range c.points {
+			r, err := pr.measure(c.spec(x))
+			if err != nil {
+				return fmt.Errorf("%s curve, point %d: %w", c.key, x, err)
+			}
+			res[x] = r
+		}
+		printCurve(c, res, figs)
+	}
+	return nil
+}
+
+// measure returns the measurement of the point s, generating its vault the
+// first time.
+func (pr *pointRunner) measure(s pointSpec) (pointResult, error) {
+	if r, ok := pr.done[s]; ok {
+		return r, nil
+	}
+	dir := filepath.Join(pr.work, fmt.Sprintf("curve-%dn-%dc-%du", s.notes, s.commits, s.updates))
+	if !pr.keep {
+		defer os.RemoveAll(dir)
+	}
+	svc, err := pr.prepare(dir, s)
+	if err != nil {
+		return pointResult{}, err
+	}
+	fmt.Fprintf(os.Stderr, "timing %d updates in process (%s notes, %s commits, a session of %s updates before them) ...\n",
+		pr.rounds, thousands(s.notes), thousands(s.commits), thousands(s.updates))
+	r, err := timeUpdates(svc, pr.rounds)
+	if err != nil {
+		return r, err
+	}
+	pr.done[s] = r
+	return r, nil
+}
+
+// prepare generates the vault of s in dir, starts a session, grows it to
+// s.updates updates and returns the in-process service on the vault.
+func (pr *pointRunner) prepare(dir string, s pointSpec) (*session.Service, error) {
+	if err := generate(dir, s.notes, s.commits); err != nil {
+		return nil, err
+	}
+	if err := startSession(pr.bin, dir); err != nil {
+		return nil, err
+	}
+	if s.updates > 0 {
+		if err := sh(dir, pr.bin, "--vault", dir, "update", "first"); err != nil {
+			return nil, fmt.Errorf("the first update: %w", err)
+		}
+		if err := bulkSession(pr.bin, dir, benchProject, dir, s.updates); err != nil {
+			return nil, err
+		}
+	}
+	return openService(dir, "")
+}
+
+// timeUpdates times one warm-up update, then rounds updates, in process.
+func timeUpdates(svc *session.Service, rounds int) (pointResult, error) {
+	var r pointResult
+	start := time.Now()
+	if err := update(svc, "curve warm-up update", 0); err != nil {
+		return r, fmt.Errorf("the warm-up update: %w", err)
+	}
+	r.first = time.Since(start)
+	for i := 1; i <= rounds; i++ {
+		start := time.Now()
+		if err := update(svc, "curve update", i); err != nil {
+			return r, fmt.Errorf("update %d: %w", i, err)
+		}
+		r.times = append(r.times, time.Since(start))
+	}
+	return r, nil
+}
+
+// printCurve prints and records a curve: per point p50, p90, their ratios to
+// the reference point's and the warm-up update.
+func printCurve(c curve, res map[int]pointResult, figs *figures) {
+	ref := res[c.ref].times
+	fmt.Printf("\n%s; reference: %s %s\n", c.title, thousands(c.ref), c.axis)
+	fmt.Printf("  %-24s %10s %10s %8s %8s %13s\n", c.axis, "p50", "p90", "p50/ref", "p90/ref", "first update")
+	for _, x := range c.points {
+		t := res[x].times
+		p50, p90 := pct(t, 50), pct(t, 90)
+		r50, r90 := ratio(p50, pct(ref, 50)), ratio(p90, pct(ref, 90))
+		label := thousands(x)
+		if x == c.ref {
+			label += " (ref)"
+		}
+		fmt.Printf("  %-24s %10s %10s %7.2fx %7.2fx %13s\n", label, ms(p50), ms(p90), r50, r90, ms(res[x].first))
+		name := "curve/" + c.key + "/" + strconv.Itoa(x) + "/"
+		figs.dur(name+"p50", p50)
+		figs.dur(name+"p90", p90)
+		figs.ratio(name+"ratio-p50", r50)
+		figs.ratio(name+"ratio-p90", r90)
+		figs.dur(name+"first-update", res[x].first)
+	}
+}

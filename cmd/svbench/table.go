@@ -1,0 +1,393 @@
+package main
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/history/historytest"
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// Targets of DESIGN §10 the main table is read against.
+const (
+	targetGitOverUpdate    = 8.0 // git add && git commit / in-process update, at least
+	targetHookOverRevParse = 3.0 // hook Edit / git rev-parse HEAD, at most
+	targetUpdateQuietMs    = 5   // in-process update p50, quiet
+	targetUpdateBusyMs     = 8   // in-process update p50, busy
+	targetCLIMs            = 20  // CLI update p50
+	targetHookMs           = 5   // PreToolUse p50
+	targetCheckMs          = 1000
+)
+
+// benchProject is the project of the generated vaults.
+const benchProject = "bench"
+
+// variant is one row of the main table: key names its figures, op runs it
+// once (round i) and returns the peak memory of the process it ran, in KiB
+// (0 when it ran none or the platform does not say).
+type variant struct {
+	key, label string
+	op         func(i int) (int64, error)
+}
+
+// phase is a load under which every variant is timed.
+type phase struct{ name, about string }
+
+// allPhases returns every phase of the main table, in the order they run.
+func allPhases() []phase {
+	return []phase{
+		{"quiet", "nothing else runs"},
+		{"busy", fmt.Sprintf("another process writes and flushes %d MB files on the same file system", busyFileMB)},
+		{"dirty", "the same without flushing: the kernel's write-back holds them"},
+	}
+}
+
+// samples are one phase's measurements: per variant, each round's time and
+// peak memory.
+type samples struct {
+	times [][]time.Duration
+	rss   [][]int64
+}
+
+// benchVault is the main table's generated vault and two in-process services
+// on it, one per durability.
+type benchVault struct {
+	dir           string
+	notes         int
+	fsync, syncfs *session.Service
+}
+
+// mainTable measures, prints and records the main table, the peak memory and
+// the time to parse every note.
+func mainTable(o options, work string, figs *figures) error {
+	if _, err := os.Stat(o.hookBin); err != nil {
+		return fmt.Errorf("the hook binary (-hook-bin; make build puts it beside -bin): %w", err)
+	}
+	b, err := setupBenchVault(o.bin, work, o.notes, o.commits)
+	if err != nil {
+		return err
+	}
+	h, err := setupHookVault(o.bin, work, o.hookUpdates)
+	if err != nil {
+		return err
+	}
+	vs := tableVariants(o, b, h)
+	if err := warmUp(vs); err != nil {
+		return err
+	}
+	res := map[string]samples{}
+	for _, p := range o.phases {
+		if res[p.name], err = runPhase(work, p.name, vs, o.rounds); err != nil {
+			return err
+		}
+	}
+	if err := checkClean(b.dir); err != nil {
+		return err
+	}
+	printTable(o, vs, res, figs)
+	printRatios(o, vs, res, figs)
+	printMemory(o, vs, res, figs)
+	return timeCheck(b, figs)
+}
+
+// setupBenchVault generates the main table's vault in work and starts a
+// session in it.
+func setupBenchVault(bin, work string, notes, commits int) (benchVault, error) {
+	b := benchVault{dir: filepath.Join(work, "vault"), notes: notes}
+	if err := generate(b.dir, notes, commits); err != nil {
+		return b, err
+	}
+	if err := startSession(bin, b.dir); err != nil {
+		return b, err
+	}
+	var err error
+	if b.fsync, err = openService(b.dir, ""); err != nil {
+		return b, err
+	}
+	b.syncfs, err = openService(b.dir, "syncfs")
+	return b, err
+}
+
+// generate builds a vault of notes notes and commits commits in dir, saying
+// so on stderr.
+func generate(dir string, notes, commits int) error {
+	fmt.Fprintf(os.Stderr, "generating a vault of %s notes and %s commits in %s ...\n", thousands(notes), thousands(commits), dir)
+	t0 := time.Now()
+	if err := historytest.Generate(dir, notes, commits); err != nil {
+		return fmt.Errorf("generating the vault: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "generated in %s\n", time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// startSession makes dir a vault of benchProject and starts a session.
+func startSession(bin, dir string) error {
+	if err := sh(dir, bin, "init", dir, "--project", benchProject); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if err := sh(dir, bin, "--vault", dir, "start", "--objective", "benchmark", "--branch", "bench", "--commit", "0"); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	return nil
+}
+
+// openService opens the vault in dir with durability (empty: the
+// configured default) and returns the session service on it.
+func openService(dir, durability string) (*session.Service, error) {
+	v, err := vault.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening the vault: %w", err)
+	}
+	if durability != "" {
+		v.Config.Durability = durability
+	}
+	return session.New(v), nil
+}
+
+// update records one in-process update with message msg and round i.
+func update(svc *session.Service, msg string, i int) error {
+	_, err := svc.Update(session.UpdateOptions{Project: benchProject, Message: msg + " " + strconv.Itoa(i)})
+	return err
+}
+
+// tableVariants returns the rows of the main table.
+func tableVariants(o options, b benchVault, h hookEnv) []variant {
+	hookName := filepath.Base(o.hookBin)
+	return []variant{
+		{"update-in-process-fsync", "update in process, durability fsync", func(i int) (int64, error) {
+			return 0, update(b.fsync, "in-process update", i)
+		}},
+		{"update-in-process-syncfs", "update in process, durability syncfs", func(i int) (int64, error) {
+			return 0, update(b.syncfs, "in-process syncfs update", i)
+		}},
+		{"update-cli", "sessionvault update (CLI process)", func(i int) (int64, error) {
+			return runProc(b.dir, "", o.bin, "--vault", b.dir, "update", "cli update "+strconv.Itoa(i))
+		}},
+		{"git-add-commit", "git add && git commit (one note)", func(i int) (int64, error) {
+			return 0, gitCommitNote(b, i)
+		}},
+		{"hook-edit", hookName + " PreToolUse Edit", func(int) (int64, error) { return h.call(o.hookBin, "Edit") }},
+		{"hook-read", hookName + " PreToolUse Read", func(int) (int64, error) { return h.call(o.hookBin, "Read") }},
+		{"git-rev-parse", "git rev-parse HEAD (hook's vault)", func(int) (int64, error) {
+			return runProc(h.vault, "", "git", "rev-parse", "HEAD")
+		}},
+	}
+}
+
+// gitCommitNote rewrites a random note of b and commits it with `git add &&
+// git commit`, as a user of plain git would.
+func gitCommitNote(b benchVault, i int) error {
+	p := historytest.NotePath(rand.Intn(b.notes))
+	if err := os.WriteFile(filepath.Join(b.dir, p), historytest.NoteContent(i, 1_000_000+i), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", p, err)
+	}
+	if err := sh(b.dir, "git", "add", "--", p); err != nil {
+		return err
+	}
+	return sh(b.dir, "git", "commit", "-q", "-m", "bench "+strconv.Itoa(i))
+}
+
+// warmUp runs every variant once, untimed.
+func warmUp(vs []variant) error {
+	for _, v := range vs {
+		if _, err := v.op(-1); err != nil {
+			return fmt.Errorf("warm-up, %s: %w", v.label, err)
+		}
+	}
+	return nil
+}
+
+// runPhase times rounds rounds of every variant under the load of the named
+// phase.
+func runPhase(work, name string, vs []variant, rounds int) (samples, error) {
+	if name == "quiet" {
+		return timeRounds(name, vs, rounds)
+	}
+	stop, err := busyWriter(work, name == "busy")
+	if err != nil {
+		return samples{}, err
+	}
+	s, err := timeRounds(name, vs, rounds)
+	if serr := stop(); err == nil {
+		err = serr
+	}
+	return s, err
+}
+
+// timeRounds times rounds rounds of every variant, in random order per
+// round, reporting progress for phase on stderr.
+func timeRounds(phase string, vs []variant, rounds int) (samples, error) {
+	s := samples{times: make([][]time.Duration, len(vs)), rss: make([][]int64, len(vs))}
+	for r := 0; r < rounds; r++ {
+		for _, k := range rand.Perm(len(vs)) {
+			start := time.Now()
+			rss, err := vs[k].op(r)
+			d := time.Since(start)
+			if err != nil {
+				return s, fmt.Errorf("%s, %s: %w", phase, vs[k].label, err)
+			}
+			s.times[k] = append(s.times[k], d)
+			s.rss[k] = append(s.rss[k], rss)
+		}
+		if (r+1)%10 == 0 || r+1 == rounds {
+			fmt.Fprintf(os.Stderr, "%s: round %d/%d\n", phase, r+1, rounds)
+		}
+	}
+	return s, nil
+}
+
+// checkClean fails unless the vault in dir has a clean `git status` and
+// `git fsck`.
+func checkClean(dir string) error {
+	if out, err := exec.Command("git", "-C", dir, "status", "--porcelain").Output(); err != nil || len(out) != 0 {
+		return fmt.Errorf("git status after the run is not clean (%v): %s", err, out)
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--no-progress").CombinedOutput(); err != nil {
+		return fmt.Errorf("git fsck after the run: %w: %s", err, out)
+	}
+	return nil
+}
+
+// printTable prints p50 and p90 of every variant per phase and records them.
+func printTable(o options, vs []variant, res map[string]samples, figs *figures) {
+	fmt.Printf("vault: %s notes, %s commits; hook: a session of %s updates in its own vault; %d rounds per phase, variants interleaved in random order\n",
+		thousands(o.notes), thousands(o.commits), thousands(o.hookUpdates), o.rounds)
+	for _, p := range o.phases {
+		fmt.Printf("%s: %s\n", p.name, p.about)
+	}
+	fmt.Printf("\n%-40s", "variant")
+	for _, p := range o.phases {
+		fmt.Printf(" %10s %10s", p.name+" p50", p.name+" p90")
+	}
+	fmt.Println()
+	for k, v := range vs {
+		fmt.Printf("%-40s", v.label)
+		for _, p := range o.phases {
+			t := res[p.name].times[k]
+			fmt.Printf(" %10s %10s", ms(pct(t, 50)), ms(pct(t, 90)))
+			figs.dur(p.name+"/"+v.key+"/p50", pct(t, 50))
+			figs.dur(p.name+"/"+v.key+"/p90", pct(t, 90))
+		}
+		fmt.Println()
+	}
+}
+
+// ratioRow is a ratio of two variants' p50s, with its target if it has one
+// (atLeast says which side of the target passes).
+type ratioRow struct {
+	key, label string
+	num, den   string
+	target     float64
+	atLeast    bool
+}
+
+// ratioRows returns the ratios the table is read by.
+func ratioRows() []ratioRow {
+	return []ratioRow{
+		{"git-add-commit-over-update-fsync", "git add && git commit / update in process, fsync", "git-add-commit", "update-in-process-fsync", targetGitOverUpdate, true},
+		{"git-add-commit-over-update-syncfs", "git add && git commit / update in process, syncfs", "git-add-commit", "update-in-process-syncfs", targetGitOverUpdate, true},
+		{"syncfs-over-fsync", "update in process: syncfs / fsync", "update-in-process-syncfs", "update-in-process-fsync", 0, false},
+		{"git-add-commit-over-update-cli", "git add && git commit / sessionvault update", "git-add-commit", "update-cli", 0, false},
+		{"hook-edit-over-git-rev-parse", "hook Edit / git rev-parse HEAD", "hook-edit", "git-rev-parse", targetHookOverRevParse, false},
+	}
+}
+
+// met reports whether v meets the row's target (always, without one).
+func (r ratioRow) met(v float64) bool {
+	switch {
+	case r.target == 0:
+		return true
+	case r.atLeast:
+		return v >= r.target
+	default:
+		return v <= r.target
+	}
+}
+
+// targetText describes the row's target ("" without one).
+func (r ratioRow) targetText() string {
+	switch {
+	case r.target == 0:
+		return ""
+	case r.atLeast:
+		return fmt.Sprintf(">= %gx", r.target)
+	default:
+		return fmt.Sprintf("<= %gx", r.target)
+	}
+}
+
+// printRatios prints and records the ratios of p50s per phase, marking a
+// missed target.
+func printRatios(o options, vs []variant, res map[string]samples, figs *figures) {
+	idx := map[string]int{}
+	for k, v := range vs {
+		idx[v.key] = k
+	}
+	fmt.Printf("\n%-52s", "ratio of p50s")
+	for _, p := range o.phases {
+		fmt.Printf(" %8s", p.name)
+	}
+	fmt.Printf("   target (DESIGN §10)\n")
+	for _, r := range ratioRows() {
+		fmt.Printf("%-52s", r.label)
+		for _, p := range o.phases {
+			t := res[p.name].times
+			v := ratio(pct(t[idx[r.num]], 50), pct(t[idx[r.den]], 50))
+			mark := " "
+			if !r.met(v) {
+				mark = "*"
+			}
+			fmt.Printf(" %7.2fx%s", v, mark)
+			figs.ratio(p.name+"/ratio/"+r.key, v)
+		}
+		fmt.Printf("  %s\n", r.targetText())
+	}
+	fmt.Printf("* misses its target. Other targets: update in process p50 <= %d ms quiet, <= %d ms busy; CLI update p50 <= %d ms; PreToolUse p50 <= %d ms\n",
+		targetUpdateQuietMs, targetUpdateBusyMs, targetCLIMs, targetHookMs)
+}
+
+// printMemory prints and records the median peak memory of the CLI update
+// and of the hook's Edit decision over every round of every phase.
+func printMemory(o options, vs []variant, res map[string]samples, figs *figures) {
+	fmt.Printf("\npeak memory (max RSS of the child process, median over the rounds):\n")
+	for k, v := range vs {
+		var about string
+		switch v.key {
+		case "update-cli":
+			about = fmt.Sprintf("on the vault of %s notes", thousands(o.notes))
+		case "hook-edit":
+			about = fmt.Sprintf("on the session of %s updates", thousands(o.hookUpdates))
+		default:
+			continue
+		}
+		var all []int64
+		for _, p := range o.phases {
+			all = append(all, res[p.name].rss[k]...)
+		}
+		m := medianInt(all)
+		fmt.Printf("  %-68s %10s\n", v.label+" "+about, mib(m))
+		figs.kib("memory/"+v.key+"/maxrss", m)
+	}
+}
+
+// timeCheck times parsing every note of b's vault in process (the check
+// command) and records it.
+func timeCheck(b benchVault, figs *figures) error {
+	t0 := time.Now()
+	rep, err := b.fsync.Check(nil)
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	d := time.Since(t0)
+	fmt.Printf("\nparse every note (check, in process): %s notes in %s (target <= %d ms)\n", thousands(rep.Notes), ms(d), targetCheckMs)
+	fmt.Printf("git status: clean; git fsck: clean\n")
+	figs.dur("check/parse-every-note", d)
+	figs.add("check/notes", "notes", float64(rep.Notes))
+	return nil
+}
