@@ -115,3 +115,25 @@ func idTail(line []byte) []byte {
 	}
 	return id
 }
+
+// readCompacted puts the updates a compaction moved to the session's update
+// log before those st read from d (the current state, or an archived
+// record), so that st holds the whole session. A note that was never
+// compacted reads nothing more; a log that is missing or broken is an error
+// naming it.
+func (s *Service) readCompacted(d *doc, st *State) error {
+	if d.intProp(propCompacted) <= 0 || st.Session == "" {
+		return nil
+	}
+	rel := UpdatesLogPath(st.Project, st.Session)
+	data, err := s.V.ReadFile(rel)
+	if err != nil {
+		return fmt.Errorf("reading the compacted updates of session %s: %w", st.Session, err)
+	}
+	ld, err := s.parseDoc(rel, data)
+	if err != nil {
+		return err
+	}
+	st.Updates = append(readEntries(ld, st, secUpdates, parseUpdate), st.Updates...)
+	return nil
+}

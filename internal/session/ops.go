@@ -866,6 +866,9 @@ func (s *Service) Status(project string) (State, error) {
 		return State{}, err
 	}
 	st := d.readState(project)
+	if err := s.readCompacted(d, &st); err != nil {
+		return State{}, err
+	}
 	if s.crashed(project, &st) {
 		st.Status = StatusCrashed
 	}
@@ -894,7 +897,8 @@ func (s *Service) Archived(project, id string) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	return d.readState(project), nil
+	st := d.readState(project)
+	return st, s.readCompacted(d, &st)
 }
 
 // Sessions returns the project's sessions: the active one (if any) and every
