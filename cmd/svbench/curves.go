@@ -57,7 +57,7 @@ type pointRunner struct {
 // runCurves measures, prints and records every curve.
 func runCurves(o options, work string, figs *figures) error {
 	pr := &pointRunner{bin: o.bin, work: work, rounds: o.curveRounds, keep: o.keep, done: map[pointSpec]pointResult{}}
-	fmt.Printf("\ncurves: p50 and p90 of an in-process update to a durable commit (durability fsync), %d rounds per point, each point on its own generated vault\n", o.curveRounds)
+	fmt.Printf("\ncurves: p50 and p90 of an in-process update to a durable commit (durability batch, the default), %d rounds per point, each point on its own generated vault\n", o.curveRounds)
 	fmt.Printf("first update: the untimed warm-up before the rounds (session length: the first update after the bulk insert and accept)\n")
 	for _, c := range curveList(o) {
 		res := map[int]pointResult{}

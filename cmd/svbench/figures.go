@@ -15,7 +15,7 @@ type Report struct {
 }
 
 // Figure is one measured value. Names are slash-separated and stable between
-// runs of the same sizes, e.g. "quiet/update-in-process-fsync/p50"; units
+// runs of the same sizes, e.g. "quiet/update-in-process/p50"; units
 // are "ms", "x" (a ratio), "KiB" and "notes".
 type Figure struct {
 	Name  string  `json:"name"`

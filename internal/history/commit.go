@@ -698,7 +698,7 @@ func (c *chainCommit) publish() error {
 	if c.refDir != "" && c.refDir != c.r.gitdir {
 		renamed = append(renamed, c.refDir)
 	}
-	return fsyncAll(nil, renamed)
+	return c.r.afterRename(renamed)
 }
 
 // blobFor returns the final blob of path among files (sorted by path; the

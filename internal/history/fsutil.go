@@ -197,13 +197,76 @@ func sortStrings(s []string) { sort.Strings(s) }
 
 // barrier makes files and dirs durable before the commit becomes visible:
 // with r.syncfs (SyncFS, Linux only), one syncfs(2) of the file system
-// holding .git; otherwise (FsyncOwn) an fsync of each, issued concurrently
-// so the file system can serve them with one journal commit.
+// holding .git; with r.batch (Batch on a journalled file system), a
+// write-out of each file then one journal commit (journalBarrier), which
+// also carries the directory entries; otherwise (FsyncOwn) an fsync of each
+// file and directory, issued concurrently.
 func (r *Repo) barrier(files, dirs []string) error {
-	if r.syncfs && haveSyncfs {
+	switch {
+	case r.syncfs && haveSyncfs:
 		return syncfs(r.gitdir)
+	case r.batch:
+		if err := writeoutAll(files); err != nil {
+			return err
+		}
+		return journalBarrier(r.gitdir)
 	}
 	return fsyncAll(files, dirs)
+}
+
+// afterRename makes the renames that published a commit durable: one
+// journal commit (Batch), else an fsync of each folder they changed.
+func (r *Repo) afterRename(dirs []string) error {
+	if r.batch {
+		return journalBarrier(r.gitdir)
+	}
+	return fsyncAll(nil, dirs)
+}
+
+// writeoutAll writes out every file: it starts the write-back of all of
+// them, then waits for each (writeout), so that their I/O overlaps, and
+// returns the first error.
+func writeoutAll(files []string) error {
+	fs := make([]*os.File, 0, len(files))
+	defer func() {
+		for _, f := range fs {
+			f.Close()
+		}
+	}()
+	for _, p := range files {
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("history: write-out %s: %w", p, err)
+		}
+		fs = append(fs, f)
+		startWriteout(f)
+	}
+	for _, f := range fs {
+		if err := writeout(f); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+	}
+	return nil
+}
+
+// journalBarrier commits the file system's journal and flushes the device:
+// it creates a file in dir, fsyncs it and removes it. The new file's
+// creation is the newest change of the running journal transaction, so
+// its fsync commits every change made before it — the write-outs, the new
+// files' directory entries, the renames (git's core.fsyncMethod=batch does
+// the same with its bulk_fsync file).
+func journalBarrier(dir string) error {
+	f, err := os.CreateTemp(dir, "sessionvault-barrier-")
+	if err != nil {
+		return fmt.Errorf("history: barrier in %s: %w", dir, err)
+	}
+	err = f.Sync()
+	f.Close()
+	os.Remove(f.Name())
+	if err != nil {
+		return fmt.Errorf("history: barrier in %s: %w", dir, err)
+	}
+	return nil
 }
 
 // fsyncAll fsyncs every file and directory, concurrently, and returns the

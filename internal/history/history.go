@@ -157,9 +157,11 @@ type Repo struct {
 
 	zw *zlibWriter
 
-	// syncfs selects one syncfs(2) as the durability barrier instead of
-	// concurrent fsyncs of the new files (SetDurability).
+	// syncfs selects one syncfs(2) as the durability barrier, batch a
+	// write-out of each new file and one journal commit, instead of
+	// concurrent fsyncs of the new files and folders (SetDurability).
 	syncfs bool
+	batch  bool
 
 	// Test hook: called after the objects and the new index are written,
 	// before the ref locks are taken.
@@ -246,6 +248,7 @@ func Open(dir string) (*Repo, error) {
 		gitdir:      gitdir,
 		lockTimeout: DefaultLockTimeout,
 		casRetries:  10,
+		batch:       haveBatch(gitdir),
 	}, nil
 }
 
@@ -254,29 +257,43 @@ type Durability int
 
 const (
 	// FsyncOwn fsyncs exactly the files and directories the commit wrote,
-	// concurrently (the default): its cost is the commit's own bytes.
+	// concurrently: its cost is the commit's own bytes, but each fsync may
+	// wait for a journal commit and a device flush of its own.
 	FsyncOwn Durability = iota
 	// SyncFS issues one syncfs(2) of the file system holding .git (Linux;
 	// elsewhere it is FsyncOwn): cheaper alone, but it waits for every
 	// other program's pending writes to that file system.
 	SyncFS
+	// Batch (the default) writes out exactly the files the commit wrote
+	// (sync_file_range(2)) and then makes them, their folders' entries and
+	// later the publishing renames durable with one journal commit each
+	// (an fsync of a new file): two device flushes per commit, whatever
+	// else writes to the disk. Linux on ext4, XFS and btrfs, whose journal
+	// commits in order (git's core.fsyncMethod=batch); elsewhere FsyncOwn.
+	Batch
 )
 
-// SetDurability chooses how commits are made durable (FsyncOwn by default).
+// SetDurability chooses how commits are made durable (Batch by default).
 func (r *Repo) SetDurability(d Durability) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.syncfs = d == SyncFS && haveSyncfs
+	r.batch = d == Batch && haveBatch(r.gitdir)
 }
 
-// UsesSyncFS reports whether the durability barrier is one syncfs(2), which
-// also makes every other write to the file system durable (callers that
-// wrote files of their own need not fsync them).
-func (r *Repo) UsesSyncFS() bool {
+// CoversWorkTree reports whether the durability barrier of a commit also
+// makes the work tree's new files and renames that came before it durable
+// (SyncFS, Batch): callers that wrote such files need then only write them
+// out (WriteOut), not fsync them and their folders.
+func (r *Repo) CoversWorkTree() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.syncfs
+	return r.syncfs || r.batch
 }
+
+// WriteOut writes a file's data to the device ahead of a covering barrier
+// (see CoversWorkTree): sync_file_range(2) on Linux, fsync elsewhere.
+func WriteOut(f *os.File) error { return writeout(f) }
 
 // Root returns the absolute path of the work tree.
 func (r *Repo) Root() string { return r.root }

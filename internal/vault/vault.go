@@ -244,8 +244,11 @@ func (v *Vault) repo() (*history.Repo, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.VaultNotFound, err, "opening the vault's git repository")
 	}
-	if v.Config.Durability == "syncfs" {
+	switch v.Config.Durability {
+	case "syncfs":
 		r.SetDurability(history.SyncFS)
+	case "fsync":
+		r.SetDurability(history.FsyncOwn)
 	}
 	v.hist = r
 	return r, nil

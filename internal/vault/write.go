@@ -484,16 +484,22 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 		return "", false, err
 	}
 	// 7. Durable before the commit: each new version, and the folders whose
-	// entries the swaps changed (a syncfs barrier of the commit covers
-	// those).
+	// entries the swaps changed. A commit barrier that covers the work tree
+	// (batch, syncfs) carries both: the new versions are only written out.
+	covered := w.repo.CoversWorkTree()
 	for _, t := range r.temps {
-		err := t.f.Sync()
+		var err error
+		if covered {
+			err = history.WriteOut(t.f)
+		} else {
+			err = t.f.Sync()
+		}
 		t.f.Close()
 		if err != nil {
 			return "", false, osError(err, t.n.rel, "writing")
 		}
 	}
-	if !w.repo.UsesSyncFS() {
+	if !covered {
 		if err := syncNoteDirs(r.temps); err != nil {
 			return "", false, err
 		}
