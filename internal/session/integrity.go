@@ -5,6 +5,7 @@ package session
 // person's accept that signs the state as it is.
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -292,4 +293,62 @@ func (s *Service) Guard(project string) (guard.Facts, error) {
 		}
 	}
 	return f, nil
+}
+
+// refreshGuard records the guard facts of a state the engine just committed
+// and sealed (the note written as data, read as d, sealed with sl over the
+// protocol proto), so that the next hook decision reads nothing: only when
+// the note on disk is still exactly data (no save landed since) and agrees
+// with its seal. The protocol is read only when the start checklist has
+// MUST items without recorded evidence. Anything else leaves the cache as
+// it is: the next decision reads and verifies the state.
+func (s *Service) refreshGuard(project string, data []byte, d *doc, sl seal, proto string) {
+	id, err := guard.Identity(s.V.Root, project)
+	if err != nil {
+		return
+	}
+	cur, _, _ := paths(project)
+	disk, err := os.ReadFile(filepath.Join(s.V.Root, filepath.FromSlash(cur)))
+	if err != nil || !bytes.Equal(disk, data) {
+		return
+	}
+	if id2, err := guard.Identity(s.V.Root, project); err != nil || id2 != id {
+		return
+	}
+	if len(checkSeal(&sl, d, proto)) > 0 {
+		return
+	}
+	st := d.readLite(project)
+	f := guard.Facts{Session: st.Session, Active: st.Active(), Mode: string(st.ModeOrDefault())}
+	if f.Active && f.Mode != string(protocol.Disabled) && !allMustRecorded(st.StartChecklist, sl) {
+		p, err := s.Protocol(project)
+		if err != nil {
+			return
+		}
+		applySeal(&st, &sl, p)
+		if OpenMust(st.StartChecklist) {
+			f.StartMissing = s.Gate(st, p, protocol.Start)
+		}
+	}
+	k, err := s.key()
+	if err != nil {
+		return
+	}
+	_ = guard.Save(s.V.Root, project, k, id, guard.Cached{Facts: f, Watch: toolCallNotes(project)}) // a cache: without it the next decision reads the state
+}
+
+// allMustRecorded reports whether every MUST item of a checklist is ticked
+// in the note and has evidence in the seal: then the gate passes whatever
+// the protocol says of how each is checked (a verifiable item counts by its
+// evidence, a person's by its tick).
+func allMustRecorded(items []CheckItem, sl seal) bool {
+	for _, it := range items {
+		if !protocol.Blocking(it.Level) {
+			continue
+		}
+		if _, ok := sl.Evidence[it.ID]; !ok || !it.Done {
+			return false
+		}
+	}
+	return true
 }

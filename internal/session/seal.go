@@ -260,6 +260,9 @@ func (s *Service) sealChange(tx *vault.Tx, ch *vault.Change) error {
 	type pending struct {
 		project string
 		sl      seal
+		after   []byte // the note as written
+		ad      *doc
+		proto   string
 	}
 	var seals []pending
 	for _, rel := range tx.WrittenPaths() {
@@ -291,7 +294,7 @@ func (s *Service) sealChange(tx *vault.Tx, ch *vault.Change) error {
 			return err
 		}
 		if next := nextSeal(old, bd, ad, proto); next != nil {
-			seals = append(seals, pending{project, *next})
+			seals = append(seals, pending{project, *next, after, ad, proto})
 		}
 	}
 	if len(seals) == 0 {
@@ -311,6 +314,15 @@ func (s *Service) sealChange(tx *vault.Tx, ch *vault.Change) error {
 			}
 		}
 		return errors.Join(failed...)
+	}
+	prevFinished := ch.Finished
+	ch.Finished = func(r vault.Result) {
+		if prevFinished != nil {
+			prevFinished(r)
+		}
+		for _, p := range seals {
+			s.refreshGuard(p.project, p.after, p.ad, p.sl, p.proto)
+		}
 	}
 	return nil
 }

@@ -248,6 +248,11 @@ type Change struct {
 	// crash recovery finishes. An error it returns does not undo the
 	// commit: it comes back in Result.Warnings, after "committed <hash>".
 	Committed func(Result) error `json:"-"`
+	// Finished, when set, runs after Committed once the operation is wholly
+	// done — the notes in their final place, the engine's own records
+	// written — still under the vault lock: what it reads of the vault is
+	// what the next operation will find. Same cases as Committed.
+	Finished func(Result) `json:"-"`
 	// ByAgent, for an operation that only commits edits made outside the
 	// engine, says they were made by the agent's tool call (Operation names
 	// the tool): the commit is authored as the agent, not the person.

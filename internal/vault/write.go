@@ -345,6 +345,9 @@ func (w *writer) apply(tx *Tx, ch Change, adapt bool) (Result, string, error) {
 	}
 	w.watchLate(notes, j)
 	w.finish(notes, res, ch)
+	if ch.Finished != nil && res.Commit != "" {
+		ch.Finished(res)
+	}
 	return res, "", nil
 }
 
