@@ -55,11 +55,11 @@ type samples struct {
 	rss   [][]int64
 }
 
-// benchVault is the main table's generated vault and two in-process services
-// on it, one per durability.
+// benchVault is the main table's generated vault and three in-process
+// services on it, one per durability (batch, the default; fsync; syncfs).
 type benchVault struct {
-	dir           string
-	notes         int
+	dir                  string
+	notes                int
 	batch, fsync, syncfs *session.Service
 }
 
