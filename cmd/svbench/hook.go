@@ -48,21 +48,29 @@ func setupHookVault(bin, work string, updates int) (hookEnv, error) {
 }
 
 // call runs one PreToolUse decision for tool (on file x.go of the code
-// repository) with hookBin, process start to exit, and returns the child's
-// peak memory in KiB; a denial is an error.
-func (h hookEnv) call(hookBin, tool string) (int64, error) {
+// repository) with hookBin, process start to exit; a denial is an error.
+func (h hookEnv) call(hookBin, tool string) error {
+	in, err := h.input(tool)
+	if err != nil {
+		return err
+	}
+	if err := runProc(h.code, in, hookBin, "--vault", h.vault, "pre-tool-use"); err != nil {
+		return fmt.Errorf("PreToolUse %s was not allowed: %w", tool, err)
+	}
+	return nil
+}
+
+// input is the PreToolUse hook input of a call of tool on file x.go of the
+// code repository.
+func (h hookEnv) input(tool string) (string, error) {
 	in, err := json.Marshal(map[string]any{
 		"session_id": "b", "cwd": h.code, "hook_event_name": "PreToolUse", "tool_name": tool,
 		"tool_input": map[string]string{"file_path": filepath.Join(h.code, "x.go")},
 	})
 	if err != nil {
-		return 0, fmt.Errorf("encoding the hook input: %w", err)
+		return "", fmt.Errorf("encoding the hook input: %w", err)
 	}
-	rss, err := runProc(h.code, string(in), hookBin, "--vault", h.vault, "pre-tool-use")
-	if err != nil {
-		return 0, fmt.Errorf("PreToolUse %s was not allowed: %w", tool, err)
-	}
-	return rss, nil
+	return string(in), nil
 }
 
 // bulkSession grows the active session of project in vaultDir, whose only

@@ -28,6 +28,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "rss" {
+		os.Exit(launchRSS(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "compare" {
 		if err := compare(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "svbench compare:", err)

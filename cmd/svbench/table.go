@@ -29,11 +29,10 @@ const (
 const benchProject = "bench"
 
 // variant is one row of the main table: key names its figures, op runs it
-// once (round i) and returns the peak memory of the process it ran, in KiB
-// (0 when it ran none or the platform does not say).
+// once (round i).
 type variant struct {
 	key, label string
-	op         func(i int) (int64, error)
+	op         func(i int) error
 }
 
 // phase is a load under which every variant is timed.
@@ -48,11 +47,9 @@ func allPhases() []phase {
 	}
 }
 
-// samples are one phase's measurements: per variant, each round's time and
-// peak memory.
+// samples are one phase's measurements: per variant, each round's time.
 type samples struct {
 	times [][]time.Duration
-	rss   [][]int64
 }
 
 // benchVault is the main table's generated vault and three in-process
@@ -92,7 +89,9 @@ func mainTable(o options, work string, figs *figures) error {
 	}
 	printTable(o, vs, res, figs)
 	printRatios(o, vs, res, figs)
-	printMemory(o, vs, res, figs)
+	if err := printMemory(o, b, h, figs); err != nil {
+		return err
+	}
 	return timeCheck(b, figs)
 }
 
@@ -163,24 +162,24 @@ func update(svc *session.Service, msg string, i int) error {
 func tableVariants(o options, b benchVault, h hookEnv) []variant {
 	hookName := filepath.Base(o.hookBin)
 	return []variant{
-		{"update-in-process", "update in process, durability batch", func(i int) (int64, error) {
-			return 0, update(b.batch, "in-process update", i)
+		{"update-in-process", "update in process, durability batch", func(i int) error {
+			return update(b.batch, "in-process update", i)
 		}},
-		{"update-in-process-fsync", "update in process, durability fsync", func(i int) (int64, error) {
-			return 0, update(b.fsync, "in-process fsync update", i)
+		{"update-in-process-fsync", "update in process, durability fsync", func(i int) error {
+			return update(b.fsync, "in-process fsync update", i)
 		}},
-		{"update-in-process-syncfs", "update in process, durability syncfs", func(i int) (int64, error) {
-			return 0, update(b.syncfs, "in-process syncfs update", i)
+		{"update-in-process-syncfs", "update in process, durability syncfs", func(i int) error {
+			return update(b.syncfs, "in-process syncfs update", i)
 		}},
-		{"update-cli", "sessionvault update (CLI process)", func(i int) (int64, error) {
+		{"update-cli", "sessionvault update (CLI process)", func(i int) error {
 			return runProc(b.dir, "", o.bin, "--vault", b.dir, "update", "cli update "+strconv.Itoa(i))
 		}},
-		{"git-add-commit", "git add && git commit (one note)", func(i int) (int64, error) {
-			return 0, gitCommitNote(b, i)
+		{"git-add-commit", "git add && git commit (one note)", func(i int) error {
+			return gitCommitNote(b, i)
 		}},
-		{"hook-edit", hookName + " PreToolUse Edit", func(int) (int64, error) { return h.call(o.hookBin, "Edit") }},
-		{"hook-read", hookName + " PreToolUse Read", func(int) (int64, error) { return h.call(o.hookBin, "Read") }},
-		{"git-rev-parse", "git rev-parse HEAD (hook's vault)", func(int) (int64, error) {
+		{"hook-edit", hookName + " PreToolUse Edit", func(int) error { return h.call(o.hookBin, "Edit") }},
+		{"hook-read", hookName + " PreToolUse Read", func(int) error { return h.call(o.hookBin, "Read") }},
+		{"git-rev-parse", "git rev-parse HEAD (hook's vault)", func(int) error {
 			return runProc(h.vault, "", "git", "rev-parse", "HEAD")
 		}},
 	}
@@ -202,7 +201,7 @@ func gitCommitNote(b benchVault, i int) error {
 // warmUp runs every variant once, untimed.
 func warmUp(vs []variant) error {
 	for _, v := range vs {
-		if _, err := v.op(-1); err != nil {
+		if err := v.op(-1); err != nil {
 			return fmt.Errorf("warm-up, %s: %w", v.label, err)
 		}
 	}
@@ -229,17 +228,16 @@ func runPhase(work, name string, vs []variant, rounds int) (samples, error) {
 // timeRounds times rounds rounds of every variant, in random order per
 // round, reporting progress for phase on stderr.
 func timeRounds(phase string, vs []variant, rounds int) (samples, error) {
-	s := samples{times: make([][]time.Duration, len(vs)), rss: make([][]int64, len(vs))}
+	s := samples{times: make([][]time.Duration, len(vs))}
 	for r := 0; r < rounds; r++ {
 		for _, k := range rand.Perm(len(vs)) {
 			start := time.Now()
-			rss, err := vs[k].op(r)
+			err := vs[k].op(r)
 			d := time.Since(start)
 			if err != nil {
 				return s, fmt.Errorf("%s, %s: %w", phase, vs[k].label, err)
 			}
 			s.times[k] = append(s.times[k], d)
-			s.rss[k] = append(s.rss[k], rss)
 		}
 		if (r+1)%10 == 0 || r+1 == rounds {
 			fmt.Fprintf(os.Stderr, "%s: round %d/%d\n", phase, r+1, rounds)
@@ -358,28 +356,44 @@ func printRatios(o options, vs []variant, res map[string]samples, figs *figures)
 		targetUpdateQuietMs, targetUpdateBusyMs, targetCLIMs, targetHookMs)
 }
 
-// printMemory prints and records the median peak memory of the CLI update
-// and of the hook's Edit decision over every round of every phase.
-func printMemory(o options, vs []variant, res map[string]samples, figs *figures) {
-	fmt.Printf("\npeak memory (max RSS of the child process, median over the rounds):\n")
-	for k, v := range vs {
-		var about string
-		switch v.key {
-		case "update-cli":
-			about = fmt.Sprintf("on the vault of %s notes", thousands(o.notes))
-		case "hook-edit":
-			about = fmt.Sprintf("on the session of %s updates", thousands(o.hookUpdates))
-		default:
-			continue
-		}
+// memoryRuns is how many times each process is run for its peak memory.
+const memoryRuns = 9
+
+// printMemory measures (untimed, through the launcher of peakRSS), prints
+// and records the median peak memory of a CLI update on b's vault and of a
+// hook Edit decision on h's session, and the launcher's floor (/bin/true).
+func printMemory(o options, b benchVault, h hookEnv, figs *figures) error {
+	in, err := h.input("Edit")
+	if err != nil {
+		return err
+	}
+	rows := []struct {
+		key, label string
+		run        func(i int) (int64, error)
+	}{
+		{"update-cli", fmt.Sprintf("sessionvault update (CLI process) on the vault of %s notes", thousands(o.notes)), func(i int) (int64, error) {
+			return peakRSS(b.dir, "", o.bin, "--vault", b.dir, "update", "memory update "+strconv.Itoa(i))
+		}},
+		{"hook-edit", fmt.Sprintf("%s PreToolUse Edit on the session of %s updates", filepath.Base(o.hookBin), thousands(o.hookUpdates)), func(int) (int64, error) {
+			return peakRSS(h.code, in, o.hookBin, "--vault", h.vault, "pre-tool-use")
+		}},
+		{"floor", "the launcher's floor (/bin/true)", func(int) (int64, error) { return peakRSS(h.code, "", "true") }},
+	}
+	fmt.Printf("\npeak memory (max RSS of the process, median of %d runs; a process reads at least the floor):\n", memoryRuns)
+	for _, r := range rows {
 		var all []int64
-		for _, p := range o.phases {
-			all = append(all, res[p.name].rss[k]...)
+		for i := 0; i < memoryRuns; i++ {
+			kib, err := r.run(i)
+			if err != nil {
+				return fmt.Errorf("peak memory of %s: %w", r.key, err)
+			}
+			all = append(all, kib)
 		}
 		m := medianInt(all)
-		fmt.Printf("  %-68s %10s\n", v.label+" "+about, mib(m))
-		figs.kib("memory/"+v.key+"/maxrss", m)
+		fmt.Printf("  %-68s %10s\n", r.label, mib(m))
+		figs.kib("memory/"+r.key+"/maxrss", m)
 	}
+	return nil
 }
 
 // timeCheck times parsing every note of b's vault in process (the check
