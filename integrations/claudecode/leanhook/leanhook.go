@@ -109,7 +109,7 @@ func delegate(a hookio.Args, stdin io.Reader, stdout, stderr io.Writer) int {
 	event := a.Event
 	bin, err := fullBinary()
 	if err != nil {
-		why := "sessionvault-hook hands what its cache cannot decide to the sessionvault binary, which is not installed beside it or on PATH (" + err.Error() + "). Install it: `go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest`, or name it in $SESSIONVAULT_FULL_BIN"
+		why := "sessionvault-hook hands what its cache cannot decide to the sessionvault binary, which is not installed beside it or on PATH (" + err.Error() + "). " + installHint()
 		if event == "pre-tool-use" {
 			return hookio.Deny(why+"; failing closed. Read-only tools still work").Write(stdout, stderr)
 		}
@@ -137,6 +137,21 @@ func delegate(a hookio.Args, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2 // fail closed
 	}
 	return 1
+}
+
+// installHint says how to put the full binary where fullBinary finds it:
+// built beside this one (a command to run in a checkout of sessionvault),
+// or named in $SESSIONVAULT_FULL_BIN.
+func installHint() string {
+	dir := "DIR"
+	if self, err := os.Executable(); err == nil {
+		dir = filepath.Dir(self)
+	}
+	name := "sessionvault"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	return "Build it beside this one, in a checkout of sessionvault: `go build -o " + guard.ShellQuote(filepath.Join(dir, name)) + " ./cmd/sessionvault`; or name it in $SESSIONVAULT_FULL_BIN"
 }
 
 // fullBinary finds the sessionvault binary: $SESSIONVAULT_FULL_BIN when
