@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -182,13 +181,11 @@ func (s *Service) Accept(project string) (vault.Result, []string, error) {
 // not re-read a long session while the note is unchanged. It is itself
 // HMAC-signed, over the note's stat identity, the signature and the state.
 type verifiedCache struct {
-	Stat      string `json:"stat"` // size, mtime (ns), inode, ctime (ns)
+	Stat      string `json:"stat"` // guard.Identity of the note, its seal, the protocol and the tool evidence
 	Signature string `json:"signature"`
 	State     State  `json:"state"`
 	MAC       string `json:"mac"`
 }
-
-func statIdentity(path string) (string, error) { return guard.StatIdentity(path) }
 
 func (s *Service) cacheMAC(c verifiedCache) (string, error) {
 	k, err := s.key()
@@ -211,12 +208,9 @@ func (s *Service) cacheMAC(c verifiedCache) (string, error) {
 // a changed note, a changed signature, a cache that does not check — falls
 // back to Verified.
 func (s *Service) VerifiedCached(project string) (State, error) {
-	cur, _, _ := paths(project)
-	abs := filepath.Join(s.V.Root, filepath.FromSlash(cur))
-	id, statErr := statIdentity(abs)
-	id += " protocol " + s.protocolStat(project)
+	id, idErr := guard.Identity(s.V.Root, project)
 	sig, sigErr := s.V.ReadState("signature-" + project)
-	if statErr == nil && sigErr == nil {
+	if idErr == nil && sigErr == nil {
 		if data, err := s.V.ReadState("verified-" + project + ".json"); err == nil {
 			var c verifiedCache
 			if json.Unmarshal(data, &c) == nil && c.Stat == id && c.Signature == string(sig) {
@@ -227,11 +221,11 @@ func (s *Service) VerifiedCached(project string) (State, error) {
 		}
 	}
 	st, err := s.Verified(project)
-	if err != nil || statErr != nil || sigErr != nil {
+	if err != nil || idErr != nil || sigErr != nil {
 		return st, err
 	}
 	// Record the reading only if the note did not change while it was read.
-	if id2, err := statIdentity(abs); err == nil && id2+" protocol "+s.protocolStat(project) == id {
+	if id2, err := guard.Identity(s.V.Root, project); err == nil && id2 == id {
 		c := verifiedCache{Stat: id, Signature: string(sig), State: st}
 		if c.MAC, err = s.cacheMAC(c); err == nil {
 			if data, err := json.Marshal(c); err == nil {
@@ -242,30 +236,14 @@ func (s *Service) VerifiedCached(project string) (State, error) {
 	return st, nil
 }
 
-// protocolStat is the stat identity of the project's protocol file (the
-// built-in protocol has none), for VerifiedCached's cache.
-func (s *Service) protocolStat(project string) string {
-	for _, rel := range []string{project + "/SESSION-PROTOCOL.md", "SESSION-PROTOCOL.md"} {
-		if id, err := statIdentity(filepath.Join(s.V.Root, filepath.FromSlash(rel))); err == nil {
-			return rel + " " + id
-		}
-	}
-	return "built in"
-}
-
-// ErrProtocol says the project's protocol document cannot be read or
-// parsed: the start gate cannot be checked.
-var ErrProtocol = errors.New("the protocol cannot be read")
-
 // Guard returns the facts of project's verified current state that a
 // PreToolUse decision reads (guard.Decide): from the signed facts cache
 // (guard.Load) while the note, its seal, the protocol and the tool evidence
 // are unchanged; else read and verified (VerifiedCached, and the start gate
-// when the session is active, not disabled and has open MUST items) and
-// cached, unless a file changed during the reading. The errors are
-// VerifiedCached's (ErrTampered, errs.StateParseError, ...); a protocol that
-// cannot be read is not an error here: Facts.GateError says it, and the
-// decision fails closed at the gate.
+// when it matters) and cached, unless a file changed during the reading.
+// The errors are VerifiedCached's (ErrTampered, errs.StateParseError, ...);
+// a protocol that cannot be read is not an error here: Facts.GateError says
+// it, and the decision fails closed at the gate.
 func (s *Service) Guard(project string) (guard.Facts, error) {
 	if c, ok := guard.Load(s.V.Root, project); ok {
 		return c.Facts, nil
@@ -275,33 +253,60 @@ func (s *Service) Guard(project string) (guard.Facts, error) {
 	if err != nil {
 		return guard.Facts{}, err
 	}
-	f := guard.Facts{Session: st.Session, Active: st.Active(), Mode: string(st.ModeOrDefault())}
-	if f.Active && f.Mode != string(protocol.Disabled) && OpenMust(st.StartChecklist) {
-		proto, err := s.Protocol(project)
-		if err != nil {
-			f.GateError = fmt.Errorf("%w: %w", ErrProtocol, err).Error()
-			return f, nil // not cached: read again next time
-		}
-		f.StartMissing = s.Gate(st, proto, protocol.Start)
-	}
-	if idErr != nil {
-		return f, nil
-	}
-	if id2, err := guard.Identity(s.V.Root, project); err == nil && id2 == id {
-		if k, err := s.key(); err == nil {
-			_ = guard.Save(s.V.Root, project, k, id, guard.Cached{Facts: f, Watch: toolCallNotes(project)}) // a cache: without it the next decision reads the state again
-		}
+	f, ok := s.guardFacts(project, st, nil)
+	if ok && idErr == nil {
+		s.saveGuard(project, id, f)
 	}
 	return f, nil
+}
+
+// guardFacts are the facts of st, project's current state. sl nil: st is a
+// verified reading (the seal's evidence applied); else st was read from the
+// note the engine just sealed with sl, and the seal's evidence is applied
+// here. The protocol is read only when the start gate decides anything:
+// the session is active, not disabled, and a MUST item may be open. ok is
+// false when the protocol cannot be read (Facts.GateError says so): such
+// facts are not to be cached.
+func (s *Service) guardFacts(project string, st State, sl *seal) (f guard.Facts, ok bool) {
+	f = guard.Facts{Session: st.Session, Active: st.Active(), Mode: string(st.ModeOrDefault())}
+	if !f.Active || f.Mode == string(protocol.Disabled) {
+		return f, true
+	}
+	if sl == nil && !OpenMust(st.StartChecklist) || sl != nil && allMustRecorded(st.StartChecklist, *sl) {
+		return f, true
+	}
+	p, err := s.Protocol(project)
+	if err != nil {
+		f.GateError = "the protocol cannot be read: " + err.Error()
+		return f, false
+	}
+	if sl != nil {
+		applySeal(&st, sl, p)
+	}
+	if OpenMust(st.StartChecklist) {
+		f.StartMissing = s.Gate(st, p, protocol.Start)
+	}
+	return f, true
+}
+
+// saveGuard caches f as the facts of the files whose guard.Identity was id
+// before they were read, if it still is.
+func (s *Service) saveGuard(project, id string, f guard.Facts) {
+	if id2, err := guard.Identity(s.V.Root, project); err != nil || id2 != id {
+		return
+	}
+	if k, err := s.key(); err == nil {
+		_ = guard.Save(s.V.Root, project, k, id, guard.Cached{Facts: f, Watch: toolCallNotes(project)}) // a cache: without it the next decision reads the state
+	}
 }
 
 // refreshGuard records the guard facts of a state the engine just committed
 // and sealed (the note written as data, read as d, sealed with sl over the
 // protocol proto), so that the next hook decision reads nothing: only when
 // the note on disk is still exactly data (no save landed since) and agrees
-// with its seal. The protocol is read only when the start checklist has
-// MUST items without recorded evidence. Anything else leaves the cache as
-// it is: the next decision reads and verifies the state.
+// with its seal. The protocol is read only when a MUST item lacks a tick or
+// recorded evidence. Anything else leaves the cache as it is: the next
+// decision reads and verifies the state.
 func (s *Service) refreshGuard(project string, data []byte, d *doc, sl seal, proto string) {
 	id, err := guard.Identity(s.V.Root, project)
 	if err != nil {
@@ -309,32 +314,12 @@ func (s *Service) refreshGuard(project string, data []byte, d *doc, sl seal, pro
 	}
 	cur, _, _ := paths(project)
 	disk, err := os.ReadFile(filepath.Join(s.V.Root, filepath.FromSlash(cur)))
-	if err != nil || !bytes.Equal(disk, data) {
+	if err != nil || !bytes.Equal(disk, data) || len(checkSeal(&sl, d, proto)) > 0 {
 		return
 	}
-	if id2, err := guard.Identity(s.V.Root, project); err != nil || id2 != id {
-		return
+	if f, ok := s.guardFacts(project, d.readLite(project), &sl); ok {
+		s.saveGuard(project, id, f)
 	}
-	if len(checkSeal(&sl, d, proto)) > 0 {
-		return
-	}
-	st := d.readLite(project)
-	f := guard.Facts{Session: st.Session, Active: st.Active(), Mode: string(st.ModeOrDefault())}
-	if f.Active && f.Mode != string(protocol.Disabled) && !allMustRecorded(st.StartChecklist, sl) {
-		p, err := s.Protocol(project)
-		if err != nil {
-			return
-		}
-		applySeal(&st, &sl, p)
-		if OpenMust(st.StartChecklist) {
-			f.StartMissing = s.Gate(st, p, protocol.Start)
-		}
-	}
-	k, err := s.key()
-	if err != nil {
-		return
-	}
-	_ = guard.Save(s.V.Root, project, k, id, guard.Cached{Facts: f, Watch: toolCallNotes(project)}) // a cache: without it the next decision reads the state
 }
 
 // allMustRecorded reports whether every MUST item of a checklist is ticked

@@ -139,7 +139,7 @@ func (s *Service) CommitToolEdits(project, tool string) (string, error) {
 	var changed []string
 	for _, l := range lines[1:] {
 		rel, before, _ := strings.Cut(l, "\t")
-		now, _ := statIdentity(filepath.Join(s.V.Root, filepath.FromSlash(rel)))
+		now, _ := guard.StatIdentity(filepath.Join(s.V.Root, filepath.FromSlash(rel)))
 		if now != before {
 			changed = append(changed, rel)
 		}
