@@ -129,12 +129,7 @@ func (h Handler) decideCall(in Input, call *policy.Call) Response {
 }
 
 // verdict is a guard decision as the hook's response.
-func verdict(v guard.Verdict) Response {
-	if v.Allowed {
-		return Allow()
-	}
-	return Deny(v.Reason)
-}
+func verdict(v guard.Verdict) Response { return hookio.Decided(v.Allowed, v.Reason) }
 
 // PostToolUse commits the canonical notes the tool call changed (seen
 // against what PreToolUse recorded) as the agent's edit, and records a

@@ -24,15 +24,12 @@ import (
 // key returns the HMAC key: $SESSIONVAULT_SECRET, else a random key kept in
 // .sessionvault/state/key (mode 0600), created on first use.
 func (s *Service) key() ([]byte, error) {
-	if k := os.Getenv("SESSIONVAULT_SECRET"); k != "" {
-		return []byte(k), nil
+	if k, err := guard.ReadKey(s.V.Root); err == nil {
+		return k, nil
 	}
 	p, err := s.V.StatePath("key")
 	if err != nil {
 		return nil, err
-	}
-	if k, err := os.ReadFile(p); err == nil && len(k) >= 32 {
-		return k, nil
 	}
 	k := make([]byte, 32)
 	if _, err := rand.Read(k); err != nil {

@@ -52,6 +52,14 @@ func Deny(reason string) Response {
 	return Response{Exit: 2, Stderr: "sessionvault blocked this tool call: " + reason + "\n"}
 }
 
+// Decided is a decision as the response: Allow, or Deny for reason.
+func Decided(allowed bool, reason string) Response {
+	if allowed {
+		return Allow()
+	}
+	return Deny(reason)
+}
+
 // Allow lets the tool call go ahead (exit 0, no output).
 func Allow() Response { return Response{} }
 

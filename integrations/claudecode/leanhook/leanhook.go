@@ -75,7 +75,7 @@ func decide(a hookio.Args, in hookio.Input) (hookio.Response, bool) {
 	table := policy.TableFrom(cfg.ReadOnlyTools, cfg.ModeBlocks)
 	call := policy.Classify(in.ToolName, in.ToolInput, policy.Config{UnknownMCP: cfg.UnknownMCPTools})
 	if v, decided := guard.Screen(&call, table); decided {
-		return response(v), true
+		return hookio.Decided(v.Allowed, v.Reason), true
 	}
 	if project == "" {
 		project = cfg.DefaultProject
@@ -93,14 +93,7 @@ func decide(a hookio.Args, in hookio.Input) (hookio.Response, bool) {
 		// the notes it changed as the agent's edit.
 		return hookio.Warn("the tool call was not noted for PostToolUse", guard.NoteToolCall(root, project, in.ToolName, c.Watch)), true
 	}
-	return response(v), true
-}
-
-func response(v guard.Verdict) hookio.Response {
-	if v.Allowed {
-		return hookio.Allow()
-	}
-	return hookio.Deny(v.Reason)
+	return hookio.Decided(v.Allowed, v.Reason), true
 }
 
 // delegate runs `sessionvault [--vault DIR] [--project P] hook EVENT` with
