@@ -393,6 +393,22 @@ func (s *scenario) check(personCount int) {
 			}
 		}
 	}
+	// Entries are counted across the note and the update logs that history
+	// compaction moved the older updates to (demo/sessions/<id>/updates.md),
+	// as `status` reads them: each exactly once in all.
+	logs, err := filepath.Glob(filepath.Join(s.vault, "demo", "sessions", "*", "updates.md"))
+	if err != nil {
+		r.problem("finding the update logs: %v", err)
+	}
+	for _, p := range logs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			r.problem("reading the update log %s: %v", p, err)
+			continue
+		}
+		final = append(append(final, '\n'), data...)
+		lines = append(lines, strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")...)
+	}
 	ids := map[string][]string{}
 	for _, l := range lines {
 		if m := blockIDRe.FindStringSubmatch(l); m != nil {
