@@ -344,7 +344,7 @@ func (r *Repo) commitChain(idxLock *lockFile, chain []cleanSpec) (_ []plumbing.H
 	}
 	if len(c.commits) == 0 {
 		if c.x.stamp.valid() {
-			r.idxBytes, r.idxStamp = c.x.data, c.x.stamp // unmodified: still the file's bytes
+			r.idx, r.idxStamp = c.x, c.x.stamp // unmodified: still the file's
 		}
 		return c.hashes, nil
 	}
@@ -361,10 +361,13 @@ func (r *Repo) commitChain(idxLock *lockFile, chain []cleanSpec) (_ []plumbing.H
 		return c.published(), err
 	}
 
+	if c.sharedPath != "" {
+		r.removeOldSharedIndexes(c.newX.split.sharedID)
+	}
 	// Caches.
 	r.cacheCommitTree(c.last(), c.tree)
 	if st, _, err := lstatStamp(c.idxPath); err == nil && st.ino == c.idxLockStamp.ino && st.dev == c.idxLockStamp.dev && st.size == c.idxLockStamp.size {
-		r.idxBytes, r.idxStamp = c.newIndex, st
+		r.idx, r.idxStamp = c.newX, st
 		r.spare = c.x.data // no longer referenced: the next rebuild's buffer
 	}
 	return c.hashes, nil
@@ -393,7 +396,9 @@ type chainCommit struct {
 	tree    plumbing.Hash // the last commit's tree
 
 	objFiles, objDirs []string
-	newIndex          []byte
+	newX              *index // the index written (the merged view of a split index)
+	newIndex          []byte // the .git/index file written
+	sharedPath        string // a new shared index file written, if any
 	idxLockStamp      fileStamp
 
 	locks             []*lockFile
@@ -582,10 +587,10 @@ func (c *chainCommit) writeObjectsAndIndex() error {
 		c.objFiles, c.objDirs, err = c.r.writeObjects(c.objs)
 		objErr <- err
 	}()
-	c.x.smudgeRacy(c.r.root, c.skip)
-	c.newIndex = c.x.rebuild(c.ops, cacheTreeExt(c.x, c.dirs, c.deltas), c.r.spare)
-	c.r.spare = nil
-	idxErr := c.idxLock.rewrite(c.newIndex)
+	idxErr := c.buildIndex()
+	if idxErr == nil {
+		idxErr = c.idxLock.rewrite(c.newIndex)
+	}
 	if err := <-objErr; err != nil {
 		return err
 	}
@@ -593,6 +598,38 @@ func (c *chainCommit) writeObjectsAndIndex() error {
 		return idxErr
 	}
 	c.idxLockStamp, _, _ = lstatStamp(c.idxLock.path)
+	return nil
+}
+
+// buildIndex makes the new index (newX) and its .git/index file
+// (newIndex) in the form formFor chooses, writing a new shared index file
+// when that is the form.
+func (c *chainCommit) buildIndex() error {
+	r := c.r
+	c.x.smudgeRacy(r.root, c.skip)
+	ext := cacheTreeExt(c.x, c.dirs, c.deltas)
+	y := c.x.apply(c.ops, r.spare)
+	r.spare = nil
+	c.newX = y
+	switch formFor(y, r.splitSetting()) {
+	case formWhole:
+		c.newIndex = y.file(ext)
+		return nil
+	case formSplit:
+		c.newIndex = y.splitFile(ext)
+		r.freshenSharedIndex(y.split.sharedID)
+	case formNewShared:
+		shared, id, main := y.newShared(ext)
+		path, err := r.writeSharedIndex(shared, id)
+		if err != nil {
+			return err
+		}
+		c.sharedPath, c.newIndex = path, main
+		r.shared, r.sharedID = y.split.shared, id
+	}
+	if len(ext) > 8 {
+		y.treeExt = ext[8:]
+	}
 	return nil
 }
 
@@ -664,12 +701,16 @@ func (c *chainCommit) lockAndWriteRefs() error {
 // then it flushes the renames.
 func (c *chainCommit) publish() error {
 	durable := append(c.objFiles, c.idxLock.path)
+	objDirs := c.objDirs
+	if c.sharedPath != "" {
+		durable = append(durable, c.sharedPath)
+		objDirs = append(objDirs, c.r.gitdir) // its rename
+	}
 	if c.refLock != nil {
 		durable = append(durable, c.refLock.path)
 	} else {
 		durable = append(durable, c.headLock.path)
 	}
-	objDirs := c.objDirs
 	for _, ra := range c.reflogs {
 		durable = append(durable, ra.path)
 		if ra.created {
@@ -799,11 +840,12 @@ func (r *Repo) writeObjects(objs []*rawObject) (files, dirs []string, err error)
 	return files, dirs, nil
 }
 
-// loadIndex reads .git/index, or reuses the cached bytes while the file's
-// stamp is unchanged. When forWrite the bytes are handed over (the caller
-// modifies them) and the cache is emptied; otherwise bytes read are cached.
-// With no index file, the index is built from tree root (zero stat data, as
-// `git read-tree` leaves it), or empty.
+// loadIndex reads .git/index (the merged view of a split index: see
+// mergeSplit), or reuses the index cached while the file's stamp is
+// unchanged. When forWrite the index is handed over (the caller modifies
+// it) and the cache is emptied; otherwise an index read is cached. With no
+// index file, the index is built from tree root (zero stat data, as `git
+// read-tree` leaves it), or empty.
 func (r *Repo) loadIndex(idxPath string, root plumbing.Hash, forWrite bool) (*index, error) {
 	f, err := os.Open(idxPath)
 	if errors.Is(err, os.ErrNotExist) {
@@ -817,26 +859,37 @@ func (r *Repo) loadIndex(idxPath string, root plumbing.Hash, forWrite bool) (*in
 	if err != nil {
 		return nil, err
 	}
-	var data []byte
-	if r.idxBytes != nil && stamp == r.idxStamp {
-		data = r.idxBytes
+	var x *index
+	if r.idx != nil && stamp == r.idxStamp {
+		x = r.idx
 		if forWrite {
-			r.idxBytes = nil
+			r.idx = nil
 		}
 	} else {
-		data = make([]byte, stamp.size)
+		data := make([]byte, stamp.size)
 		if _, err := io.ReadFull(f, data); err != nil {
 			return nil, fmt.Errorf("history: read index: %w", err)
 		}
-		if forWrite {
-			r.idxBytes = nil
-		} else {
-			r.idxBytes, r.idxStamp = data, stamp
+		if x, err = parseIndex(data); err != nil {
+			return nil, err
 		}
-	}
-	x, err := parseIndex(data)
-	if err != nil {
-		return nil, err
+		if x.link != nil {
+			if len(x.link) < 20 {
+				return nil, corrupt("link extension truncated")
+			}
+			id := plumbing.Hash(x.link[:20])
+			shared, err := r.sharedIndex(id)
+			if err != nil {
+				return nil, err
+			}
+			if x, err = mergeSplit(x, shared, id); err != nil {
+				return nil, err
+			}
+		}
+		r.idx = nil
+		if !forWrite {
+			r.idx, r.idxStamp = x, stamp
+		}
 	}
 	x.stamp, x.mtimeSec = stamp, mtimeSec
 	return x, nil
@@ -873,12 +926,7 @@ func (r *Repo) indexFromTree(root plumbing.Hash) (*index, error) {
 	for i, e := range entries {
 		ops[i] = idxOp{entry: e}
 	}
-	x, err := parseIndex(x.rebuild(ops, nil, nil))
-	if err != nil {
-		return nil, err
-	}
-	x.mtimeSec = -1
-	return x, nil
+	return x.apply(ops, nil), nil
 }
 
 func signatures(author, committer Signature) (Signature, Signature, error) {

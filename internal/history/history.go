@@ -149,11 +149,19 @@ type Repo struct {
 	treeCount  int // total entries cached in trees
 	commitTree map[plumbing.Hash]plumbing.Hash
 
-	// The bytes of the index this Repo last wrote, and the stamp of the file
-	// they were written to; reused while the file is unchanged.
-	idxBytes []byte
+	// The index this Repo last read or wrote (the merged view of a split
+	// index), and the stamp of its file; reused while the file is unchanged.
+	idx      *index
 	idxStamp fileStamp
 	spare    []byte // a buffer for the next index rebuild
+
+	// The shared index of a split index last read (immutable: named by its
+	// checksum), and the split index settings of .git/config.
+	shared   *index
+	sharedID plumbing.Hash
+	cfg      splitSetting
+	cfgStamp fileStamp
+	cfgRead  bool
 
 	zw *zlibWriter
 

@@ -292,8 +292,31 @@ func TestInteropWithGitCLI(t *testing.T) {
 	}
 }
 
+// TestRacyGit: a file changed in the second its entry was written, at the
+// same size, is seen as changed after a later commit rewrote the index, in
+// a whole index and in a split one: in the shared index when every commit
+// writes a new one, or moved from the shared index into .git/index when the
+// later commit keeps the shared index.
 func TestRacyGit(t *testing.T) {
+	for name, config := range map[string][][2]string{
+		"whole":        nil,
+		"shared-every": {{"core.splitIndex", "true"}, {"splitIndex.maxPercentChange", "0"}},
+		"split": {{"core.splitIndex", "true"}, {"splitIndex.maxPercentChange", "0"},
+			{"splitIndex.maxPercentChange", "100"}}, // the last one set after x's commit
+	} {
+		t.Run(name, func(t *testing.T) { testRacyGit(t, config) })
+	}
+}
+
+func testRacyGit(t *testing.T, config [][2]string) {
+	var later [][2]string
+	if len(config) == 3 {
+		config, later = config[:2], config[2:]
+	}
 	r, dir := newRepo(t)
+	for _, kv := range config {
+		git(t, dir, "config", kv[0], kv[1])
+	}
 	writeFile(t, dir, "x.md", "content-0\n")
 	writeFile(t, dir, "p.md", "p-0\n")
 	mustCommit(t, r, "first", "x.md", "p.md")
@@ -310,6 +333,9 @@ func TestRacyGit(t *testing.T) {
 			t.Skip("could not commit and modify within one second")
 		}
 	}
+	for _, kv := range later {
+		git(t, dir, "config", kv[0], kv[1])
+	}
 	waitNextSecond()
 	writeFile(t, dir, "p.md", "p-1\n")
 	mustCommit(t, r, "p", "p.md")
@@ -324,6 +350,7 @@ func TestRacyGit(t *testing.T) {
 	if b, _ := r.ReadFile("x.md"); string(b) != "content-2\n" {
 		t.Fatalf("x.md at HEAD: %q", b)
 	}
+
 }
 
 func TestConcurrentUpdate(t *testing.T) {
@@ -630,7 +657,6 @@ func TestParseTrailers(t *testing.T) {
 func TestUnsupportedIndex(t *testing.T) {
 	for _, args := range [][]string{
 		{"update-index", "--index-version", "4"},
-		{"update-index", "--split-index"},
 	} {
 		r, dir := newRepo(t)
 		writeFile(t, dir, "a.md", "a\n")

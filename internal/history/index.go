@@ -38,10 +38,12 @@ var be = binary.BigEndian
 type index struct {
 	data     []byte // the whole file, trailing checksum included
 	version  uint32
-	offs     []int     // entry offsets; offs[len(offs)-1] is the end of the entries
-	stamp    fileStamp // of the file read; zero when there was none
-	mtimeSec int64     // the file's mtime (seconds); -1 when there was none
-	treeExt  []byte    // the TREE extension's data, if any
+	offs     []int      // entry offsets; offs[len(offs)-1] is the end of the entries
+	stamp    fileStamp  // of the file read; zero when there was none
+	mtimeSec int64      // the file's mtime (seconds); -1 when there was none
+	treeExt  []byte     // the TREE extension's data, if any
+	link     []byte     // the link extension's data (a split index), if any
+	split    *splitInfo // set on the merged view of a split index
 }
 
 func (x *index) n() int { return len(x.offs) - 1 }
@@ -62,8 +64,9 @@ func corrupt(format string, args ...any) error {
 
 // parseIndex walks the entries and extensions of an index file. It does not
 // verify the trailing checksum (git does so only in fsck). It fails with
-// ErrUnsupportedIndex for version 4, a required (lowercase) extension such as
-// "link" (split index) or "sdir" (sparse index), and an all-zero checksum.
+// ErrUnsupportedIndex for version 4, a required (lowercase) extension other
+// than "link" (a split index: see mergeSplit), such as "sdir" (sparse
+// index), and an all-zero checksum.
 func parseIndex(data []byte) (*index, error) {
 	if len(data) < 12+20 || string(data[:4]) != "DIRC" {
 		return nil, corrupt("bad header")
@@ -121,15 +124,17 @@ func parseIndex(data []byte) (*index, error) {
 			return nil, corrupt("extension header truncated")
 		}
 		sig := data[p : p+4]
-		if sig[0] < 'A' || sig[0] > 'Z' {
-			return nil, fmt.Errorf("%w: required extension %q", ErrUnsupportedIndex, sig)
-		}
 		size := int(be.Uint32(data[p+4:]))
 		if size < 0 || p+8+size > end {
 			return nil, corrupt("extension %q truncated", sig)
 		}
-		if string(sig) == "TREE" {
+		switch {
+		case string(sig) == "TREE":
 			x.treeExt = data[p+8 : p+8+size]
+		case string(sig) == "link":
+			x.link = data[p+8 : p+8+size]
+		case sig[0] < 'A' || sig[0] > 'Z':
+			return nil, fmt.Errorf("%w: required extension %q", ErrUnsupportedIndex, sig)
 		}
 		p += 8 + size
 	}
@@ -242,11 +247,17 @@ type idxOp struct {
 	entry []byte
 }
 
-// rebuild returns the new index file: the entries with ops applied (ops
-// sorted by pos), the extensions in ext (already framed; nil for none), and
-// the SHA-1 trailer. It builds it in buf when buf is large enough.
-func (x *index) rebuild(ops []idxOp, ext []byte, buf []byte) []byte {
-	extra := len(ext)
+// entry returns entry i's bytes, padding included.
+func (x *index) entry(i int) []byte { return x.data[x.offs[i]:x.offs[i+1]] }
+
+// apply returns a new index holding x's entries with ops applied (ops
+// sorted by pos): the header and the entries, then 20 zero bytes in place
+// of extensions and checksum (see file). It builds it in buf when buf is
+// large enough. When x is the merged view of a split index, the result
+// keeps, for every entry, the shared index position it came from: an entry
+// replaced by an op keeps its predecessor's.
+func (x *index) apply(ops []idxOp, buf []byte) *index {
+	extra := 0
 	for _, op := range ops {
 		extra += len(op.entry)
 	}
@@ -256,22 +267,62 @@ func (x *index) rebuild(ops []idxOp, ext []byte, buf []byte) []byte {
 		out = make([]byte, 0, entEnd+extra+20+4096)
 	}
 	out = append(out, x.data[:12]...)
-	count := x.n()
+	y := &index{version: x.version, mtimeSec: -1, offs: make([]int, 0, x.n()+len(ops)+1)}
+	var base []int32
+	if x.split != nil {
+		base = make([]int32, 0, cap(y.offs))
+	}
+	// copyRange appends entries [from, to) of x.
+	copyRange := func(from, to int) {
+		shift := len(out) - x.offs[from]
+		for i := from; i < to; i++ {
+			y.offs = append(y.offs, x.offs[i]+shift)
+		}
+		out = append(out, x.data[x.offs[from]:x.offs[to]]...)
+		if base != nil {
+			base = append(base, x.split.base[from:to]...)
+		}
+	}
 	prev := 0
 	for _, op := range ops {
-		out = append(out, x.data[x.offs[prev]:x.offs[op.pos]]...)
+		copyRange(prev, op.pos)
 		if op.entry != nil {
+			y.offs = append(y.offs, len(out))
 			out = append(out, op.entry...)
-			count++
+			if base != nil {
+				from := int32(-1)
+				if op.del > 0 {
+					from = x.split.base[op.pos]
+				}
+				base = append(base, from)
+			}
 		}
-		count -= op.del
 		prev = op.pos + op.del
 	}
-	out = append(out, x.data[x.offs[prev]:entEnd]...)
-	out = append(out, ext...)
-	be.PutUint32(out[8:], uint32(count))
+	copyRange(prev, x.n())
+	y.offs = append(y.offs, len(out))
+	be.PutUint32(out[8:], uint32(y.n()))
+	y.data = append(out, make([]byte, 20)...)
+	if x.split != nil {
+		y.split = &splitInfo{sharedID: x.split.sharedID, shared: x.split.shared, base: base}
+	}
+	return y
+}
+
+// file returns the index file holding x's entries as a whole (unsplit)
+// index, with the extensions in ext (already framed; nil for none) and the
+// SHA-1 trailer. It reuses x.data's storage: x.data becomes the file, and
+// x.treeExt points into it.
+func (x *index) file(ext []byte) []byte {
+	end := x.offs[x.n()]
+	out := append(x.data[:end], ext...)
 	sum := sha1.Sum(out)
-	return append(out, sum[:]...)
+	x.data = append(out, sum[:]...)
+	x.treeExt, x.link, x.split = nil, nil, nil
+	if len(ext) >= 8 && string(ext[:4]) == "TREE" {
+		x.treeExt = x.data[end+8 : end+8+int(be.Uint32(ext[4:]))]
+	}
+	return x.data
 }
 
 // smudgeRacy does git's ce_smudge_racily_clean_entry for every entry except

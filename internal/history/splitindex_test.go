@@ -1,0 +1,233 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// isSplit reports whether .git/index has a link extension, and the shared
+// index it names.
+func isSplit(t *testing.T, dir string) (bool, string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := parseIndex(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.link == nil {
+		return false, ""
+	}
+	return true, fmt.Sprintf("sharedindex.%x", x.link[:20])
+}
+
+// lsFiles is git's view of the index: mode, id, stage, path and the stat
+// data, per entry (without git's in-memory flags, which say which file an
+// entry came from).
+func lsFiles(t *testing.T, dir string) string {
+	out := git(t, dir, "ls-files", "--stage", "--debug")
+	return regexp.MustCompile(`\tflags: [0-9a-f]+`).ReplaceAllString(out, "")
+}
+
+// TestSplitIndex commits into split indexes that git wrote and reads back
+// what it wrote: git sees every entry, with its stat data, exactly as in an
+// unsplit index, whichever of git and Commit wrote last.
+func TestSplitIndex(t *testing.T) {
+	r, dir := newRepo(t)
+	var paths []string
+	for i := 0; i < 300; i++ {
+		p := fmt.Sprintf("d%d/n%03d.md", i%7, i)
+		writeFile(t, dir, p, fmt.Sprintf("note %d\n", i))
+		paths = append(paths, p)
+	}
+	mustCommit(t, r, "first", paths...)
+	git(t, dir, "update-index", "--split-index") // core.splitIndex stays unset
+	if ok, _ := isSplit(t, dir); !ok {
+		t.Fatal("git did not split the index")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	live := slices.Clone(paths)
+	for round := 0; round < 30; round++ {
+		var touched []string
+		switch round % 3 {
+		case 0: // edit two notes
+			for k := 0; k < 2; k++ {
+				p := live[rng.IntN(len(live))]
+				writeFile(t, dir, p, fmt.Sprintf("edit %d\n", round))
+				touched = append(touched, p)
+			}
+		case 1: // add one, delete one
+			p := fmt.Sprintf("d%d/new%02d.md", round%7, round)
+			writeFile(t, dir, p, "new\n")
+			k := rng.IntN(len(live))
+			os.Remove(filepath.Join(dir, live[k]))
+			touched = append(touched, p, live[k])
+			live = append(append(live[:k:k], live[k+1:]...), p)
+		case 2: // a person commits with git, then the engine commits
+			p := live[rng.IntN(len(live))]
+			writeFile(t, dir, p, fmt.Sprintf("person %d\n", round))
+			git(t, dir, "-c", "user.name=P", "-c", "user.email=p@p", "commit", "-qam", "person")
+			q := live[rng.IntN(len(live))]
+			writeFile(t, dir, q, fmt.Sprintf("engine %d\n", round))
+			touched = append(touched, q)
+		}
+		mustCommit(t, r, fmt.Sprintf("round %d", round), touched...)
+		checkConsistent(t, dir)
+		if ok, _ := isSplit(t, dir); !ok {
+			t.Fatalf("round %d: the index is no longer split", round)
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	// What git sees equals what it sees once it rewrote the index whole.
+	split := lsFiles(t, dir)
+	git(t, dir, "-c", "core.splitIndex=false", "update-index", "--no-split-index")
+	if whole := lsFiles(t, dir); whole != split {
+		t.Fatalf("git reads our split index differently from the same index unsplit:\n%s\n----\n%s", split, whole)
+	}
+	if n := strings.Count(split, "\n  ctime:"); n != len(live) {
+		t.Fatalf("%d entries, want %d", n, len(live))
+	}
+}
+
+// TestSplitIndexConfig: core.splitIndex true makes Commit split a whole
+// index (a new shared index), false makes it write a whole one, and
+// splitIndex.maxPercentChange=0 a new shared index on every commit, with
+// unused shared indexes older than two weeks removed.
+func TestSplitIndexConfig(t *testing.T) {
+	r, dir := newRepo(t)
+	writeFile(t, dir, "a.md", "a\n")
+	writeFile(t, dir, "b/c.md", "c\n")
+	mustCommit(t, r, "first", "a.md", "b/c.md")
+	if ok, _ := isSplit(t, dir); ok {
+		t.Fatal("split without being asked")
+	}
+
+	git(t, dir, "config", "core.splitIndex", "true")
+	writeFile(t, dir, "a.md", "a2\n")
+	mustCommit(t, r, "second", "a.md")
+	ok, shared := isSplit(t, dir)
+	if !ok {
+		t.Fatal("core.splitIndex=true: the index was not split")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", shared)); err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, dir)
+
+	git(t, dir, "config", "splitIndex.maxPercentChange", "0")
+	old := filepath.Join(dir, ".git", shared)
+	longAgo := time.Now().Add(-30 * 24 * time.Hour)
+	writeFile(t, dir, "b/d.md", "d\n")
+	mustCommit(t, r, "third", "b/d.md")
+	_, shared2 := isSplit(t, dir)
+	if shared2 == shared {
+		t.Fatal("maxPercentChange=0: no new shared index")
+	}
+	checkConsistent(t, dir)
+	if err := os.Chtimes(old, longAgo, longAgo); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "b/d.md", "d2\n")
+	mustCommit(t, r, "fourth", "b/d.md")
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Fatalf("an unused shared index a month old was kept: %v", err)
+	}
+	_, shared3 := isSplit(t, dir)
+	if _, err := os.Stat(filepath.Join(dir, ".git", shared3)); err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, dir)
+
+	git(t, dir, "config", "core.splitIndex", "false")
+	writeFile(t, dir, "a.md", "a3\n")
+	mustCommit(t, r, "fifth", "a.md")
+	if ok, _ := isSplit(t, dir); ok {
+		t.Fatal("core.splitIndex=false: the index is still split")
+	}
+	checkConsistent(t, dir)
+}
+
+// TestSplitIndexCorrupt: a split index whose shared index is missing or
+// does not match its name is refused, and nothing is written.
+func TestSplitIndexCorrupt(t *testing.T) {
+	r, dir := newRepo(t)
+	writeFile(t, dir, "a.md", "a\n")
+	mustCommit(t, r, "first", "a.md")
+	git(t, dir, "update-index", "--split-index")
+	_, shared := isSplit(t, dir)
+	path := filepath.Join(dir, ".git", shared)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := headHash(t, dir)
+	for name, mutate := range map[string]func(){
+		"missing":  func() { os.Remove(path) },
+		"mismatch": func() { os.WriteFile(path, append(bytes.Clone(data[:len(data)-1]), data[len(data)-1]^1), 0o644) },
+	} {
+		mutate()
+		r2, _ := Open(dir) // no cached shared index
+		writeFile(t, dir, "a.md", name+"\n")
+		_, err := r2.Commit(CommitRequest{Paths: []string{"a.md"}, Message: "m", Author: agent})
+		if err == nil || !strings.Contains(err.Error(), shared) {
+			t.Errorf("%s shared index: err = %v, want one naming %s", name, err, shared)
+		}
+		if headHash(t, dir) != head {
+			t.Errorf("%s shared index: HEAD moved", name)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); err == nil {
+			t.Errorf("%s shared index: index.lock left", name)
+		}
+		os.WriteFile(path, data, 0o644)
+	}
+	_ = r
+}
+
+// TestEWAH: bitmaps survive a round trip, including runs of ones git
+// writes for 64 consecutive bits, and malformed ones are refused.
+func TestEWAH(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 200; trial++ {
+		limit := 1 + rng.IntN(5000)
+		var set []int
+		for p := 0; p < limit; p++ {
+			if rng.IntN(10) < trial%10 {
+				set = append(set, p)
+			}
+		}
+		b := appendEWAH(nil, set)
+		got, rest, err := ewahBits(append(b, 'x'), limit)
+		if err != nil || !slices.Equal(got, set) || string(rest) != "x" {
+			t.Fatalf("trial %d: %v, rest %q, %d of %d bits", trial, err, rest, len(got), len(set))
+		}
+	}
+	// A run of 2 words of ones then a literal word with bit 3: bits 0-127, 131.
+	var b []byte
+	b = be.AppendUint32(b, 132)
+	b = be.AppendUint32(b, 2)
+	b = be.AppendUint64(b, 1|2<<1|1<<33)
+	b = be.AppendUint64(b, 1<<3)
+	b = be.AppendUint32(b, 0)
+	got, _, err := ewahBits(b, 200)
+	if err != nil || len(got) != 129 || got[127] != 127 || got[128] != 131 {
+		t.Fatalf("run of ones: %v %v", err, got)
+	}
+	if _, _, err := ewahBits(b, 130); err == nil {
+		t.Fatal("bit 131 of 130 entries accepted")
+	}
+	if _, _, err := ewahBits(b[:20], 200); err == nil {
+		t.Fatal("truncated bitmap accepted")
+	}
+}
