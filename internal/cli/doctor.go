@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode"
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/guard"
+	"github.com/sessionvault/sessionvault/internal/history"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
@@ -152,6 +155,14 @@ func (a *app) doctor(repo string) []doctorCheck {
 			want, _ := filepath.EvalSymlinks(filepath.Join(v.Root, project))
 			got, err := filepath.EvalSymlinks(mem)
 			add("Serena link", err == nil && got == want, mem+" does not lead to "+filepath.Join(v.Root, project), svc.Command(project, "link serena --repo "+abs))
+		}
+	}
+	if v != nil {
+		if r, err := history.Open(v.Root); err == nil {
+			if n, split, err := r.IndexEntries(); err == nil && !split && n >= splitIndexFrom && r.SplitIndexSetting() < 0 {
+				warn("git index size", fmt.Sprintf("the vault's git index holds %d files and is rewritten whole by every commit", n),
+					"git -C "+guard.ShellQuote(v.Root)+" config core.splitIndex true")
+			}
 		}
 	}
 	for _, k := range []string{"user.name", "user.email"} {

@@ -497,3 +497,50 @@ func appendEWAH(out []byte, positions []int) []byte {
 	}
 	return be.AppendUint32(out, uint32(rlw))
 }
+
+// IndexEntries returns the number of entries in .git/index (0 when there is
+// no index file) and whether it is a split index.
+func (r *Repo) IndexEntries() (n int, split bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	x, err := r.loadIndex(filepath.Join(r.gitdir, "index"), plumbing.ZeroHash, false)
+	if err != nil {
+		return 0, false, err
+	}
+	return x.n(), x.split != nil, nil
+}
+
+// SplitIndexSetting returns core.splitIndex as .git/config sets it: -1
+// when unset (the index keeps its form), 0 false, 1 true.
+func (r *Repo) SplitIndexSetting() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.splitSetting().mode
+}
+
+// EnableSplitIndex sets core.splitIndex = true in .git/config, so that the
+// next commit (Commit's or git's) writes a shared index and later ones
+// rewrite only .git/index. It appends a [core] section under git's lock
+// (config.lock), keeping the rest of the file byte for byte, and fails with
+// ErrLocked while another process holds the lock.
+func (r *Repo) EnableSplitIndex() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	path := filepath.Join(r.gitdir, "config")
+	l, err := acquireLock(path, r.lockTimeout)
+	if err != nil {
+		return err
+	}
+	defer l.rollback()
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("history: read %s: %w", path, err)
+	}
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		old = append(old, '\n')
+	}
+	if err := l.write(append(old, "[core]\n\tsplitIndex = true\n"...)); err != nil {
+		return err
+	}
+	return l.commit()
+}
