@@ -368,7 +368,7 @@ func (r *Repo) commitChain(idxLock *lockFile, chain []cleanSpec) (_ []plumbing.H
 	r.cacheCommitTree(c.last(), c.tree)
 	if st, _, err := lstatStamp(c.idxPath); err == nil && st.ino == c.idxLockStamp.ino && st.dev == c.idxLockStamp.dev && st.size == c.idxLockStamp.size {
 		r.idx, r.idxStamp = c.newX, st
-		r.spare = c.x.data // no longer referenced: the next rebuild's buffer
+		r.spare = c.x.data // no longer referenced (nil when patched in place): the next rebuild's buffer
 	}
 	return c.hashes, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -257,6 +258,9 @@ func (x *index) entry(i int) []byte { return x.data[x.offs[i]:x.offs[i+1]] }
 // keeps, for every entry, the shared index position it came from: an entry
 // replaced by an op keeps its predecessor's.
 func (x *index) apply(ops []idxOp, buf []byte) *index {
+	if y := x.applyInPlace(ops); y != nil {
+		return y
+	}
 	extra := 0
 	for _, op := range ops {
 		extra += len(op.entry)
@@ -269,8 +273,10 @@ func (x *index) apply(ops []idxOp, buf []byte) *index {
 	out = append(out, x.data[:12]...)
 	y := &index{version: x.version, mtimeSec: -1, offs: make([]int, 0, x.n()+len(ops)+1)}
 	var base []int32
+	var repl []bool
 	if x.split != nil {
 		base = make([]int32, 0, cap(y.offs))
+		repl = slices.Clone(x.split.repl)
 	}
 	// copyRange appends entries [from, to) of x.
 	copyRange := func(from, to int) {
@@ -294,6 +300,9 @@ func (x *index) apply(ops []idxOp, buf []byte) *index {
 				if op.del > 0 {
 					from = x.split.base[op.pos]
 				}
+				if from >= 0 {
+					repl[from] = true
+				}
 				base = append(base, from)
 			}
 		}
@@ -304,8 +313,32 @@ func (x *index) apply(ops []idxOp, buf []byte) *index {
 	be.PutUint32(out[8:], uint32(y.n()))
 	y.data = append(out, make([]byte, 20)...)
 	if x.split != nil {
-		y.split = &splitInfo{sharedID: x.split.sharedID, shared: x.split.shared, base: base}
+		y.split = &splitInfo{sharedID: x.split.sharedID, shared: x.split.shared, base: base, repl: repl}
 	}
+	return y
+}
+
+// applyInPlace is apply when every op replaces one entry by one of the same
+// length (a note committed again): the entries are patched in x's data, and
+// x, whose storage the result takes over, must not be used again. It
+// returns nil when the ops are not all such replacements.
+func (x *index) applyInPlace(ops []idxOp) *index {
+	for _, op := range ops {
+		if op.del != 1 || op.entry == nil || len(op.entry) != x.offs[op.pos+1]-x.offs[op.pos] {
+			return nil
+		}
+	}
+	for _, op := range ops {
+		copy(x.data[x.offs[op.pos]:], op.entry)
+		if x.split != nil {
+			if b := x.split.base[op.pos]; b >= 0 {
+				x.split.repl[b] = true
+			}
+		}
+	}
+	end := x.offs[x.n()]
+	y := &index{data: append(x.data[:end], make([]byte, 20)...), version: x.version, offs: x.offs, mtimeSec: -1, split: x.split}
+	x.data, x.offs, x.split = nil, nil, nil
 	return y
 }
 
@@ -379,6 +412,9 @@ func (x *index) smudgeRacy(root string, skip map[int]bool) {
 	for k, i := range cand {
 		if smudge[k] {
 			be.PutUint32(x.data[x.offs[i]+offSize:], 0)
+			if x.split != nil && x.split.base[i] >= 0 {
+				x.split.repl[x.split.base[i]] = true
+			}
 		}
 	}
 }

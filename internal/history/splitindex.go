@@ -37,6 +37,7 @@ type splitInfo struct {
 	sharedID plumbing.Hash // the shared index's checksum: it is .git/sharedindex.<hex>
 	shared   *index        // the shared index, parsed
 	base     []int32       // per merged entry: its position in shared, or -1
+	repl     []bool        // per shared entry: its merged entry may differ from it
 }
 
 // defaultMaxPercentChange is git's splitIndex.maxPercentChange default.
@@ -197,6 +198,10 @@ func mergeSplit(main, shared *index, id plumbing.Hash) (*index, error) {
 	if len(rep) > main.n() {
 		return nil, corrupt("link extension replaces %d entries, .git/index holds %d", len(rep), main.n())
 	}
+	repl := make([]bool, shared.n())
+	for _, p := range rep {
+		repl[p] = true
+	}
 	deleted := make([]bool, shared.n())
 	for _, p := range del {
 		deleted[p] = true
@@ -247,7 +252,7 @@ func mergeSplit(main, shared *index, id plumbing.Hash) (*index, error) {
 	y.offs = append(y.offs, len(out))
 	be.PutUint32(out[8:], uint32(y.n()))
 	y.data = append(out, make([]byte, 20)...)
-	y.split = &splitInfo{sharedID: id, shared: shared, base: base}
+	y.split = &splitInfo{sharedID: id, shared: shared, base: base, repl: repl}
 	return y, nil
 }
 
@@ -279,16 +284,20 @@ func appendNamed(out []byte, main *index, r int, name []byte) ([]byte, error) {
 // index does not have; the link extension; the extensions in ext (framed);
 // the SHA-1 trailer.
 func (x *index) splitFile(ext []byte) []byte {
-	sh := x.split.shared
-	kept := make([]bool, sh.n())
+	sp := x.split
+	sh := sp.shared
 	out := make([]byte, 12, 4096)
 	copy(out, x.data[:12])
 	var rep, del []int
-	for k, b := range x.split.base {
+	fromShared := 0
+	for k, b := range sp.base {
 		if b < 0 {
 			continue
 		}
-		kept[b] = true
+		fromShared++
+		if !sp.repl[b] {
+			continue
+		}
 		if e := x.entry(k); !bytes.Equal(e, sh.entry(int(b))) {
 			rep = append(rep, int(b))
 			fl := x.fixedLen(k)
@@ -299,19 +308,27 @@ func (x *index) splitFile(ext []byte) []byte {
 		}
 	}
 	count := len(rep)
-	for k, b := range x.split.base {
+	for k, b := range sp.base {
 		if b < 0 {
 			out = append(out, x.entry(k)...)
 			count++
 		}
 	}
-	for i, k := range kept {
-		if !k {
-			del = append(del, i)
+	if fromShared < sh.n() {
+		kept := make([]bool, sh.n())
+		for _, b := range sp.base {
+			if b >= 0 {
+				kept[b] = true
+			}
+		}
+		for i, k := range kept {
+			if !k {
+				del = append(del, i)
+			}
 		}
 	}
 	be.PutUint32(out[8:], uint32(count))
-	out = appendLink(out, x.split.sharedID, del, rep)
+	out = appendLink(out, sp.sharedID, del, rep)
 	out = append(out, ext...)
 	sum := sha1.Sum(out)
 	return append(out, sum[:]...)
@@ -344,7 +361,7 @@ func (x *index) newShared(ext []byte) (shared []byte, id plumbing.Hash, main []b
 	for i := range base {
 		base[i] = int32(i)
 	}
-	x.split = &splitInfo{sharedID: id, shared: sh, base: base}
+	x.split = &splitInfo{sharedID: id, shared: sh, base: base, repl: make([]bool, x.n())}
 	main = make([]byte, 12, 256)
 	copy(main, x.data[:12])
 	be.PutUint32(main[8:], 0)
