@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/history"
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
@@ -20,6 +21,7 @@ type pointSpec struct{ notes, commits, updates int }
 type pointResult struct {
 	times []time.Duration
 	first time.Duration
+	index string // the git index's form after init: "split" or "whole"
 }
 
 // curve is an in-process update's time against one parameter: points are
@@ -59,6 +61,7 @@ func runCurves(o options, work string, figs *figures) error {
 	pr := &pointRunner{bin: o.bin, work: work, rounds: o.curveRounds, keep: o.keep, done: map[pointSpec]pointResult{}}
 	fmt.Printf("\ncurves: p50 and p90 of an in-process update to a durable commit (durability batch, the default), %d rounds per point, each point on its own generated vault\n", o.curveRounds)
 	fmt.Printf("first update: the untimed warm-up before the rounds (session length: the first update after the bulk insert and accept)\n")
+	fmt.Printf("git index: its form as init leaves it (split from %s files: init sets core.splitIndex)\n", thousands(history.SplitIndexFrom))
 	for _, c := range curveList(o) {
 		res := map[int]pointResult{}
 		for _, x := range c.points {
@@ -93,6 +96,7 @@ func (pr *pointRunner) measure(s pointSpec) (pointResult, error) {
 	if err != nil {
 		return r, err
 	}
+	r.index = indexForm(dir)
 	pr.done[s] = r
 	return r, nil
 }
@@ -140,7 +144,7 @@ func timeUpdates(svc *session.Service, rounds int) (pointResult, error) {
 func printCurve(c curve, res map[int]pointResult, figs *figures) {
 	ref := res[c.ref].times
 	fmt.Printf("\n%s; reference: %s %s\n", c.title, thousands(c.ref), c.axis)
-	fmt.Printf("  %-24s %10s %10s %8s %8s %13s\n", c.axis, "p50", "p90", "p50/ref", "p90/ref", "first update")
+	fmt.Printf("  %-24s %10s %10s %8s %8s %13s  %s\n", c.axis, "p50", "p90", "p50/ref", "p90/ref", "first update", "git index")
 	for _, x := range c.points {
 		t := res[x].times
 		p50, p90 := pct(t, 50), pct(t, 90)
@@ -149,7 +153,7 @@ func printCurve(c curve, res map[int]pointResult, figs *figures) {
 		if x == c.ref {
 			label += " (ref)"
 		}
-		fmt.Printf("  %-24s %10s %10s %7.2fx %7.2fx %13s\n", label, ms(p50), ms(p90), r50, r90, ms(res[x].first))
+		fmt.Printf("  %-24s %10s %10s %7.2fx %7.2fx %13s  %s\n", label, ms(p50), ms(p90), r50, r90, ms(res[x].first), res[x].index)
 		name := "curve/" + c.key + "/" + strconv.Itoa(x) + "/"
 		figs.dur(name+"p50", p50)
 		figs.dur(name+"p90", p90)
@@ -157,4 +161,21 @@ func printCurve(c curve, res map[int]pointResult, figs *figures) {
 		figs.ratio(name+"ratio-p90", r90)
 		figs.dur(name+"first-update", res[x].first)
 	}
+}
+
+// indexForm describes the git index of the vault in dir: "split", "whole",
+// or the error reading it.
+func indexForm(dir string) string {
+	r, err := history.Open(dir)
+	if err != nil {
+		return err.Error()
+	}
+	n, split, err := r.IndexEntries()
+	switch {
+	case err != nil:
+		return err.Error()
+	case split:
+		return "split, " + thousands(n) + " entries"
+	}
+	return "whole, " + thousands(n) + " entries"
 }

@@ -159,7 +159,7 @@ func (a *app) doctor(repo string) []doctorCheck {
 	}
 	if v != nil {
 		if r, err := history.Open(v.Root); err == nil {
-			if n, split, err := r.IndexEntries(); err == nil && !split && n >= splitIndexFrom && r.SplitIndexSetting() < 0 {
+			if n, split, err := r.IndexEntries(); err == nil && !split && n >= history.SplitIndexFrom && r.SplitIndexSetting() < 0 {
 				warn("git index size", fmt.Sprintf("the vault's git index holds %d files and is rewritten whole by every commit", n),
 					"git -C "+guard.ShellQuote(v.Root)+" config core.splitIndex true")
 			}

@@ -186,13 +186,8 @@ func firstNonEmpty(v ...string) string {
 	return ""
 }
 
-// splitIndexFrom is the number of index entries from which init turns git's
-// split index on: about where rewriting and hashing the whole index costs
-// an operation half a millisecond (0.5 MB of index).
-const splitIndexFrom = 5000
-
 // splitLargeIndex sets core.splitIndex = true in the vault's repository
-// when its index holds at least splitIndexFrom entries, is not split, and
+// when its index holds at least history.SplitIndexFrom entries, is not split, and
 // core.splitIndex is not set either way. It returns the number of entries
 // when it did, else 0.
 func splitLargeIndex(root string) (int, error) {
@@ -201,7 +196,7 @@ func splitLargeIndex(root string) (int, error) {
 		return 0, err
 	}
 	n, split, err := r.IndexEntries()
-	if err != nil || split || n < splitIndexFrom || r.SplitIndexSetting() >= 0 {
+	if err != nil || split || n < history.SplitIndexFrom || r.SplitIndexSetting() >= 0 {
 		return 0, nil // an index this engine cannot read fails the commit that follows, with its reason
 	}
 	if err := r.EnableSplitIndex(); err != nil {

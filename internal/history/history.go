@@ -59,15 +59,16 @@
 // one on any read error, so an external gc never leaves a Repo stale; it is
 // not reopened on every call because go-git loads a pack's whole .idx on the
 // first read (8-28 ms for 40,000 objects). Decoded trees and commit->tree
-// links are cached by hash, which never goes stale, and the index bytes
-// Commit last wrote are reused while the index file's inode, size and times
-// are unchanged.
+// links are cached by hash, which never goes stale, as is the shared index
+// of a split index (named by its checksum); the index last read or written
+// is reused while the index file's inode, size and times are unchanged.
 //
 // # Limits
 //
-// The index must be version 2 or 3 without a split index (link), a sparse
-// index (sdir), any other required extension or an all-zero checksum
-// (index.skipHash): ErrUnsupportedIndex otherwise. Content filters
+// The index must be version 2 or 3, whole or split (the link extension: see
+// splitindex.go), without a sparse index (sdir), any other required
+// extension or an all-zero checksum (index.skipHash): ErrUnsupportedIndex
+// otherwise. Content filters
 // (.gitattributes eol/text conversion, LFS, core.autocrlf) are not applied:
 // files are committed byte for byte. core.fileMode=false and
 // core.symlinks=false are not honoured (Linux semantics are assumed).
@@ -101,8 +102,8 @@ var (
 	// ErrNoCommits: HEAD names a branch that has no commit yet.
 	ErrNoCommits = errors.New("history: no commits yet")
 	// ErrUnsupportedIndex: .git/index uses a format this package does not
-	// patch (version 4, split index, sparse index, another required
-	// extension, or an all-zero trailing checksum).
+	// patch (version 4, sparse index, another required extension, or an
+	// all-zero trailing checksum).
 	ErrUnsupportedIndex = errors.New("history: unsupported index format")
 	// ErrLocked: a git lock file (index.lock, HEAD.lock, <ref>.lock) stayed
 	// held by another process for the whole lock timeout (about 2 s). The
