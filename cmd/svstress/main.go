@@ -41,6 +41,7 @@ func main() {
 	flag.Float64Var(&cfg.KillRate, "kill", cfg.KillRate, "fraction of engine processes killed with SIGKILL at a random point (each is retried with the same --op-id)")
 	scen := flag.String("scenarios", strings.Join(Scenarios, ","), "scenarios to run, comma-separated")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep each scenario's vault")
+	flag.BoolVar(&cfg.SplitIndex, "split-index", false, "run on git's split index (core.splitIndex=true), as init leaves a vault of 5,000 files or more")
 	flag.Parse()
 	cfg.Scenarios = strings.Split(*scen, ",")
 	bin, err := filepath.Abs(cfg.Bin)

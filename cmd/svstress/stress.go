@@ -33,6 +33,7 @@ type Config struct {
 	KillRate                 float64  // fraction of engine processes killed with SIGKILL
 	Scenarios                []string
 	Keep                     bool      // keep the vaults
+	SplitIndex               bool      // turn on git's split index (core.splitIndex) right after init
 	Log                      io.Writer // progress; nil for none
 }
 
@@ -190,6 +191,11 @@ func runScenario(cfg Config, name string) (*Report, error) {
 	start := time.Now()
 	if _, err := s.sv("init", s.vault, "--project", "demo"); err != nil {
 		return nil, err
+	}
+	if cfg.SplitIndex {
+		if _, err := s.git("config", "core.splitIndex", "true"); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := s.sv("start", "--objective", "stress: "+name); err != nil {
 		return nil, err
