@@ -163,6 +163,8 @@ type Repo struct {
 	cfg      splitSetting
 	cfgStamp fileStamp
 	cfgRead  bool
+	freshID  plumbing.Hash // the shared index last freshened, and when
+	freshAt  time.Time
 
 	zw *zlibWriter
 

@@ -117,18 +117,42 @@ func (r *Repo) writeLoose(o *rawObject) (written string, createdDir bool, err er
 		r.zw = new(zlibWriter)
 	}
 	data := r.zw.compress(o)
-	tmp, f, err := createTemp(dir)
+	err = writeRenamed(dir, "tmp_obj_", 0o444, final, data)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return "", false, fmt.Errorf("history: create %s: %w", dir, err)
 		}
 		createdDir = err == nil
-		tmp, f, err = createTemp(dir)
+		err = writeRenamed(dir, "tmp_obj_", 0o444, final, data)
 	}
 	if err != nil {
 		return "", createdDir, fmt.Errorf("history: write object %s: %w", hx, err)
 	}
-	_, err = f.Write(data)
+	return final, createdDir, nil
+}
+
+// writeRenamed writes data to a new temporary file prefix+random in dir
+// (mode perm, before the umask), then renames it over final (not fsynced).
+// On an error the temporary file is removed; a missing dir gives an error
+// wrapping fs.ErrNotExist.
+func writeRenamed(dir, prefix string, perm os.FileMode, final string, data []byte) error {
+	var tmp string
+	var f *os.File
+	for {
+		var rnd [6]byte
+		rand.Read(rnd[:])
+		tmp = filepath.Join(dir, prefix+hex.EncodeToString(rnd[:]))
+		var err error
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		break
+	}
+	_, err := f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -137,20 +161,6 @@ func (r *Repo) writeLoose(o *rawObject) (written string, createdDir bool, err er
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return "", createdDir, fmt.Errorf("history: write object %s: %w", hx, err)
 	}
-	return final, createdDir, nil
-}
-
-func createTemp(dir string) (string, *os.File, error) {
-	for {
-		var rnd [6]byte
-		rand.Read(rnd[:])
-		name := filepath.Join(dir, "tmp_obj_"+hex.EncodeToString(rnd[:]))
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		return name, f, err
-	}
+	return err
 }

@@ -385,23 +385,7 @@ func (r *Repo) writeSharedIndex(data []byte, id plumbing.Hash) (string, error) {
 	if _, err := os.Lstat(path); err == nil {
 		return path, nil
 	}
-	f, err := os.CreateTemp(r.gitdir, "sharedindex_")
-	if err != nil {
-		return "", fmt.Errorf("history: write shared index: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := writeRenamed(r.gitdir, "sharedindex_", 0o644, path, data); err != nil {
 		return "", fmt.Errorf("history: write shared index: %w", err)
 	}
 	return path, nil
@@ -429,10 +413,17 @@ func (r *Repo) removeOldSharedIndexes(keep plumbing.Hash) {
 }
 
 // freshenSharedIndex sets the shared index's mtime to now, as git does when
-// it writes an index over it, so that no git cleans it up while in use.
+// it writes an index over it, so that no git cleans it up while in use
+// (after sharedIndexExpire unused). This Repo does it at most once an hour
+// per shared index, not on every commit.
 func (r *Repo) freshenSharedIndex(id plumbing.Hash) {
 	now := time.Now()
-	_ = os.Chtimes(r.sharedIndexPath(id), now, now) // as git: a failure only risks an early cleanup
+	if id == r.freshID && now.Sub(r.freshAt) < time.Hour {
+		return
+	}
+	if os.Chtimes(r.sharedIndexPath(id), now, now) == nil { // as git: a failure only risks an early cleanup
+		r.freshID, r.freshAt = id, now
+	}
 }
 
 // errEWAH is returned for a malformed EWAH bitmap.
