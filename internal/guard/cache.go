@@ -86,14 +86,28 @@ func Identity(root, project string) (string, error) {
 
 func cacheMAC(key []byte, project string, c cacheFile) (string, error) {
 	c.MAC = ""
-	data, err := json.Marshal(c)
+	return SignJSON(key, "sessionvault guard facts v1\n"+project+"\n", c)
+}
+
+// Sign returns the HMAC-SHA256 under key of parts, concatenated, as 64
+// lowercase hex digits: the signature of the records sessionvault keeps in
+// the state folder (seal, caches, tool evidence).
+func Sign(key []byte, parts ...[]byte) string {
+	m := hmac.New(sha256.New, key)
+	for _, p := range parts {
+		m.Write(p)
+	}
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// SignJSON is Sign over prefix followed by v's JSON encoding (map keys
+// sorted); the error is json.Marshal's.
+func SignJSON(key []byte, prefix string, v any) (string, error) {
+	data, err := json.Marshal(v)
 	if err != nil {
 		return "", err
 	}
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("sessionvault guard facts v1\n" + project + "\n"))
-	m.Write(data)
-	return hex.EncodeToString(m.Sum(nil)), nil
+	return Sign(key, []byte(prefix), data), nil
 }
 
 func cachePath(root, project string) string {

@@ -8,8 +8,6 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -58,9 +56,16 @@ func (s *Service) mac(d *doc) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	m := hmac.New(sha256.New, k)
-	m.Write(c)
-	return hex.EncodeToString(m.Sum(nil)), nil
+	return guard.Sign(k, c), nil
+}
+
+// signJSON signs v's JSON encoding with the vault's key (guard.SignJSON).
+func (s *Service) signJSON(v any) (string, error) {
+	k, err := s.key()
+	if err != nil {
+		return "", err
+	}
+	return guard.SignJSON(k, "", v)
 }
 
 // ErrTampered says the current state differs from what the engine last
@@ -185,18 +190,8 @@ type verifiedCache struct {
 }
 
 func (s *Service) cacheMAC(c verifiedCache) (string, error) {
-	k, err := s.key()
-	if err != nil {
-		return "", err
-	}
 	c.MAC = ""
-	data, err := json.Marshal(c)
-	if err != nil {
-		return "", err
-	}
-	m := hmac.New(sha256.New, k)
-	m.Write(data)
-	return hex.EncodeToString(m.Sum(nil)), nil
+	return s.signJSON(c)
 }
 
 // VerifiedCached is Verified with a cache: while the note's stat identity and

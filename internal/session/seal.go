@@ -112,18 +112,8 @@ func (s *Service) protocolSumIn(tx *vault.Tx, project string) (string, error) {
 }
 
 func (s *Service) sealMAC(sl seal) (string, error) {
-	k, err := s.key()
-	if err != nil {
-		return "", err
-	}
 	sl.MAC = ""
-	data, err := json.Marshal(sl) // map keys sorted
-	if err != nil {
-		return "", err
-	}
-	m := hmac.New(sha256.New, k)
-	m.Write(data)
-	return hex.EncodeToString(m.Sum(nil)), nil
+	return s.signJSON(sl) // map keys sorted
 }
 
 // writeSeal signs sl and keeps it as the project's seal.

@@ -2,8 +2,6 @@ package session
 
 import (
 	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -65,9 +63,7 @@ func (s *Service) lineMAC(line string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	m := hmac.New(sha256.New, k)
-	m.Write([]byte(line))
-	return hex.EncodeToString(m.Sum(nil))[:32], nil
+	return guard.Sign(k, []byte(line))[:32], nil
 }
 
 func (s *Service) appendState(name, line string) error {
