@@ -183,7 +183,7 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 			}
 		}
 	}
-	all := append(ha, lineHunks(o, b, 1)...)
+	all := append(ha, dropAddedBy(ha, lineHunks(o, b, 1))...)
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].start != all[j].start {
 			return all[i].start < all[j].start
@@ -242,6 +242,45 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 		out.WriteString(ol[pos])
 	}
 	return out.Bytes()
+}
+
+// dropAddedBy takes out of hb the entry lines (IsEntryLine: a block id,
+// unique in a note) that ha adds too, and drops an insertion left with
+// blank lines only. Both sides adding one entry (a writer that read the
+// engine's new version and saved it with an edit) would otherwise show it
+// twice where the two diffs place it differently: an entry put into an
+// empty section is, to a line diff, "blank, entry" after the heading or
+// "entry, blank" after the blank line.
+func dropAddedBy(ha, hb []hunk) []hunk {
+	added := map[string]bool{}
+	for _, h := range ha {
+		for _, l := range h.lines {
+			if IsEntryLine([]byte(l)) {
+				added[strings.TrimRight(l, "\r\n")] = true
+			}
+		}
+	}
+	if len(added) == 0 {
+		return hb
+	}
+	out := hb[:0]
+	for _, h := range hb {
+		var keep []string
+		text := false
+		for _, l := range h.lines {
+			if added[strings.TrimRight(l, "\r\n")] {
+				continue
+			}
+			keep = append(keep, l)
+			text = text || strings.TrimSpace(l) != ""
+		}
+		if len(keep) < len(h.lines) && !text && h.start == h.end {
+			continue
+		}
+		h.lines = keep
+		out = append(out, h)
+	}
+	return out
 }
 
 // hasLine reports whether text holds l (with its line ending) as a line.

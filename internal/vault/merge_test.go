@@ -33,6 +33,36 @@ func TestMerge3(t *testing.T) {
 	}
 }
 
+// A writer that read the engine's new version and saved it with an edit of
+// its own adds the engine's entry too: merged, the entry is there once,
+// however the two line diffs place it (an entry put into an empty section
+// is "blank, entry" after the heading to one diff, "entry, blank" after the
+// blank line to the other), and no blank line is left over.
+func TestMerge3EntryBothSidesAdded(t *testing.T) {
+	o := "# Current session\n\n## Updates\n\n## Decisions\n\n## Blockers\n\n## End checklist\n\n- [ ] one ^e-1\n"
+	engine := strings.Replace(o, "## Decisions\n\n", "## Decisions\n\n- d one ^d-1\n\n", 1)
+	person := strings.Replace(engine, "## Updates\n", "## Updates\n\n- u one ^u-1\n", 1)
+	want := strings.Replace(engine, "## Updates\n", "## Updates\n\n- u one ^u-1\n", 1)
+	for _, c := range []struct{ name, a, b string }{
+		{"theirs first", person, engine},
+		{"ours first", engine, person},
+		{"theirs with a person line", person + "- person line\n", engine},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := string(Merge3([]byte(o), []byte(c.a), []byte(c.b), []byte(c.b), nil))
+			if n := strings.Count(got, "^d-1"); n != 1 {
+				t.Fatalf("^d-1 %d times:\n%s", n, got)
+			}
+			if w := want + strings.TrimPrefix(c.a, person); c.a != engine && got != w {
+				t.Fatalf("Merge3:\n%s\nwant:\n%s", got, w)
+			}
+			if c.a == engine && got != want {
+				t.Fatalf("Merge3:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
 // Lines either side adds are never lost, whatever the two sides did.
 func TestMerge3KeepsEveryAddedLine(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
