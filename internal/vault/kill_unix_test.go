@@ -86,3 +86,55 @@ func TestKilledOperationSurvivesARenameOverItsNote(t *testing.T) {
 		t.Errorf("git status: %s", st)
 	}
 }
+
+// A file someone renames over the note just as a round swaps its new
+// version back out (a writer was waiting) stays in the note: the swap back
+// takes theirs out instead of ours, and puts it back.
+func TestSwapBackKeepsAFileRenamedOverTheNote(t *testing.T) {
+	for _, created := range []bool{false, true} {
+		v := newVault(t)
+		note := filepath.Join(v.Root, "n.md")
+		n := &noteWrite{rel: "n.md", abs: note}
+		if !created {
+			os.WriteFile(note, []byte("old\n"), 0o644)
+			h, err := holdFile(note, "n.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.close()
+			n.old = h
+		}
+		p, err := v.tempPath("n.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := writeLeased(p, []byte("ours\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := roundTemp{n: n, path: p, f: f}
+		r := &round{w: &writer{v: v}, notes: []*noteWrite{n}, temps: []roundTemp{rt}}
+		if created {
+			err = renameNoReplace(p, note)
+		} else {
+			err = exchange(p, note)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.placed = []roundTemp{rt}
+		v.beforeSwapBack = func() {
+			v.beforeSwapBack = nil
+			theirs := filepath.Join(v.Root, ".n.md.tmp")
+			os.WriteFile(theirs, []byte("theirs\n"), 0o644)
+			if err := os.Rename(theirs, note); err != nil {
+				t.Error(err)
+			}
+		}
+		r.undo()
+		r.cleanup()
+		if got, _ := os.ReadFile(note); string(got) != "theirs\n" {
+			t.Errorf("created %v: the note holds %q after the swap back, want the file renamed over it", created, got)
+		}
+	}
+}

@@ -7,6 +7,8 @@
 package vault
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -35,6 +37,9 @@ type Vault struct {
 	// afterSwap, when set (tests only), runs once an operation's new
 	// versions are in place and journalled, before its commit.
 	afterSwap func()
+	// beforeSwapBack, when set (tests only), runs in a round's undo between
+	// the check that the note is still ours and the swap back.
+	beforeSwapBack func()
 }
 
 // Open opens the vault at dir: dir must hold .sessionvault/ and be a git
@@ -167,11 +172,12 @@ func (v *Vault) WriteStateDurable(name string, data []byte) error {
 
 // writeStateInPlace overwrites a file under .sessionvault/state in place
 // (created once, then rewritten: no new file per write, which costs about
-// half a millisecond on ext4). A process killed mid-write may leave it
-// torn; its readers (under the vault lock only) treat a file that does not
-// decode as absent, which is safe for the files kept this way: the commit
-// marker, the journal (written before anything it describes) and the
-// engine's records.
+// half a millisecond on ext4). A process killed between the write and the
+// truncation leaves the new content followed by the tail of a longer old
+// one: JSON readers decode the first value only (decodeState). A file torn
+// inside the write itself (a kill inside one write of more than a page)
+// does not decode, and its reader (under the vault lock only) treats it as
+// absent.
 func (v *Vault) writeStateInPlace(name string, data []byte) error {
 	d, err := v.stateDir("")
 	if err != nil {
@@ -198,6 +204,13 @@ func (v *Vault) writeStateInPlace(name string, data []byte) error {
 // finds already done (its commit made, its locks gone) and clears again.
 func (v *Vault) clearState(name string) {
 	_ = os.Truncate(filepath.Join(v.Root, filepath.FromSlash(config.StateDir), name), 0)
+}
+
+// decodeState decodes the first JSON value of data, a file kept by
+// writeStateInPlace, into x: what follows it is the tail of a longer
+// earlier content that a kill before the truncation left.
+func decodeState(data []byte, x any) error {
+	return json.NewDecoder(bytes.NewReader(data)).Decode(x)
 }
 
 // readStateInPlace reads a file kept by writeStateInPlace: an empty or

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,5 +133,32 @@ func TestCommittedFailureIsAWarning(t *testing.T) {
 	}
 	if len(res.Warnings) != 1 || res.Warnings[0] != "committed "+res.Commit+": permission denied" {
 		t.Errorf("warnings = %q", res.Warnings)
+	}
+}
+
+// A state file rewritten shorter and killed before its truncation (the new
+// content, then the old one's tail) still reads as the new content: a
+// journal rewritten after its swaps must not read as absent, or the
+// operation's retry runs it a second time.
+func TestStateKilledBeforeTruncation(t *testing.T) {
+	v := newVault(t)
+	long := []orphan{{Rel: "a.md", File: "a.md.1.1"}, {Rel: "b.md", File: "b.md.1.2"}}
+	if err := saveStateList(v, "test-list.json", long); err != nil {
+		t.Fatal(err)
+	}
+	short, _ := json.Marshal([]orphan{{Rel: "c.md", File: "c.md.1.3"}})
+	p, err := v.StatePath("test-list.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt(short, 0) // killed here: no truncation
+	f.Close()
+	got := loadStateList[orphan](v, "test-list.json")
+	if len(got) != 1 || got[0].Rel != "c.md" {
+		t.Fatalf("read back %+v, want the one record written last", got)
 	}
 }

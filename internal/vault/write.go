@@ -733,25 +733,43 @@ func (r *round) rewrite(n *noteWrite) error {
 
 // ours reports whether t's note is still our new version (no one renamed a
 // file over it since the swap).
-func (r *round) ours(t roundTemp) bool {
-	id, _, err := lstatID(t.n.abs)
-	mine, ferr := statID(t.f)
+func (r *round) ours(t roundTemp) bool { return holds(t.n.abs, t.f) }
+
+// holds reports whether path names the open file f (same inode).
+func holds(path string, f *os.File) bool {
+	id, _, err := lstatID(path)
+	mine, ferr := statID(f)
 	return err == nil && ferr == nil && id.ino == mine.ino && id.dev == mine.dev
 }
 
 // undo takes the placed new versions out again, best effort: it runs on a
 // round that is failing or starting over, and a version it cannot take out
-// is found by the settle of the next round or operation.
+// is found by the settle of the next round or operation. A file someone
+// renamed over the note between the check and the swap back came out in
+// place of ours: it goes back in (the round's temporary path is removed
+// when the round ends, and their save with it).
 func (r *round) undo() {
 	for k := len(r.placed) - 1; k >= 0; k-- {
 		t := r.placed[k]
-		if !r.ours(t) {
-			continue // theirs now: left in place
-		}
-		if t.n.old == nil {
-			_ = os.Rename(t.n.abs, t.path)
-		} else {
-			_ = exchange(t.path, t.n.abs)
+		for try := 0; try < swapBacks && r.ours(t); try++ {
+			if r.w.v.beforeSwapBack != nil {
+				r.w.v.beforeSwapBack()
+			}
+			if t.n.old == nil {
+				_ = os.Rename(t.n.abs, t.path)
+			} else {
+				_ = exchange(t.path, t.n.abs)
+			}
+			if _, _, err := lstatID(t.path); err != nil || holds(t.path, t.f) {
+				break // ours is out
+			}
+			// Theirs came out: back into the note, then ours is out again
+			// if it came back with it.
+			if t.n.old == nil {
+				_ = renameNoReplace(t.path, t.n.abs)
+			} else {
+				_ = exchange(t.path, t.n.abs)
+			}
 		}
 	}
 	r.placed = nil
@@ -1314,7 +1332,7 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 		return osError(err, ".sessionvault/state/"+journalName, "reading")
 	}
 	var j journal
-	if err := json.Unmarshal(data, &j); err != nil || len(j.Order) == 0 {
+	if err := decodeState(data, &j); err != nil || len(j.Order) == 0 {
 		v.clearState(journalName)
 		return nil
 	}
@@ -1742,7 +1760,7 @@ func loadStateList[T any](v *Vault, name string) []T {
 		return nil
 	}
 	var recs []T
-	if json.Unmarshal(data, &recs) != nil {
+	if decodeState(data, &recs) != nil {
 		return nil
 	}
 	return recs
@@ -2006,7 +2024,7 @@ func (v *Vault) bases() map[string]baseRec {
 		return v.basesRec
 	}
 	v.basesRec = map[string]baseRec{}
-	if data, err := v.readStateInPlace(basesName); err == nil && json.Unmarshal(data, &v.basesRec) != nil {
+	if data, err := v.readStateInPlace(basesName); err == nil && decodeState(data, &v.basesRec) != nil {
 		v.basesRec = map[string]baseRec{} // unreadable: every note compared with HEAD
 	}
 	return v.basesRec
