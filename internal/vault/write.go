@@ -17,6 +17,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/history"
+	"github.com/sessionvault/sessionvault/internal/note"
 )
 
 // Bounds of the write path (DESIGN §5, §6).
@@ -1908,9 +1909,13 @@ type guard struct {
 
 const guardsName = "guards.json"
 
-// guardLines records the lines other added to ancestor (the bytes someone
-// wrote into a replaced file), which the engine merged into rel.
+// guardLines records the lines other added to ancestor's body (the bytes
+// someone wrote into a replaced file), which the engine merged into rel.
+// Front matter lines are not guarded: a property's other value is a second
+// definition of it, not a line to put back (Merge3 merges properties).
 func (w *writer) guardLines(rel string, ancestor, other []byte) {
+	_, ancestor = splitNote(ancestor)
+	_, other = splitNote(other)
 	have := map[string]bool{}
 	for _, l := range splitLines(ancestor) {
 		have[l] = true
@@ -1981,7 +1986,7 @@ func (w *writer) applyGuards() {
 			}
 			out = append(append(append([]byte(nil), out[:at]...), line...), out[at:]...)
 		}
-		if bytes.Equal(out, live) {
+		if bytes.Equal(out, live) || !parsesAsBefore(live, out) {
 			continue
 		}
 		if err := w.writeForPerson(rel, abs, &readRec{data: live, id: id, fi: fi}, out); err != nil {
@@ -1989,6 +1994,16 @@ func (w *writer) applyGuards() {
 		}
 		w.warn(v.saveOrphans(w.orphans), "the replaced files to check were not recorded")
 	}
+}
+
+// parsesAsBefore reports whether after parses as a note when before does:
+// lines put back never make a note unreadable.
+func parsesAsBefore(before, after []byte) bool {
+	if _, err := note.Parse("guard", before); err != nil {
+		return true
+	}
+	_, err := note.Parse("guard", after)
+	return err == nil
 }
 
 // lineIndex returns the offset of line (with its ending) as a whole line in
