@@ -41,6 +41,7 @@ var (
 	GitWriteFailed         = Code{"E1651", "GIT_WRITE_FAILED"}
 	GitLocked              = Code{"E1652", "GIT_LOCKED"}
 	ImportFailed           = Code{"E1653", "IMPORT_FAILED"}
+	RemoteSyncFailed       = Code{"E1654", "REMOTE_SYNC_FAILED"}
 	VaultNotFound          = Code{"E1690", "VAULT_NOT_FOUND"}
 	ConfigInvalid          = Code{"E1691", "CONFIG_INVALID"}
 	LockTimeout            = Code{"E1692", "LOCK_TIMEOUT"}
@@ -53,7 +54,7 @@ var (
 // All lists every code, for documentation and tests.
 var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, SessionCrashed, DuplicateDecisionTitle,
 	BlockerNotFound, BlockerAlreadyResolved, UpdateValidationFailed, StateParseError, NoteTooLarge, PathOutsideVault, NoteNotAFile, SessionNotCrashed,
-	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError}
+	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError}
 
 // Error is an error with a stable code. Details holds machine-readable
 // context (e.g. {"note": "demo/session-current-state.md", "line": 3}).

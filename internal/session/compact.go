@@ -74,7 +74,7 @@ func (s *Service) compact(tx *vault.Tx, d *doc, st State) error {
 		c := lines[i].Content()
 		b.Write(c)
 		b.WriteString(d.newline())
-		if n, err := strconv.Atoi(string(idTail(c)[2:])); err == nil && n > highest {
+		if n := idNumber(string(idTail(c))); n > highest {
 			highest = n
 		}
 	}
@@ -96,8 +96,9 @@ func (s *Service) compact(tx *vault.Tx, d *doc, st State) error {
 	return nil
 }
 
-// idTail returns the block id ending an entry line (`^u-12`, spaces after
-// it allowed) as "u-12", or nil.
+// idTail returns the block id ending an entry line (`^u-12`, or
+// `^u-12-laptop` from a secondary machine; spaces after it allowed) as
+// "u-12" or "u-12-laptop", or nil.
 func idTail(line []byte) []byte {
 	t := bytes.TrimRight(line, " \t\r\n\v\f")
 	i := bytes.LastIndexByte(t, '^')
@@ -108,10 +109,18 @@ func idTail(line []byte) []byte {
 	if id[0] < 'a' || id[0] > 'z' || id[1] != '-' {
 		return nil
 	}
+	digits := 0
 	for _, c := range id[2:] {
 		if c < '0' || c > '9' {
-			return nil
+			break
 		}
+		digits++
+	}
+	if digits == 0 {
+		return nil
+	}
+	if tail := id[2+digits:]; len(tail) > 0 && (len(tail) < 2 || tail[0] != '-' || vault.MachineName(string(tail[1:])) != string(tail[1:])) {
+		return nil
 	}
 	return id
 }

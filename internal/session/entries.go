@@ -92,11 +92,11 @@ func (p Problem) String() string {
 }
 
 var (
-	idTailRe   = lazyRegexp(`\^([a-z])-(\d+)\s*$`)
-	updateRe   = lazyRegexp(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+)\s*$`)
-	decisionRe = lazyRegexp(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+)\s*$`)
+	idTailRe   = lazyRegexp(`\^([a-z])-(\d+)(?:-[a-z][a-z0-9]*)?\s*$`)
+	updateRe   = lazyRegexp(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
+	decisionRe = lazyRegexp(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
 	fieldRe    = lazyRegexp(` · \*\*(choice|why|alternatives|impact|category):\*\* `)
-	blockerRe  = lazyRegexp(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+)\s*$`)
+	blockerRe  = lazyRegexp(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
 	checkRe    = lazyRegexp(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?)(?: · \*\*evidence:\*\* (.*?))? \^([ce]-\d+)\s*$`)
 	tagTailRe  = lazyRegexp(`(?:\s#[\p{L}\p{N}_/-]+)+$`)
 )
@@ -275,9 +275,10 @@ func parseCheck(line string) (CheckItem, bool) {
 	return CheckItem{ID: m[5], Level: m[2], Step: m[3], Evidence: m[4], Done: m[1] == "x" || m[1] == "X"}, true
 }
 
-// idNumber returns N of an id "x-N", or 0.
+// idNumber returns N of an id "x-N" or "x-N-machine", or 0.
 func idNumber(id string) int {
 	_, n, _ := strings.Cut(id, "-")
+	n, _, _ = strings.Cut(n, "-")
 	v, _ := strconv.Atoi(n)
 	return v
 }

@@ -209,12 +209,14 @@ func checklistLines(reqs []protocol.Requirement, prefix string) []string {
 }
 
 // nextID returns the next session id of the day: YYYY-MM-DD-session-NN, NN
-// counting that day's sessions in the project.
+// counting that day's sessions in the project (of every machine), and on a
+// secondary machine its name after it: YYYY-MM-DD-session-NN-laptop.
 func (s *Service) nextID(tx *vault.Tx, project string, now time.Time, current string) (string, error) {
 	prefix := now.Format("2006-01-02") + "-session-"
 	max := 0
 	consider := func(name string) {
 		if rest, ok := strings.CutPrefix(strings.TrimSuffix(name, ".md"), prefix); ok {
+			rest, _, _ = strings.Cut(rest, "-") // 01-laptop: another machine's
 			if n, err := strconv.Atoi(rest); err == nil && n > max {
 				max = n
 			}
@@ -228,7 +230,7 @@ func (s *Service) nextID(tx *vault.Tx, project string, now time.Time, current st
 		consider(n)
 	}
 	consider(current)
-	return fmt.Sprintf("%s%02d", prefix, max+1), nil
+	return fmt.Sprintf("%s%02d%s", prefix, max+1, s.idSuffix()), nil
 }
 
 // activeDoc reads the current-state note and requires an active session.
@@ -356,7 +358,7 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 		}
 	}
 	return s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
-		u := Update{ID: d.nextUpdateID(), Time: now, Type: o.Type, Progress: o.Progress, Message: o.Message}
+		u := Update{ID: d.nextUpdateID() + s.idSuffix(), Time: now, Type: o.Type, Progress: o.Progress, Message: o.Message}
 		for _, t := range o.Tags {
 			u.Tags = append(u.Tags, strings.TrimPrefix(t, "#"))
 		}
@@ -422,7 +424,7 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 		for i := 2; tx.Exists(rel); i++ {
 			rel = fmt.Sprintf("%s-%d.md", base, i)
 		}
-		dec := Decision{ID: "d-" + strconv.Itoa(d.lastEntryNumber(secDecisions, 'd')+1), Time: now, Title: o.Title,
+		dec := Decision{ID: "d-" + strconv.Itoa(d.lastEntryNumber(secDecisions, 'd')+1) + s.idSuffix(), Time: now, Title: o.Title,
 			Note: strings.TrimSuffix(rel, ".md"), Choice: o.Choice, Rationale: o.Rationale,
 			Alternatives: o.Alternatives, Impact: o.Impact, Category: o.Category}
 		d.appendLine(secDecisions, formatDecision(dec))
@@ -502,7 +504,7 @@ func (s *Service) Block(project, description, severity string) (Outcome, error) 
 		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--severity %q is not one of low, medium, high, critical", severity).With("flag", "severity")
 	}
 	return s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
-		b := Blocker{ID: "b-" + strconv.Itoa(d.lastEntryNumber(secBlockers, 'b')+1), Time: now, Severity: severity, Status: "active", Text: description}
+		b := Blocker{ID: "b-" + strconv.Itoa(d.lastEntryNumber(secBlockers, 'b')+1) + s.idSuffix(), Time: now, Severity: severity, Status: "active", Text: description}
 		d.appendLine(secBlockers, formatBlocker(b))
 		return vault.Change{Operation: "block", Summary: b.ID + " " + description}, b.ID, nil
 	})
@@ -514,7 +516,7 @@ func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
 	if err := checkFields("project", project, "blocker", id, "resolution", resolution); err != nil {
 		return Outcome{}, err
 	}
-	if !regexp.MustCompile(`^b-\d+$`).MatchString(id) {
+	if !regexp.MustCompile(`^b-\d+(?:-[a-z][a-z0-9]*)?$`).MatchString(id) {
 		return Outcome{}, errs.New(errs.BlockerNotFound, "%q is not a blocker id; blocker ids look like b-1 (see `sessionvault status`)", id).With("blocker", id)
 	}
 	return s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
@@ -832,7 +834,7 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 		if st.LastSign != nil {
 			last = note.FormatTime(*st.LastSign)
 		}
-		u := Update{ID: d.nextUpdateID(), Time: now, Type: "note", Message: "Recovered after a crash; last sign of life " + last + "."}
+		u := Update{ID: d.nextUpdateID() + s.idSuffix(), Time: now, Type: "note", Message: "Recovered after a crash; last sign of life " + last + "."}
 		d.appendLine(secUpdates, formatUpdate(u))
 		d.set("status", StatusActive)
 		d.set("recovered", now)

@@ -323,3 +323,13 @@ func (s *Service) InitProject(project string) (vault.Result, error) {
 func paths(project string) (current, hist, decisions string) {
 	return project + "/" + CurrentStateNote, project + "/" + HistoryNote, project + "/" + DecisionsNote
 }
+
+// idSuffix is what this machine appends to the session and entry ids it
+// makes (vault.Machine.IDSuffix): "" on the vault's primary clone.
+func (s *Service) idSuffix() string {
+	m, err := s.V.Machine()
+	if err != nil {
+		return "" // a broken machine record: `doctor` names it
+	}
+	return m.IDSuffix()
+}

@@ -273,7 +273,7 @@ func (d *doc) lastEntryNumber(section string, prefix byte) int {
 		if id == nil || id[0] != prefix {
 			continue
 		}
-		if n, _ := strconv.Atoi(string(id[2:])); n > max {
+		if n := idNumber(string(id)); n > max {
 			max = n
 		}
 	}

@@ -1,0 +1,129 @@
+package vault
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+)
+
+// Machine is this clone of the vault: the name its sessions and entries are
+// told apart by when several machines share the vault through a git remote
+// (DESIGN §6, ids across machines). It is kept per machine, in
+// .sessionvault/state/machine, never committed.
+//
+// The first clone (where `init` ran) is the primary: its ids keep the seed's
+// shapes (2026-11-23-session-01, u-12). Every other clone (`remote setup`
+// on a fresh clone, or a clone the engine finds without per-machine state)
+// is secondary: its session ids and entry ids end in "-<name>"
+// (2026-11-23-session-01-laptop, u-12-laptop), so two machines that write
+// before they sync never make the same id.
+type Machine struct {
+	// Name is lowercase letters and digits, starting with a letter, at most
+	// 16 characters (a block id's tail must stay one word).
+	Name string `json:"name"`
+	// Primary is true on the clone where the vault was created.
+	Primary bool `json:"primary"`
+}
+
+// IDSuffix is what this machine appends to the ids it makes: "" on the
+// primary, "-<name>" elsewhere.
+func (m Machine) IDSuffix() string {
+	if m.Primary {
+		return ""
+	}
+	return "-" + m.Name
+}
+
+const machineName = "machine"
+
+// MachineName turns s (a host name, or a name a person gave) into a machine
+// name: lowercase letters and digits, starting with a letter, at most 16
+// characters; "" when nothing of s is left.
+func MachineName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r == '.' {
+			break // host.example.com: the host's own name
+		}
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' && b.Len() > 0 {
+			b.WriteRune(r)
+		}
+		if b.Len() == 16 {
+			break
+		}
+	}
+	return b.String()
+}
+
+// Machine returns this clone's identity, recording it on first use: a vault
+// whose per-machine state already holds the signing key (made here by
+// `init`, or before machines were named) is the primary; a vault without
+// per-machine state is a clone made elsewhere, and secondary, named after
+// the host with a random tail (two clones on one host stay apart).
+func (v *Vault) Machine() (Machine, error) {
+	data, err := v.ReadState(machineName)
+	if err == nil {
+		var m Machine
+		if err := json.Unmarshal(data, &m); err == nil && MachineName(m.Name) == m.Name && m.Name != "" {
+			return m, nil
+		}
+		return Machine{}, errs.New(errs.ConfigInvalid, ".sessionvault/state/machine is not a machine record (%s); remove it and run `sessionvault remote setup --machine NAME`", strings.TrimSpace(string(data)))
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return Machine{}, fmt.Errorf("reading .sessionvault/state/machine: %w", err)
+	}
+	_, kerr := v.ReadState("key")
+	m := Machine{Name: hostMachineName(), Primary: kerr == nil}
+	if !m.Primary {
+		m.Name = withRandomTail(m.Name)
+	}
+	return m, v.SetMachine(m)
+}
+
+// SetMachine records m as this clone's identity.
+func (v *Vault) SetMachine(m Machine) error {
+	if MachineName(m.Name) != m.Name || m.Name == "" {
+		return errs.New(errs.InvalidCommand, "machine name %q: use lowercase letters and digits, starting with a letter, at most 16", m.Name).With("flag", "--machine")
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return v.WriteStateDurable(machineName, data)
+}
+
+// hostMachineName is the host's name as a machine name ("machine" when the
+// host has none usable).
+func hostMachineName() string {
+	h, _ := os.Hostname()
+	if n := MachineName(h); n != "" {
+		return n
+	}
+	return "machine"
+}
+
+// withRandomTail appends four random hex digits to name (keeping it within
+// 16 characters).
+func withRandomTail(name string) string {
+	var b [2]byte
+	_, _ = rand.Read(b[:])
+	if len(name) > 12 {
+		name = name[:12]
+	}
+	return name + hex.EncodeToString(b[:])
+}
+
+// NewSecondaryMachine returns a secondary identity named name, or after the
+// host (with a random tail) when name is "".
+func NewSecondaryMachine(name string) Machine {
+	if name == "" {
+		return Machine{Name: withRandomTail(hostMachineName())}
+	}
+	return Machine{Name: name}
+}

@@ -1,0 +1,444 @@
+package vault
+
+import (
+	"bytes"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/note"
+)
+
+// MergeNotes is the three-way merge of two versions of a note, ours and
+// theirs, descended from base: the merge of `remote sync` and of the git
+// merge driver (`sessionvault merge-driver`, registered for *.md through
+// .gitattributes), DESIGN §6.
+//
+//   - Properties merge per key: a key changed on one side takes that change;
+//     changed on both, `updated` and other times take the later, `version`,
+//     `progress` and other integers the larger, anything else ours.
+//   - Entries (lines ending in a block id, ^u-12) are unioned by id: an entry
+//     added on both sides is there once, one edited on one side takes that
+//     edit, and each run of entries is ordered by the time it starts with
+//     (oldest first, or newest first where the section already was).
+//   - Other lines merge as text, as git's line merge does. Where both sides
+//     changed the same lines of a section that holds entries, both sides'
+//     lines are kept (an engine section never stops a merge); elsewhere (a
+//     person's section) the region gets git's conflict markers, in that
+//     region alone, and conflicted is true.
+//
+// A side that does not parse as a note is merged as text with markers.
+// MergeNotes is pure and never fails.
+func MergeNotes(base, ours, theirs []byte) (merged []byte, conflicted bool) {
+	switch {
+	case bytes.Equal(ours, theirs), bytes.Equal(base, theirs):
+		return ours, false
+	case bytes.Equal(base, ours):
+		return theirs, false
+	}
+	of, ob := splitNote(base)
+	af, ab := splitNote(ours)
+	bf, bb := splitNote(theirs)
+	fm := mergeProperties(of, af, bf)
+	body, conflicted := mergeBody(ob, ab, bb)
+	return append(fm, body...), conflicted
+}
+
+// ---- properties ----
+
+// propBlock is one top-level property of a front matter block: its key and
+// its lines (the key's line and the indented or list lines under it).
+type propBlock struct {
+	key   string
+	lines string
+}
+
+// splitProps splits a front matter block (delimiters included) into its
+// opening delimiter, properties and closing delimiter. ok is false when the
+// block is not one key per top-level line.
+func splitProps(fm []byte) (open string, props []propBlock, close string, ok bool) {
+	lines := splitLines(fm)
+	if len(lines) < 2 {
+		return "", nil, "", false
+	}
+	open, close = lines[0], lines[len(lines)-1]
+	for _, l := range lines[1 : len(lines)-1] {
+		t := strings.TrimRight(l, "\r\n")
+		top := t != "" && t[0] != ' ' && t[0] != '\t' && t[0] != '-' && t[0] != '#'
+		if top {
+			k, _, found := strings.Cut(t, ":")
+			if !found {
+				return "", nil, "", false
+			}
+			props = append(props, propBlock{key: strings.TrimSpace(k), lines: l})
+			continue
+		}
+		if len(props) == 0 {
+			if strings.TrimSpace(t) == "" || strings.HasPrefix(t, "#") {
+				props = append(props, propBlock{key: "", lines: l}) // a comment or blank line before the first key
+				continue
+			}
+			return "", nil, "", false
+		}
+		props[len(props)-1].lines += l
+	}
+	return open, props, close, true
+}
+
+func propMap(props []propBlock) map[string]string {
+	m := map[string]string{}
+	for _, p := range props {
+		if p.key != "" {
+			m[p.key] = p.lines
+		}
+	}
+	return m
+}
+
+// mergeProperties merges front matter blocks per key (see MergeNotes); when
+// a block cannot be split into keys, the line merge of Merge3 decides.
+func mergeProperties(o, a, b []byte) []byte {
+	switch {
+	case bytes.Equal(a, b), bytes.Equal(o, b):
+		return a
+	case bytes.Equal(o, a):
+		return b
+	}
+	aOpen, ap, aClose, ok1 := splitProps(a)
+	_, op, _, ok2 := splitProps(o)
+	_, bp, _, ok3 := splitProps(b)
+	if !ok1 || !ok3 || (len(o) > 0 && !ok2) {
+		m := mergeLines(o, a, b, nil)
+		if n, err := note.Parse("merge", append(append([]byte(nil), m...), "x\n"...)); err != nil || !n.HasFrontMatter() {
+			return a
+		}
+		return m
+	}
+	om, am, bm := propMap(op), propMap(ap), propMap(bp)
+	var out strings.Builder
+	out.WriteString(aOpen)
+	emitted := map[string]bool{}
+	emit := func(key string) {
+		if emitted[key] {
+			return
+		}
+		emitted[key] = true
+		ov, inO := om[key]
+		av, inA := am[key]
+		bv, inB := bm[key]
+		switch {
+		case inA && inB:
+			switch {
+			case av == bv || bv == ov:
+				out.WriteString(av)
+			case av == ov:
+				out.WriteString(bv)
+			default:
+				out.WriteString(pickProperty(key, av, bv))
+			}
+		case inA: // theirs deleted it, or ours added it
+			if !inO || av != ov {
+				out.WriteString(av)
+			}
+		case inB:
+			if !inO || bv != ov {
+				out.WriteString(bv)
+			}
+		}
+	}
+	// Ours in order, with theirs' new keys after the key they follow.
+	after := map[string][]string{}
+	prev := ""
+	for _, p := range bp {
+		if p.key == "" {
+			continue
+		}
+		if _, inA := am[p.key]; !inA {
+			after[prev] = append(after[prev], p.key)
+		}
+		prev = p.key
+	}
+	var walk func(key string)
+	walk = func(key string) {
+		for _, k := range after[key] {
+			emit(k)
+			walk(k)
+		}
+	}
+	walk("")
+	for _, p := range ap {
+		if p.key == "" {
+			out.WriteString(p.lines)
+			continue
+		}
+		emit(p.key)
+		walk(p.key)
+	}
+	out.WriteString(aClose)
+	return []byte(out.String())
+}
+
+// pickProperty chooses between two changed values of key: the later time,
+// the larger integer, else ours.
+func pickProperty(key, a, b string) string {
+	va, vb := propScalar(a), propScalar(b)
+	if ta, err := time.Parse(time.RFC3339, va); err == nil {
+		if tb, err := time.Parse(time.RFC3339, vb); err == nil {
+			if tb.After(ta) {
+				return b
+			}
+			return a
+		}
+	}
+	if na, err := strconv.Atoi(va); err == nil {
+		if nb, err := strconv.Atoi(vb); err == nil {
+			if nb > na {
+				return b
+			}
+			return a
+		}
+	}
+	return a
+}
+
+// propScalar is a one-line property's value, unquoted.
+func propScalar(block string) string {
+	_, v, _ := strings.Cut(strings.TrimRight(block, "\r\n"), ":")
+	return strings.Trim(strings.TrimSpace(v), `"'`)
+}
+
+// ---- body ----
+
+// mergeBody merges two bodies line by line (the hunks of Merge3), unions
+// entries by block id and orders them by time; conflicts outside sections
+// that hold entries get conflict markers.
+func mergeBody(o, a, b []byte) ([]byte, bool) {
+	ol := splitLines(o)
+	ha := lineHunks(o, a, 0)
+	hb := dropAddedBy(ha, lineHunks(o, b, 1))
+	all := append(ha, hb...)
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].start != all[j].start {
+			return all[i].start < all[j].start
+		}
+		return all[i].start == all[i].end && all[j].start != all[j].end
+	})
+	engineAt := engineSections(ol, a, b)
+	var out bytes.Buffer
+	conflicted := false
+	pos := 0
+	for k := 0; k < len(all); {
+		start, end := all[k].start, all[k].end
+		g := k + 1
+		for g < len(all) && (all[g].start < end || all[g].start == start && start == end && all[g].start == all[g].end) {
+			end = max(end, all[g].end)
+			g++
+		}
+		for ; pos < start; pos++ {
+			out.WriteString(ol[pos])
+		}
+		var side [2][]hunk
+		for _, h := range all[k:g] {
+			side[h.side] = append(side[h.side], h)
+		}
+		switch {
+		case side[1] == nil:
+			writeRegion(&out, ol, start, end, side[0])
+		case side[0] == nil:
+			writeRegion(&out, ol, start, end, side[1])
+		default:
+			var ra, rb bytes.Buffer
+			writeRegion(&ra, ol, start, end, side[0])
+			writeRegion(&rb, ol, start, end, side[1])
+			switch {
+			case bytes.Equal(ra.Bytes(), rb.Bytes()):
+				out.Write(ra.Bytes())
+			case engineAt(start, ra.Bytes(), rb.Bytes()):
+				// Both kept: ours, then what theirs has that ours does not.
+				writeLines(&out, ra.Bytes())
+				have := map[string]bool{}
+				for _, l := range splitLines(ra.Bytes()) {
+					have[strings.TrimRight(l, "\r\n")] = true
+				}
+				for _, l := range splitLines(rb.Bytes()) {
+					if t := strings.TrimRight(l, "\r\n"); !have[t] || strings.TrimSpace(t) == "" {
+						writeLines(&out, []byte(l))
+					}
+				}
+			default:
+				conflicted = true
+				writeLines(&out, []byte("<<<<<<< ours\n"))
+				writeLines(&out, ra.Bytes())
+				writeLines(&out, []byte("=======\n"))
+				writeLines(&out, rb.Bytes())
+				writeLines(&out, []byte(">>>>>>> theirs\n"))
+			}
+		}
+		pos = end
+		k = g
+	}
+	for ; pos < len(ol); pos++ {
+		out.WriteString(ol[pos])
+	}
+	return orderEntries(out.Bytes(), o, a, b), conflicted
+}
+
+// engineSections returns whether a conflict at ancestor line start, whose
+// two sides are ra and rb, lies in a section that holds entries (in the
+// ancestor, or on either side).
+func engineSections(ol []string, a, b []byte) func(start int, ra, rb []byte) bool {
+	heading := make([]string, len(ol)+1) // the ## heading each ancestor line is under
+	cur := ""
+	for i, l := range ol {
+		if strings.HasPrefix(l, "## ") {
+			cur = strings.TrimSpace(l)
+		}
+		heading[i] = cur
+	}
+	heading[len(ol)] = cur
+	withEntries := map[string]bool{}
+	for _, text := range [][]byte{[]byte(strings.Join(ol, "")), a, b} {
+		h := ""
+		for _, l := range splitLines(text) {
+			if strings.HasPrefix(l, "## ") {
+				h = strings.TrimSpace(l)
+			}
+			if IsEntryLine([]byte(l)) {
+				withEntries[h] = true
+			}
+		}
+	}
+	return func(start int, ra, rb []byte) bool {
+		if withEntries[heading[start]] {
+			return true
+		}
+		for _, l := range splitLines(append(append([]byte(nil), ra...), rb...)) {
+			if IsEntryLine([]byte(l)) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// entryIDRe finds an entry's block id; entryTimeRe the time an entry line
+// starts with (`- 2026-11-23T10:00:00Z ·`, `- [ ] 2026-…`).
+var (
+	entryIDRe   = regexp.MustCompile(`\^([A-Za-z0-9][A-Za-z0-9-]*)\s*$`)
+	entryTimeRe = regexp.MustCompile(`^- (?:\[.\] )?(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)?) `)
+)
+
+// orderEntries makes each block id appear once (the version edited since
+// the ancestor, ours first) and orders each run of consecutive timed entries
+// by time: oldest first, unless ours had that run newest first.
+func orderEntries(merged, o, a, b []byte) []byte {
+	lines := splitLines(merged)
+	orig := map[string]string{}
+	for _, l := range splitLines(o) {
+		if id := lineID(l); id != "" {
+			orig[id] = l
+		}
+	}
+	// One line per id: the first seen that differs from the ancestor, else
+	// the first.
+	first := map[string]int{}
+	drop := make([]bool, len(lines))
+	for i, l := range lines {
+		id := lineID(l)
+		if id == "" {
+			continue
+		}
+		j, seen := first[id]
+		if !seen {
+			first[id] = i
+			continue
+		}
+		if lines[j] == orig[id] && l != orig[id] {
+			lines[j] = l // the edit wins, in the first place
+		}
+		drop[i] = true
+	}
+	var kept []string
+	for i, l := range lines {
+		if !drop[i] {
+			kept = append(kept, l)
+		}
+	}
+	newestFirst := descendingRuns(a)
+	for i := 0; i < len(kept); {
+		if entryTime(kept[i]).IsZero() {
+			i++
+			continue
+		}
+		j := i
+		for j < len(kept) && !entryTime(kept[j]).IsZero() {
+			j++
+		}
+		run := kept[i:j]
+		desc := newestFirst[strings.TrimRight(run[0], "\r\n")] || newestFirst[strings.TrimRight(run[len(run)-1], "\r\n")]
+		sort.SliceStable(run, func(x, y int) bool {
+			tx, ty := entryTime(run[x]), entryTime(run[y])
+			if desc {
+				return tx.After(ty)
+			}
+			return tx.Before(ty)
+		})
+		i = j
+	}
+	return []byte(strings.Join(kept, ""))
+}
+
+// lineID is the block id of an entry line, or "".
+func lineID(l string) string {
+	if m := entryIDRe.FindStringSubmatch(strings.TrimRight(l, "\r\n")); m != nil && IsEntryLine([]byte(l)) {
+		return m[1]
+	}
+	return ""
+}
+
+// entryTime is the time an entry line starts with, or zero.
+func entryTime(l string) time.Time {
+	if lineID(l) == "" {
+		return time.Time{}
+	}
+	m := entryTimeRe.FindStringSubmatch(l)
+	if m == nil {
+		return time.Time{}
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04"} {
+		if t, err := time.Parse(layout, m[1]); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// descendingRuns returns the lines of text's runs of timed entries that are
+// newest first (strictly later somewhere, and never earlier, down the run).
+func descendingRuns(text []byte) map[string]bool {
+	out := map[string]bool{}
+	lines := splitLines(text)
+	for i := 0; i < len(lines); {
+		if entryTime(lines[i]).IsZero() {
+			i++
+			continue
+		}
+		j := i + 1
+		desc, asc := false, false
+		for j < len(lines) && !entryTime(lines[j]).IsZero() {
+			t0, t1 := entryTime(lines[j-1]), entryTime(lines[j])
+			desc = desc || t1.Before(t0)
+			asc = asc || t1.After(t0)
+			j++
+		}
+		if desc && !asc {
+			for _, l := range lines[i:j] {
+				out[strings.TrimRight(l, "\r\n")] = true
+			}
+		}
+		i = j
+	}
+	return out
+}

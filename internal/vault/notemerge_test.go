@@ -1,0 +1,88 @@
+package vault
+
+import (
+	"strings"
+	"testing"
+)
+
+const mergeBase = `---
+type: session-state
+status: active
+updated: 2026-11-23T10:00:00Z
+version: 7
+tags:
+  - sessionvault
+---
+# Current session
+
+## Updates
+
+- 2026-11-23T10:00:00Z · note · first ^u-1
+
+## Decisions
+
+## My notes
+
+line one
+line two
+`
+
+// Two clones that both recorded updates in one session, changed properties
+// and edited a person's section: updates of both sides once each, in time
+// order; properties per key; the person's true conflict marked, alone.
+func TestMergeNotes(t *testing.T) {
+	ours := strings.Replace(mergeBase, "- 2026-11-23T10:00:00Z · note · first ^u-1\n",
+		"- 2026-11-23T10:00:00Z · note · first ^u-1\n- 2026-11-23T10:05:00Z · note · ours a ^u-2\n- 2026-11-23T10:20:00Z · note · ours b ^u-3\n", 1)
+	ours = strings.Replace(ours, "updated: 2026-11-23T10:00:00Z\nversion: 7", "updated: 2026-11-23T10:20:00Z\nversion: 9", 1)
+	ours = strings.Replace(ours, "line two\n", "line two, ours\n", 1)
+	ours = strings.Replace(ours, "## Decisions\n\n", "## Decisions\n\n- 2026-11-23T10:06:00Z · [[p/decisions/x|x]] · **choice:** a ^d-1\n\n", 1)
+	theirs := strings.Replace(mergeBase, "- 2026-11-23T10:00:00Z · note · first ^u-1\n",
+		"- 2026-11-23T10:00:00Z · note · first, edited ^u-1\n- 2026-11-23T10:10:00Z · note · theirs a ^u-2-lap\n", 1)
+	theirs = strings.Replace(theirs, "updated: 2026-11-23T10:00:00Z\nversion: 7", "updated: 2026-11-23T10:10:00Z\nversion: 8\nlinear: ABC-1", 1)
+	theirs = strings.Replace(theirs, "line two\n", "line two, theirs\n", 1)
+	theirs = strings.Replace(theirs, "line one\n", "line zero\nline one\n", 1)
+
+	got, conflicted := MergeNotes([]byte(mergeBase), []byte(ours), []byte(theirs))
+	want := `---
+type: session-state
+status: active
+updated: 2026-11-23T10:20:00Z
+version: 9
+linear: ABC-1
+tags:
+  - sessionvault
+---
+# Current session
+
+## Updates
+
+- 2026-11-23T10:00:00Z · note · first, edited ^u-1
+- 2026-11-23T10:05:00Z · note · ours a ^u-2
+- 2026-11-23T10:10:00Z · note · theirs a ^u-2-lap
+- 2026-11-23T10:20:00Z · note · ours b ^u-3
+
+## Decisions
+
+- 2026-11-23T10:06:00Z · [[p/decisions/x|x]] · **choice:** a ^d-1
+
+## My notes
+
+line zero
+line one
+<<<<<<< ours
+line two, ours
+=======
+line two, theirs
+>>>>>>> theirs
+`
+	if string(got) != want || !conflicted {
+		t.Fatalf("MergeNotes (conflicted %v):\n%s\nwant:\n%s", conflicted, got, want)
+	}
+	// The same entry added on both sides (both pulled it from a third clone)
+	// is there once; nothing conflicts.
+	both := strings.Replace(mergeBase, "first ^u-1\n", "first ^u-1\n- 2026-11-23T10:30:00Z · note · third ^u-2-desk\n", 1)
+	got, conflicted = MergeNotes([]byte(mergeBase), []byte(both+"ours\n"), []byte(both))
+	if strings.Count(string(got), "^u-2-desk") != 1 || conflicted {
+		t.Fatalf("an entry both sides added: (conflicted %v)\n%s", conflicted, got)
+	}
+}
