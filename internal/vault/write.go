@@ -437,6 +437,11 @@ func (w *writer) writeRound(notes []*noteWrite, j *journal, adapt bool) (changed
 		if err != nil || changed != "" || !retry {
 			return changed, err
 		}
+		// A round undone was in place a moment: someone may have read the
+		// engine's version and saved it back with their edit. From now on
+		// what is there is merged with (not run again over: the engine's
+		// entry would then be made twice).
+		adapt = true
 		time.Sleep(time.Duration(attempt) * 200 * time.Microsecond) // the writer goes first
 	}
 }
