@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -77,7 +78,17 @@ nothing is missing nothing changes and no commit is made.`,
 					return err
 				}
 			}
+			createdHere := false
 			res, err := v.Transact(func(tx *vault.Tx) (vault.Change, error) {
+				createdHere = !tx.Exists(config.File)
+				if attrs, _ := tx.Read(".gitattributes"); !bytes.Contains(attrs, []byte(vault.GitAttributes)) {
+					if len(attrs) > 0 && !bytes.HasSuffix(attrs, []byte("\n")) {
+						attrs = append(attrs, '\n')
+					}
+					if err := tx.Write(".gitattributes", append(attrs, vault.GitAttributes...)); err != nil {
+						return vault.Change{}, err
+					}
+				}
 				if !tx.Exists(config.File) {
 					if err := tx.Write(config.File, config.Render(a.project)); err != nil {
 						return vault.Change{}, err
@@ -95,6 +106,21 @@ nothing is missing nothing changes and no commit is made.`,
 			}
 			if v, err = vault.Open(abs); err != nil {
 				return err
+			}
+			if createdHere {
+				// The vault's first clone: its ids keep the seed's shapes.
+				if _, err := v.ReadState("machine"); err != nil {
+					if err := v.SetMachine(vault.PrimaryMachine()); err != nil {
+						return err
+					}
+				}
+			}
+			bin, err := driverBinary()
+			if err != nil {
+				return err
+			}
+			if err := v.SetupMergeDriver(bin); err != nil {
+				return errs.Wrap(errs.GitWriteFailed, err, "registering the merge driver")
 			}
 			splitOn, err := splitLargeIndex(abs)
 			if err != nil {

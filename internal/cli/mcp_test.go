@@ -283,7 +283,7 @@ func TestMCPBinaryLifecycleMatchesCLI(t *testing.T) {
 			return nil
 		}
 		if normalise(string(c)) != normalise(string(m)) {
-			t.Errorf("%s differs between the CLI and MCP lifecycles", rel)
+			t.Errorf("%s differs between the CLI and MCP lifecycles:\n%s\n----\n%s", rel, normalise(string(c)), normalise(string(m)))
 		}
 		return nil
 	})

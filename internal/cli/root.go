@@ -83,6 +83,7 @@ or above the current one that holds .sessionvault/.`,
 		a.hookCommand(), a.hooksCommand(), a.evidenceCommand(), a.modeCommand(), a.acceptCommand(),
 		a.gateCommand(), a.blockedReasonCommand(), a.protocolCommand(), a.phaseCommand(),
 		a.syncCommand(), a.linearCommand(), a.serveCommand(), a.mcpCommand(), a.linkCommand(), a.doctorCommand(),
+		a.remoteCommand(), a.mergeDriverCommand(),
 	)
 	requireSubcommands(root)
 	return root

@@ -77,6 +77,22 @@ type Config struct {
 	CompactUpdates int `yaml:"compact_updates"`
 	// Linear configures the sync to Linear (DESIGN §8).
 	Linear Linear `yaml:"linear"`
+	// Remote configures `remote sync` with a git remote (DESIGN §6).
+	Remote Remote `yaml:"remote"`
+}
+
+// Remote is the settings of `remote sync`.
+type Remote struct {
+	// Name is the git remote (default "origin").
+	Name string `yaml:"name"`
+	// Branch is the remote branch ("" = the vault's current branch).
+	Branch string `yaml:"branch"`
+	// Schedule is the robfig/cron spec of `serve`'s remote sync ("" = serve
+	// does not sync with the remote; e.g. "@every 5m").
+	Schedule string `yaml:"schedule"`
+	// Debounce is how long `serve` waits after the engine commits before a
+	// sync (default 30s; only with a schedule).
+	Debounce Duration `yaml:"debounce"`
 }
 
 // Linear is the sync-to-Linear settings. The API key is never here: it comes

@@ -124,7 +124,13 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 				if s.crashed(project, &st) {
 					return vault.Change{}, errs.New(errs.SessionCrashed, "session %s of project %s (objective: %s) has shown no sign of life since %s: resume it with `sessionvault recover`, or abandon it and start anew with `sessionvault start --force --objective ...`", st.Session, project, st.Objective, note.FormatTime(*st.LastSign)).With("session", st.Session)
 				}
-				return vault.Change{}, errs.New(errs.SessionAlreadyActive, "session %s is already active in project %s (objective: %s); end it with `sessionvault end`, or abandon it and start anew with `sessionvault start --force --objective ...`", st.Session, project, st.Objective).With("session", st.Session)
+				where := ""
+				if m := d.prop("machine"); m != "" {
+					if here, err := s.V.Machine(); err != nil || here.Name != m {
+						where = " on machine " + m
+					}
+				}
+				return vault.Change{}, errs.New(errs.SessionAlreadyActive, "session %s is already active%s in project %s (objective: %s); end it with `sessionvault end`, or abandon it and start anew with `sessionvault start --force --objective ...`", st.Session, where, project, st.Objective).With("session", st.Session)
 			}
 			if err := s.archive(tx, d, st, StatusAbandoned, "", "Abandoned: a new session was started with --force.", nil, now); err != nil {
 				return vault.Change{}, err
@@ -161,6 +167,9 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		d.set("commit", o.Commit)
 		d.set("started", now)
 		d.set("updated", now)
+		if m, err := s.V.Machine(); err == nil {
+			d.set("machine", m.Name) // the machine the session runs on (a start elsewhere names it)
+		}
 		if o.Continue != "" {
 			d.set("continues", sessionLink(project, o.Continue))
 		} else {

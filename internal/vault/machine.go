@@ -119,6 +119,10 @@ func withRandomTail(name string) string {
 	return name + hex.EncodeToString(b[:])
 }
 
+// PrimaryMachine is the identity of the clone where a vault is created,
+// named after the host.
+func PrimaryMachine() Machine { return Machine{Name: hostMachineName(), Primary: true} }
+
 // NewSecondaryMachine returns a secondary identity named name, or after the
 // host (with a random tail) when name is "".
 func NewSecondaryMachine(name string) Machine {

@@ -23,11 +23,13 @@ import (
 //     added on both sides is there once, one edited on one side takes that
 //     edit, and each run of entries is ordered by the time it starts with
 //     (oldest first, or newest first where the section already was).
-//   - Other lines merge as text, as git's line merge does. Where both sides
-//     changed the same lines of a section that holds entries, both sides'
-//     lines are kept (an engine section never stops a merge); elsewhere (a
-//     person's section) the region gets git's conflict markers, in that
-//     region alone, and conflicted is true.
+//   - Other lines merge as text, as git's line merge does. Lines both sides
+//     only added at one place are all kept, ours first (two appends to a
+//     note's end lose nothing and need no one). Where both sides changed the
+//     same lines of a section that holds entries, both sides' lines are kept
+//     (an engine section never stops a merge); elsewhere (a person's
+//     section) that region alone gets git's conflict markers, and
+//     conflicted is true.
 //
 // A side that does not parse as a note is merged as text with markers.
 // MergeNotes is pure and never fails.
@@ -255,7 +257,9 @@ func mergeBody(o, a, b []byte) ([]byte, bool) {
 			switch {
 			case bytes.Equal(ra.Bytes(), rb.Bytes()):
 				out.Write(ra.Bytes())
-			case engineAt(start, ra.Bytes(), rb.Bytes()):
+			case start == end || engineAt(start, ra.Bytes(), rb.Bytes()):
+				// Lines both sides only added at one place (two appends to a
+				// note's end), or a section of entries: both kept.
 				// Both kept: ours, then what theirs has that ours does not.
 				writeLines(&out, ra.Bytes())
 				have := map[string]bool{}

@@ -70,7 +70,7 @@ var safeName = lazyRegexp(`^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_
 // absolute, contain "..", empty or hidden segments, or characters outside
 // letters, digits, '-', '_', '.' and '/'. Errors carry errs.PathOutsideVault.
 func CheckPath(rel string) error {
-	if rel == ".gitignore" || rel == ".sessionvault/config.yaml" || rel == ".obsidian/types.json" || strings.HasPrefix(rel, ".sessionvault/templates/") && safeName().MatchString(strings.TrimPrefix(rel, ".sessionvault/templates/")) {
+	if rel == ".gitignore" || rel == ".gitattributes" || rel == ".sessionvault/config.yaml" || rel == ".obsidian/types.json" || strings.HasPrefix(rel, ".sessionvault/templates/") && safeName().MatchString(strings.TrimPrefix(rel, ".sessionvault/templates/")) {
 		return nil
 	}
 	if !safeName().MatchString(rel) || strings.Contains(rel, "..") {

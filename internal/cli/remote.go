@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// remoteCommand is `remote setup` and `remote sync` (DESIGN §6, remotes).
+func (a *app) remoteCommand() *cobra.Command {
+	c := &cobra.Command{Use: "remote", Short: "Share the vault through a git remote: set up a clone, sync"}
+	var machine string
+	setup := &cobra.Command{
+		Use:   "setup [--machine NAME]",
+		Short: "Make a fresh clone of a vault ready on this machine",
+		Long: `Sets up a clone of a vault made with git clone on this machine: registers the
+merge driver that merges notes by entry in the clone's .git/config (a git pull
+by hand or by Obsidian Git then merges as remote sync does), and names this
+machine. Session and entry ids made here end in -NAME (2026-11-23-session-01-laptop,
+u-12-laptop), so that two machines never make the same id; the clone where the
+vault was created keeps the plain ids. NAME defaults to the host's name with a
+random tail. Run it once per clone; running it again changes nothing but the
+driver's path.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			v, err := a.openVault()
+			if err != nil {
+				return err
+			}
+			bin, err := driverBinary()
+			if err != nil {
+				return err
+			}
+			if err := v.SetupMergeDriver(bin); err != nil {
+				return errs.Wrap(errs.GitWriteFailed, err, "registering the merge driver")
+			}
+			m, err := v.Machine()
+			if err != nil {
+				return err
+			}
+			if machine != "" && (m.Primary || machine != m.Name) {
+				if m.Primary {
+					return errs.New(errs.InvalidCommand, "this is the clone where the vault was created (machine %s): its ids keep the plain shape; --machine names other clones", m.Name).With("flag", "--machine")
+				}
+				m = vault.NewSecondaryMachine(machine)
+				if err := v.SetMachine(m); err != nil {
+					return err
+				}
+			}
+			out := map[string]any{"vault": v.Root, "machine": m.Name, "primary": m.Primary, "merge_driver": bin}
+			return a.emit(out, fmt.Sprintf("vault %s: machine %s, merge driver %s registered", v.Root, m.Name, bin))
+		},
+	}
+	setup.Flags().StringVar(&machine, "machine", "", "this machine's name in ids (lowercase letters and digits, starting with a letter; default: the host's name with a random tail)")
+	var remote, branch string
+	sync := &cobra.Command{
+		Use:   "sync [--remote NAME] [--branch B]",
+		Short: "One sync with the git remote: commit pending edits, fetch, merge, push",
+		Long: `Commits what is pending (edits made outside sessionvault, as the person), fetches
+the remote's branch, merges it (notes by entry: updates, decisions and blockers
+of both sides kept once each in time order, properties per key, a person's
+sections as git merges text, with conflict markers only where both sides
+changed the same lines there), and pushes. A push refused because someone
+pushed meanwhile starts another round, up to 5. A merge a killed sync left
+half done is finished first. The remote and branch default to the config's
+remote section (name origin, the current branch). Transport is the git CLI's:
+ssh with your agent and ssh config, https with your credential helper, or with
+a token in SESSIONVAULT_GIT_TOKEN.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
+			res, err := remoteSync(svc, remote, branch)
+			if err != nil {
+				return err
+			}
+			return a.emit(res, syncText(res))
+		},
+	}
+	sync.Flags().StringVar(&remote, "remote", "", "the git remote (default: the config's remote.name, else origin)")
+	sync.Flags().StringVar(&branch, "branch", "", "the remote branch (default: the config's remote.branch, else the current branch)")
+	c.AddCommand(setup, sync)
+	return c
+}
+
+// remoteSync runs one sync and then signs, as a person's accepted edit,
+// each project's current state the merge changed: the remote is the vault's
+// own (its other machines), and its state would otherwise wait for
+// `accept`.
+func remoteSync(svc *session.Service, remote, branch string) (vault.SyncResult, error) {
+	cfg := svc.V.Config.Remote
+	if remote == "" {
+		remote = cfg.Name
+	}
+	if branch == "" {
+		branch = cfg.Branch
+	}
+	res, err := svc.V.SyncRemote(vault.SyncOptions{Remote: remote, Branch: branch})
+	if err != nil {
+		return res, err
+	}
+	seen := map[string]bool{}
+	for _, p := range res.Changed {
+		project, name, ok := strings.Cut(p, "/")
+		if !ok || name != session.CurrentStateNote || seen[project] {
+			continue
+		}
+		seen[project] = true
+		if _, _, err := svc.Accept(project); err != nil {
+			return res, errs.Wrap(errs.RemoteSyncFailed, err, "signing the merged state of project "+project)
+		}
+	}
+	return res, nil
+}
+
+func syncText(res vault.SyncResult) string {
+	var parts []string
+	if res.Committed != "" {
+		parts = append(parts, "committed pending edits "+res.Committed[:min(12, len(res.Committed))])
+	}
+	if res.Merged != "" {
+		parts = append(parts, fmt.Sprintf("merged the remote's changes (%d files)", len(res.Changed)))
+	} else {
+		parts = append(parts, "nothing new on the remote")
+	}
+	if res.Pushed {
+		parts = append(parts, "pushed")
+	}
+	text := "remote sync: " + strings.Join(parts, ", ")
+	if res.Tries > 1 {
+		text += fmt.Sprintf(" (%d rounds: the remote moved meanwhile)", res.Tries)
+	}
+	for _, p := range res.Conflicts {
+		text += "\nconflict left for you in " + p + ": both sides changed the same lines of your section; edit the note to keep what you want (between <<<<<<< ours and >>>>>>> theirs)"
+	}
+	for _, p := range res.Kept {
+		text += "\nkept this machine's version of " + p + " (the remote changed it too; see `git log -p MERGE_HEAD` history with `git log --merges -1`)"
+	}
+	return text
+}
+
+// mergeDriverCommand is `merge-driver %O %A %B %P`: git's merge driver for
+// notes (.gitattributes: *.md merge=sessionvault).
+func (a *app) mergeDriverCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    "merge-driver BASE OURS THEIRS [PATH]",
+		Short:  "git's merge driver for notes (run by git merge; see remote setup)",
+		Hidden: true,
+		Long: `Merges two versions of a note (OURS, THEIRS) descended from BASE, as git runs a
+merge driver: the result is written over OURS; exit 0 when clean, 1 when a
+person's section was left with conflict markers. Registered by init and
+remote setup in .git/config; .gitattributes applies it to *.md.`,
+		Args: args(cobra.RangeArgs(3, 4)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			read := func(p string) ([]byte, error) {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return nil, errs.Wrap(errs.InvalidCommand, err, "merge-driver")
+				}
+				return b, nil
+			}
+			base, err := read(argv[0])
+			if err != nil {
+				return err
+			}
+			ours, err := read(argv[1])
+			if err != nil {
+				return err
+			}
+			theirs, err := read(argv[2])
+			if err != nil {
+				return err
+			}
+			merged, conflicted := vault.MergeNotes(base, ours, theirs)
+			if err := os.WriteFile(argv[1], merged, 0o644); err != nil {
+				return errs.Wrap(errs.GitWriteFailed, err, "merge-driver: writing the merge")
+			}
+			if conflicted {
+				name := argv[1]
+				if len(argv) == 4 {
+					name = argv[3]
+				}
+				fmt.Fprintf(c.ErrOrStderr(), "sessionvault: %s: both sides changed the same lines of a person's section; conflict markers left there\n", name)
+				a.exit = 1
+				return nil
+			}
+			return nil
+		},
+	}
+}
+
+// driverBinary is this executable's absolute path, for .git/config.
+func driverBinary() (string, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the sessionvault binary: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = r
+	}
+	return bin, nil
+}

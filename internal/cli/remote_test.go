@@ -1,0 +1,266 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// remoteOps is how many random operations each clone makes in
+// TestRemoteClonesConverge (acceptance of the remotes issue: 200).
+var remoteOps = flag.Int("remote.ops", 25, "random operations per clone in TestRemoteClonesConverge")
+
+var (
+	svBinOnce sync.Once
+	svBin     string
+	svBinErr  error
+)
+
+// sessionvaultBinary builds the sessionvault binary once per test run: git
+// runs it as the merge driver, so it must be a real program.
+func sessionvaultBinary(t *testing.T) string {
+	t.Helper()
+	svBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "svbin-")
+		if err != nil {
+			svBinErr = err
+			return
+		}
+		svBin = filepath.Join(dir, "sessionvault")
+		if out, err := exec.Command("go", "build", "-o", svBin, "github.com/sessionvault/sessionvault/cmd/sessionvault").CombinedOutput(); err != nil {
+			svBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if svBinErr != nil {
+		t.Fatal(svBinErr)
+	}
+	return svBin
+}
+
+// clone is one machine's copy of the vault.
+type clone struct {
+	t    *testing.T
+	bin  string
+	dir  string
+	name string
+	env  []string
+}
+
+func (c *clone) sv(args ...string) string {
+	c.t.Helper()
+	out, err := c.try(args...)
+	if err != nil {
+		c.t.Fatalf("%s: sessionvault %s: %v\n%s", c.name, strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (c *clone) try(args ...string) (string, error) {
+	cmd := exec.Command(c.bin, append([]string{"--vault", c.dir}, args...)...)
+	cmd.Env = c.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (c *clone) git(args ...string) string {
+	c.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", c.dir}, args...)...)
+	cmd.Env = c.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("%s: git %s: %v\n%s", c.name, strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func gitEnv(home string) []string {
+	return append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=Pat", "GIT_AUTHOR_EMAIL=pat@example.invalid",
+		"GIT_COMMITTER_NAME=Pat", "GIT_COMMITTER_EMAIL=pat@example.invalid", "SESSIONVAULT_VAULT=")
+}
+
+// newRemoteVault makes a bare remote, a vault pushed to it (the primary
+// clone) and n-1 more clones set up as other machines.
+func newRemoteVault(t *testing.T, n int) []*clone {
+	bin := sessionvaultBinary(t)
+	root := t.TempDir()
+	env := gitEnv(root)
+	bare := filepath.Join(root, "remote.git")
+	if out, err := exec.Command("git", "init", "--quiet", "--bare", "--initial-branch=main", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v\n%s", err, out)
+	}
+	a := &clone{t: t, bin: bin, dir: filepath.Join(root, "a"), name: "a", env: env}
+	a.sv("init", a.dir, "--project", "demo")
+	a.git("remote", "add", "origin", "file://"+bare)
+	a.sv("start", "--objective", "shared work")
+	a.sv("remote", "sync")
+	clones := []*clone{a}
+	for i := 1; i < n; i++ {
+		name := string(rune('a' + i))
+		c := &clone{t: t, bin: bin, dir: filepath.Join(root, name), name: name, env: env}
+		if out, err := exec.Command("git", "clone", "--quiet", "file://"+bare, c.dir).CombinedOutput(); err != nil {
+			t.Fatalf("git clone: %v\n%s", err, out)
+		}
+		c.sv("remote", "setup", "--machine", "m"+name)
+		clones = append(clones, c)
+	}
+	return clones
+}
+
+var entryIDLine = regexp.MustCompile(`\^([a-z]-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
+
+// Three clones record updates, decisions and blockers in one session and a
+// person edits a note on each, syncing in random order: afterwards every
+// clone holds the same notes, every entry once, every person line once,
+// `check` clean, `git fsck --strict` clean, no conflict markers in engine
+// sections.
+func TestRemoteClonesConverge(t *testing.T) {
+	clones := newRemoteVault(t, 3)
+	rng := rand.New(rand.NewPCG(7, uint64(*remoteOps)))
+	var entries, personLines []string
+	for i := 0; i < *remoteOps*len(clones); i++ {
+		c := clones[rng.IntN(len(clones))]
+		switch k := rng.IntN(10); {
+		case k < 4:
+			msg := fmt.Sprintf("update %d from %s", i, c.name)
+			c.sv("update", msg)
+			entries = append(entries, msg)
+		case k < 5:
+			title := fmt.Sprintf("decision %d from %s", i, c.name)
+			c.sv("decide", "--title", title, "--choice", "c", "--rationale", "r")
+			entries = append(entries, title)
+		case k < 6:
+			text := fmt.Sprintf("blocker %d from %s", i, c.name)
+			c.sv("block", text)
+			entries = append(entries, text)
+		case k < 8:
+			line := fmt.Sprintf("person line %d on %s", i, c.name)
+			p := filepath.Join(c.dir, "demo", "session-current-state.md")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, append(b, line+"\n"...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			personLines = append(personLines, line)
+		default:
+			c.sv("remote", "sync")
+		}
+	}
+	// Converge: two passes in order (the last clone's push reaches the first
+	// on the second pass).
+	for pass := 0; pass < 2; pass++ {
+		for _, c := range clones {
+			c.sv("remote", "sync")
+		}
+	}
+	want := map[string][]byte{}
+	for i, c := range clones {
+		files := strings.Split(c.git("ls-files", "demo"), "\n")
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(c.dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				want[f] = b
+			} else if !bytes.Equal(want[f], b) {
+				t.Errorf("%s: %s differs from clone a's", c.name, f)
+			}
+		}
+		if len(files) != len(want) {
+			t.Errorf("%s holds %d project files, clone a %d", c.name, len(files), len(want))
+		}
+		if st := c.git("status", "--porcelain"); st != "" {
+			t.Errorf("%s: git status not clean:\n%s", c.name, st)
+		}
+		c.git("fsck", "--strict")
+		if out, err := c.try("check"); err != nil {
+			t.Errorf("%s: check: %v\n%s", c.name, err, out)
+		}
+	}
+	state := string(want["demo/session-current-state.md"])
+	for _, e := range entries {
+		if n := strings.Count(state, " "+e+" ^") + strings.Count(state, "**"+e+"**") + strings.Count(state, "|"+e+"]]"); n != 1 {
+			t.Errorf("entry %q is in the current state %d times", e, n)
+		}
+	}
+	for _, l := range personLines {
+		if n := strings.Count(state, l+"\n"); n != 1 {
+			t.Errorf("person line %q is there %d times", l, n)
+		}
+	}
+	ids := map[string]int{}
+	for _, l := range strings.Split(state, "\n") {
+		if m := entryIDLine.FindStringSubmatch(l); m != nil {
+			ids[m[1]]++
+		}
+		if strings.HasPrefix(l, "<<<<<<<") || strings.HasPrefix(l, ">>>>>>>") {
+			t.Errorf("a conflict marker in the current state: %q", l)
+		}
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Errorf("id %s on %d lines", id, n)
+		}
+	}
+	if t.Failed() {
+		t.Logf("current state:\n%s", state)
+	}
+}
+
+// A `git pull` by the git CLI (as Obsidian Git does) of two clones that both
+// appended updates to one session merges without a conflict, both sides'
+// updates there once.
+func TestGitPullMergesByEntry(t *testing.T) {
+	clones := newRemoteVault(t, 2)
+	a, b := clones[0], clones[1]
+	for i := 0; i < 3; i++ {
+		a.sv("update", fmt.Sprintf("from a %d", i))
+		b.sv("update", fmt.Sprintf("from b %d", i))
+	}
+	a.git("push", "--quiet", "origin", "main")
+	b.git("pull", "--no-rebase", "--no-edit", "--quiet", "origin", "main")
+	state, err := os.ReadFile(filepath.Join(b.dir, "demo", "session-current-state.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		for _, side := range []string{"a", "b"} {
+			if n := strings.Count(string(state), fmt.Sprintf("from %s %d ^", side, i)); n != 1 {
+				t.Errorf("update %q %d times after git pull", fmt.Sprintf("from %s %d", side, i), n)
+			}
+		}
+	}
+	if bytes.Contains(state, []byte("<<<<<<<")) {
+		t.Errorf("conflict markers after git pull:\n%s", state)
+	}
+	b.sv("update", "after the pull")
+	b.sv("remote", "sync")
+	a.sv("remote", "sync")
+	a.sv("update", "on a after the sync")
+}
+
+// Two machines starting a session on the same day make two session notes;
+// the second start while the first machine's session is active and pushed
+// is refused, naming that session.
+func TestSecondMachineStart(t *testing.T) {
+	clones := newRemoteVault(t, 2)
+	a, b := clones[0], clones[1]
+	out, err := b.try("start", "--objective", "on b")
+	if err == nil || !strings.Contains(out, "E1601") || !strings.Contains(out, "on machine") {
+		t.Fatalf("start on b while a's session is active and pushed: %v\n%s", err, out)
+	}
+	a.sv("end", "--summary", "done on a")
+	a.sv("start", "--objective", "a again")
+	b.git("pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main")
+	_ = out
+}

@@ -1,0 +1,290 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+)
+
+// The vault on a git remote (DESIGN §6, remotes). The transport, the merge
+// and the push are the git CLI's: go-git has no three-way merge, does not
+// run merge drivers, and its ssh and https transports ignore the person's
+// git configuration (ssh config, credential helpers) that `git pull` by
+// Obsidian Git uses. The engine adds what git does not know: the vault lock
+// around the run (no operation commits while it merges), the merge driver
+// that merges notes by entry (MergeNotes), and the bounded retry.
+
+// MergeDriverName is the merge driver's name in .gitattributes and
+// .git/config ([merge "sessionvault"]).
+const MergeDriverName = "sessionvault"
+
+// GitAttributes is the .gitattributes line `init` writes: every note merges
+// with the driver. A clone without the driver set up merges as git does.
+const GitAttributes = "*.md merge=" + MergeDriverName + "\n"
+
+// SyncOptions says where `remote sync` syncs.
+type SyncOptions struct {
+	Remote string // the git remote's name, e.g. origin
+	Branch string // the branch on the remote; "" = the current branch
+	// Tries bounds fetch-merge-push rounds when the push is refused because
+	// someone pushed meanwhile (default 5).
+	Tries int
+}
+
+// SyncResult is what one `remote sync` did.
+type SyncResult struct {
+	Committed string   `json:"committed,omitempty"` // the commit of pending edits, if any
+	Merged    string   `json:"merged,omitempty"`    // the merge commit (or the fast-forwarded HEAD), if the remote had news
+	Pushed    bool     `json:"pushed"`              // the remote branch now holds HEAD
+	Tries     int      `json:"tries"`               // fetch-merge-push rounds
+	Changed   []string `json:"changed,omitempty"`   // vault paths the merge changed
+	Conflicts []string `json:"conflicts,omitempty"` // notes left with conflict markers in a person's section
+	Kept      []string `json:"kept,omitempty"`      // other files whose conflicting change from the remote was not taken (ours kept)
+}
+
+// SetupMergeDriver registers the merge driver in .git/config: bin is this
+// machine's sessionvault (an absolute path). Per machine, like every
+// .git/config setting; `init` and `remote setup` run it.
+func (v *Vault) SetupMergeDriver(bin string) error {
+	for _, kv := range [][2]string{
+		{"merge." + MergeDriverName + ".name", "sessionvault: notes merged by entry"},
+		{"merge." + MergeDriverName + ".driver", shellQuote(bin) + " merge-driver %O %A %B %P"},
+	} {
+		if _, err := v.git("config", kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shellQuote quotes s for the shell git runs a merge driver with.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// git runs the git CLI in the vault and returns its trimmed output; an
+// error holds git's own message.
+func (v *Vault) git(args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = v.Root
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_MERGE_AUTOEDIT=no")
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = strings.TrimSpace(out.String())
+		}
+		return strings.TrimSpace(out.String()), fmt.Errorf("git %s: %s: %w", strings.Join(args, " "), msg, err)
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// authArgs are the git options that give an https remote the token in
+// SESSIONVAULT_GIT_TOKEN (as GitHub and GitLab take it); none otherwise.
+func (v *Vault) authArgs(remote string) []string {
+	tok := os.Getenv("SESSIONVAULT_GIT_TOKEN")
+	if tok == "" {
+		return nil
+	}
+	url, err := v.git("remote", "get-url", remote)
+	if err != nil || !strings.HasPrefix(url, "https://") {
+		return nil
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + tok))
+	return []string{"-c", "http.extraHeader=Authorization: Basic " + basic}
+}
+
+// SyncRemote runs one sync with the remote, under the vault lock: commit
+// what is pending (edits made outside the engine, as the person), fetch,
+// merge (the notes through MergeNotes), push; a push refused because the
+// remote moved starts another round, up to opts.Tries. A merge left half
+// done by a killed sync is finished or undone first.
+func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
+	var res SyncResult
+	if opts.Tries <= 0 {
+		opts.Tries = 5
+	}
+	if opts.Remote == "" {
+		opts.Remote = "origin"
+	}
+	// An operation a crash interrupted is finished first (its roll-forward
+	// runs in every transaction), so its notes are not committed as edits.
+	if _, err := v.Transact(func(*Tx) (Change, error) { return Change{}, nil }); err != nil {
+		return res, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	l, err := v.lock()
+	if err != nil {
+		return res, err
+	}
+	defer l.unlock()
+	if _, err := v.git("remote", "get-url", opts.Remote); err != nil {
+		return res, errs.New(errs.ConfigInvalid, "the vault has no git remote %q; add one with `git -C %s remote add %s URL`", opts.Remote, shellQuote(v.Root), opts.Remote)
+	}
+	if opts.Branch == "" {
+		b, err := v.git("symbolic-ref", "--short", "HEAD")
+		if err != nil {
+			return res, errs.New(errs.RemoteSyncFailed, "the vault is not on a branch (detached HEAD); check one out with `git -C %s switch main`", shellQuote(v.Root))
+		}
+		opts.Branch = b
+	}
+	if err := v.finishKilledMerge(&res); err != nil {
+		return res, err
+	}
+	c, err := v.commitPending()
+	if err != nil {
+		return res, err
+	}
+	res.Committed = c
+	auth := v.authArgs(opts.Remote)
+	for res.Tries = 1; ; res.Tries++ {
+		if _, err := v.git(append(auth, "fetch", "--quiet", opts.Remote, opts.Branch)...); err != nil {
+			if !strings.Contains(err.Error(), "couldn't find remote ref") {
+				return res, errs.Wrap(errs.RemoteSyncFailed, err, "fetching "+opts.Remote)
+			}
+			// An empty remote: the first push makes the branch.
+		} else if err := v.mergeFetched(&res); err != nil {
+			return res, err
+		}
+		_, err := v.git(append(auth, "push", "--quiet", opts.Remote, "HEAD:refs/heads/"+opts.Branch)...)
+		if err == nil {
+			res.Pushed = true
+			return res, nil
+		}
+		rejected := strings.Contains(err.Error(), "[rejected]") || strings.Contains(err.Error(), "non-fast-forward") || strings.Contains(err.Error(), "fetch first")
+		if !rejected || res.Tries >= opts.Tries {
+			return res, errs.Wrap(errs.RemoteSyncFailed, err, "pushing to "+opts.Remote)
+		}
+	}
+}
+
+// commitPending commits, as the person, every change in the work tree git
+// sees (what `git add -A` would take: the vault's .gitignore keeps the
+// per-machine state out). Returns the commit, or "".
+func (v *Vault) commitPending() (string, error) {
+	st, err := v.git("status", "--porcelain", "--untracked-files=all")
+	if err != nil {
+		return "", errs.Wrap(errs.GitWriteFailed, err, "looking for pending edits")
+	}
+	if st == "" {
+		return "", nil
+	}
+	if _, err := v.git("add", "-A"); err != nil {
+		return "", errs.Wrap(errs.GitWriteFailed, err, "committing pending edits")
+	}
+	var paths []string
+	for _, l := range strings.Split(st, "\n") {
+		if len(l) > 3 {
+			paths = append(paths, strings.Trim(l[3:], `"`))
+		}
+	}
+	who := v.Config.Person.Name + " <" + v.Config.Person.Email + ">"
+	if _, err := v.git("-c", "user.name="+v.Config.Person.Name, "-c", "user.email="+v.Config.Person.Email,
+		"commit", "--quiet", "--no-verify", "--author", who, "-m", personMessage(paths)); err != nil {
+		return "", errs.Wrap(errs.GitWriteFailed, err, "committing pending edits")
+	}
+	return v.git("rev-parse", "HEAD")
+}
+
+// mergeFetched merges FETCH_HEAD into HEAD: a fast-forward when HEAD has
+// nothing of its own, else a merge commit by the agent, the notes merged by
+// the driver. Conflicts the driver left (markers in a person's section) are
+// committed as they are, for the person to resolve; conflicts in other
+// files keep ours.
+func (v *Vault) mergeFetched(res *SyncResult) error {
+	before, err := v.git("rev-parse", "HEAD")
+	if err != nil {
+		return errs.Wrap(errs.GitWriteFailed, err, "reading HEAD")
+	}
+	fetched, err := v.git("rev-parse", "FETCH_HEAD")
+	if err != nil {
+		return errs.Wrap(errs.GitWriteFailed, err, "reading what was fetched")
+	}
+	if anc, err := v.git("merge-base", before, fetched); err == nil && anc == fetched {
+		return nil // nothing new
+	}
+	who := []string{"-c", "user.name=" + v.Config.Agent.Name, "-c", "user.email=" + v.Config.Agent.Email}
+	_, merr := v.git(append(who, "merge", "--quiet", "--no-edit", "--no-verify", "-m", "sync: merge "+shortHash(fetched)+" from the remote", fetched)...)
+	if merr != nil {
+		if err := v.concludeMerge(res, who); err != nil {
+			return errs.Wrap(errs.RemoteSyncFailed, fmt.Errorf("%w (after %v)", err, merr), "merging what was fetched")
+		}
+	}
+	after, err := v.git("rev-parse", "HEAD")
+	if err != nil {
+		return errs.Wrap(errs.GitWriteFailed, err, "reading HEAD")
+	}
+	if after != before {
+		res.Merged = after
+		if out, err := v.git("diff", "--name-only", before, after); err == nil && out != "" {
+			res.Changed = append(res.Changed, strings.Split(out, "\n")...)
+		}
+	}
+	return nil
+}
+
+// concludeMerge finishes a merge git stopped with conflicts: notes keep the
+// driver's result (markers in a person's section only), other files ours;
+// then the merge commit.
+func (v *Vault) concludeMerge(res *SyncResult, who []string) error {
+	if _, err := os.Stat(filepath.Join(v.Root, ".git", "MERGE_HEAD")); err != nil {
+		return errors.New("no merge in progress")
+	}
+	out, err := v.git("diff", "--name-only", "--diff-filter=U")
+	if err != nil {
+		return err
+	}
+	for _, p := range strings.Split(out, "\n") {
+		if p == "" {
+			continue
+		}
+		if strings.HasSuffix(p, ".md") {
+			if _, err := os.Stat(filepath.Join(v.Root, p)); err == nil {
+				res.Conflicts = append(res.Conflicts, p)
+				if _, err := v.git("add", "--", p); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		// Ours, or (deleted on our side) the deletion.
+		if _, err := v.git("checkout", "--ours", "--", p); err != nil {
+			if _, err := v.git("rm", "--quiet", "--cached", "--", p); err != nil {
+				return err
+			}
+		} else if _, err := v.git("add", "--", p); err != nil {
+			return err
+		}
+		res.Kept = append(res.Kept, p)
+	}
+	_, err = v.git(append(who, "commit", "--quiet", "--no-edit", "--no-verify")...)
+	return err
+}
+
+// finishKilledMerge concludes a merge a killed sync left in progress (its
+// MERGE_HEAD): committed as it stands when git resolved everything, else
+// resolved as concludeMerge does.
+func (v *Vault) finishKilledMerge(res *SyncResult) error {
+	if _, err := os.Stat(filepath.Join(v.Root, ".git", "MERGE_HEAD")); err != nil {
+		return nil
+	}
+	who := []string{"-c", "user.name=" + v.Config.Agent.Name, "-c", "user.email=" + v.Config.Agent.Email}
+	if err := v.concludeMerge(res, who); err != nil {
+		return errs.Wrap(errs.RemoteSyncFailed, err, "finishing the merge a stopped sync left (see `git -C "+shellQuote(v.Root)+" status`)")
+	}
+	return nil
+}
+
+func shortHash(h string) string { return h[:min(12, len(h))] }
