@@ -187,3 +187,23 @@ func TestIssueKeyFromBranchAndDryRun(t *testing.T) {
 		t.Errorf("dry run planned %v and sent %d mutations", sum.Planned, f.mutations)
 	}
 }
+
+// The same sessions synced from two machines (each with its own ledger, as
+// .sessionvault/state is per machine) make one comment each: the second
+// machine finds the comment by its derived id and updates it.
+func TestTwoMachinesOneComment(t *testing.T) {
+	f := newFake()
+	laptop, desktop := &memStore{}, &memStore{}
+	ss := sessions(3)
+	if sum, err := Run(context.Background(), f, laptop.store(), "demo", ss, Options{}); err != nil || sum.Created != 3 {
+		t.Fatalf("laptop: %+v %v", sum, err)
+	}
+	ss[1].Progress = 40 // the desktop recorded more in one session
+	sum, err := Run(context.Background(), f, desktop.store(), "demo", ss, Options{})
+	if err != nil || sum.Created != 0 || len(f.comments) != 3 || f.calls["commentCreate"] != 3 {
+		t.Fatalf("desktop made comments of its own: %+v %v, calls %v", sum, err, f.calls)
+	}
+	if sum, _ := Run(context.Background(), f, laptop.store(), "demo", ss, Options{}); sum.Created != 0 || len(f.comments) != 3 {
+		t.Fatalf("laptop again: %+v", sum)
+	}
+}
