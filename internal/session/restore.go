@@ -117,7 +117,7 @@ func hasKey(body []byte, key string) bool {
 		}
 		switch {
 		case key[0] == '^':
-			if next < '0' || next > '9' {
+			if (next < '0' || next > '9') && machineTail(body, end) == end {
 				return true
 			}
 		case strings.HasPrefix(key, "[["):
@@ -129,6 +129,19 @@ func hasKey(body []byte, key string) bool {
 		}
 		off = end
 	}
+}
+
+// machineTail returns the end of the machine name that follows an entry
+// id's number at body[j] (^u-12-laptop: "-laptop"), or j when none does.
+func machineTail(body []byte, j int) int {
+	if j+1 >= len(body) || body[j] != '-' || body[j+1] < 'a' || body[j+1] > 'z' {
+		return j
+	}
+	k := j + 2
+	for k < len(body) && (body[k] >= 'a' && body[k] <= 'z' || body[k] >= '0' && body[k] <= '9') {
+		k++
+	}
+	return k
 }
 
 // restoreDropped puts back into d (a canonical note as read) the entries of
@@ -184,7 +197,8 @@ type keyIndex struct {
 	keys map[string]bool
 }
 
-// newKeyIndex collects the block ids (^u-12, digits taken whole) and the
+// newKeyIndex collects the block ids (^u-12, digits taken whole, and a
+// machine's name after them: ^u-12-laptop) and the
 // wikilink targets ([[target, ended by ']', '|' or '#') of body.
 func newKeyIndex(body []byte) *keyIndex {
 	x := &keyIndex{body: body, keys: map[string]bool{}}
@@ -196,7 +210,7 @@ func newKeyIndex(body []byte) *keyIndex {
 				j++
 			}
 			if j > i+3 {
-				x.keys[string(body[i:j])] = true
+				x.keys[string(body[i:machineTail(body, j)])] = true
 			}
 		case body[i] == '[' && i+1 < len(body) && body[i+1] == '[':
 			if k := bytes.IndexAny(body[i+2:], "]|#"); k > 0 {

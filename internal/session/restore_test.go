@@ -34,3 +34,19 @@ func TestKeyIndexAgreesWithScan(t *testing.T) {
 		}
 	}
 }
+
+// Entry ids of a secondary machine (^d-1-mb) are keys of their own: present
+// beside ^d-1 they are found (not restored a second time), and ^d-1 is not
+// found in ^d-1-mb.
+func TestRestoreKeysWithMachineNames(t *testing.T) {
+	body := []byte("- one ^d-1-mb\n- two ^u-12-laptop\n")
+	x := newKeyIndex(body)
+	for key, want := range map[string]bool{"^d-1-mb": true, "^u-12-laptop": true, "^d-1": false, "^u-12": false, "^u-1": false} {
+		if got := x.has(key); got != want {
+			t.Errorf("keyIndex.has(%q) = %v, want %v", key, got, want)
+		}
+		if got := hasKey(body, key); got != want {
+			t.Errorf("hasKey(%q) = %v, want %v", key, got, want)
+		}
+	}
+}

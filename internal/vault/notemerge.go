@@ -259,15 +259,18 @@ func mergeBody(o, a, b []byte) ([]byte, bool) {
 				out.Write(ra.Bytes())
 			case start == end || engineAt(start, ra.Bytes(), rb.Bytes()):
 				// Lines both sides only added at one place (two appends to a
-				// note's end), or a section of entries: both kept.
-				// Both kept: ours, then what theirs has that ours does not.
+				// note's end), or a section of entries: both kept, ours
+				// first, then what theirs has that ours does not (in a list
+				// of entries, no blank line from theirs splits it).
+				list := engineAt(start, ra.Bytes(), rb.Bytes())
 				writeLines(&out, ra.Bytes())
 				have := map[string]bool{}
 				for _, l := range splitLines(ra.Bytes()) {
 					have[strings.TrimRight(l, "\r\n")] = true
 				}
 				for _, l := range splitLines(rb.Bytes()) {
-					if t := strings.TrimRight(l, "\r\n"); !have[t] || strings.TrimSpace(t) == "" {
+					t := strings.TrimRight(l, "\r\n")
+					if blank := strings.TrimSpace(t) == ""; blank && !list || !blank && !have[t] {
 						writeLines(&out, []byte(l))
 					}
 				}

@@ -174,20 +174,25 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 // sees (what `git add -A` would take: the vault's .gitignore keeps the
 // per-machine state out). Returns the commit, or "".
 func (v *Vault) commitPending() (string, error) {
-	st, err := v.git("status", "--porcelain", "--untracked-files=all")
+	st, err := v.git("status", "--porcelain", "-z", "--untracked-files=all")
 	if err != nil {
 		return "", errs.Wrap(errs.GitWriteFailed, err, "looking for pending edits")
 	}
-	if st == "" {
+	if strings.Trim(st, "\x00") == "" {
 		return "", nil
 	}
 	if _, err := v.git("add", "-A"); err != nil {
 		return "", errs.Wrap(errs.GitWriteFailed, err, "committing pending edits")
 	}
+	// -z: "XY path" records, NUL-ended (a rename's source follows as a
+	// record of its own); the output was trimmed, so the first record may
+	// have lost the leading space of its XY.
 	var paths []string
-	for _, l := range strings.Split(st, "\n") {
-		if len(l) > 3 {
-			paths = append(paths, strings.Trim(l[3:], `"`))
+	for _, r := range strings.Split(st, "\x00") {
+		if i := strings.IndexByte(r, ' '); len(r) > 2 && i >= 0 && i <= 2 {
+			if p := strings.TrimLeft(r[i:], " "); p != "" {
+				paths = append(paths, p)
+			}
 		}
 	}
 	who := v.Config.Person.Name + " <" + v.Config.Person.Email + ">"
