@@ -70,10 +70,15 @@ func (s *Service) compact(tx *vault.Tx, d *doc, st State) error {
 		b.WriteString(d.newline())
 	}
 	highest := d.intProp(propCompacted)
+	inLog := newKeyIndex(log)
 	for _, i := range move {
 		c := lines[i].Content()
-		b.Write(c)
-		b.WriteString(d.newline())
+		// Already in the log (another machine moved it, and a merge
+		// brought it back into this state): only removed from the note.
+		if id := idTail(c); id == nil || !inLog.has("^"+string(id)) {
+			b.Write(c)
+			b.WriteString(d.newline())
+		}
 		if n := idNumber(string(idTail(c))); n > highest {
 			highest = n
 		}

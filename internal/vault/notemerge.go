@@ -262,15 +262,19 @@ func mergeBody(o, a, b []byte) ([]byte, bool) {
 				// note's end), or a section of entries: both kept, ours
 				// first, then what theirs has that ours does not (in a list
 				// of entries, no blank line from theirs splits it).
+				// An ancestor line one side kept unchanged and the other
+				// deleted (an update compaction moved to the session's log)
+				// stays deleted.
 				list := engineAt(start, ra.Bytes(), rb.Bytes())
-				writeLines(&out, ra.Bytes())
-				have := map[string]bool{}
+				anc, inA, inB := lineSet(ol[start:end]), lineSet(splitLines(ra.Bytes())), lineSet(splitLines(rb.Bytes()))
 				for _, l := range splitLines(ra.Bytes()) {
-					have[strings.TrimRight(l, "\r\n")] = true
+					if t := strings.TrimRight(l, "\r\n"); strings.TrimSpace(t) == "" || !anc[t] || inB[t] {
+						writeLines(&out, []byte(l))
+					}
 				}
 				for _, l := range splitLines(rb.Bytes()) {
 					t := strings.TrimRight(l, "\r\n")
-					if blank := strings.TrimSpace(t) == ""; blank && !list || !blank && !have[t] {
+					if blank := strings.TrimSpace(t) == ""; blank && !list || !blank && !inA[t] && !anc[t] {
 						writeLines(&out, []byte(l))
 					}
 				}
@@ -290,6 +294,15 @@ func mergeBody(o, a, b []byte) ([]byte, bool) {
 		out.WriteString(ol[pos])
 	}
 	return orderEntries(out.Bytes(), o, a, b), conflicted
+}
+
+// lineSet is the set of lines (without line endings).
+func lineSet(lines []string) map[string]bool {
+	m := make(map[string]bool, len(lines))
+	for _, l := range lines {
+		m[strings.TrimRight(l, "\r\n")] = true
+	}
+	return m
 }
 
 // engineSections returns whether a conflict at ancestor line start, whose

@@ -86,3 +86,17 @@ line two, theirs
 		t.Fatalf("an entry both sides added: (conflicted %v)\n%s", conflicted, got)
 	}
 }
+
+// One clone compacted (moved its older updates to the session's log) while
+// the other recorded more: the moved updates stay out of the note.
+func TestMergeNotesKeepsACompaction(t *testing.T) {
+	o := "# S\n\n## Updates\n\n- 2026-11-23T10:00:00Z · note · one ^u-1\n- 2026-11-23T10:01:00Z · note · two ^u-2\n- 2026-11-23T10:02:00Z · note · three ^u-3\n\n## Decisions\n"
+	compacted := "# S\n\n## Updates\n\n- 2026-11-23T10:02:00Z · note · three ^u-3\n- 2026-11-23T10:03:00Z · note · four ^u-4\n\n## Decisions\n"
+	more := "# S\n\n## Updates\n\n- 2026-11-23T10:00:00Z · note · one ^u-1\n- 2026-11-23T10:01:00Z · note · two ^u-2\n- 2026-11-23T10:02:00Z · note · three ^u-3\n- 2026-11-23T10:04:00Z · note · five ^u-4-lap\n\n## Decisions\n"
+	want := "# S\n\n## Updates\n\n- 2026-11-23T10:02:00Z · note · three ^u-3\n- 2026-11-23T10:03:00Z · note · four ^u-4\n- 2026-11-23T10:04:00Z · note · five ^u-4-lap\n\n## Decisions\n"
+	for _, c := range [][2]string{{compacted, more}, {more, compacted}} {
+		if got, _ := MergeNotes([]byte(o), []byte(c[0]), []byte(c[1])); string(got) != want {
+			t.Errorf("MergeNotes:\n%s\nwant:\n%s", got, want)
+		}
+	}
+}
