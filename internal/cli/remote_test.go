@@ -10,40 +10,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 )
 
 // remoteOps is how many random operations each clone makes in
 // TestRemoteClonesConverge (acceptance of the remotes issue: 200).
 var remoteOps = flag.Int("remote.ops", 25, "random operations per clone in TestRemoteClonesConverge")
-
-var (
-	svBinOnce sync.Once
-	svBin     string
-	svBinErr  error
-)
-
-// sessionvaultBinary builds the sessionvault binary once per test run: git
-// runs it as the merge driver, so it must be a real program.
-func sessionvaultBinary(t *testing.T) string {
-	t.Helper()
-	svBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "svbin-")
-		if err != nil {
-			svBinErr = err
-			return
-		}
-		svBin = filepath.Join(dir, "sessionvault")
-		if out, err := exec.Command("go", "build", "-o", svBin, "github.com/sessionvault/sessionvault/cmd/sessionvault").CombinedOutput(); err != nil {
-			svBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if svBinErr != nil {
-		t.Fatal(svBinErr)
-	}
-	return svBin
-}
 
 // clone is one machine's copy of the vault.
 type clone struct {
@@ -89,7 +61,7 @@ func gitEnv(home string) []string {
 // newRemoteVault makes a bare remote, a vault pushed to it (the primary
 // clone) and n-1 more clones set up as other machines.
 func newRemoteVault(t *testing.T, n int) []*clone {
-	bin := sessionvaultBinary(t)
+	bin := robustBinary(t) // git runs it as the merge driver: a real program
 	root := t.TempDir()
 	env := gitEnv(root)
 	bare := filepath.Join(root, "remote.git")
