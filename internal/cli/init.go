@@ -109,18 +109,12 @@ nothing is missing nothing changes and no commit is made.`,
 			}
 			if createdHere {
 				// The vault's first clone: its ids keep the seed's shapes.
-				if _, err := v.ReadState("machine"); err != nil {
-					if err := v.SetMachine(vault.PrimaryMachine()); err != nil {
-						return err
-					}
+				if err := v.ClaimPrimary(); err != nil {
+					return err
 				}
 			}
-			bin, err := driverBinary()
-			if err != nil {
+			if _, err := registerMergeDriver(v); err != nil {
 				return err
-			}
-			if err := v.SetupMergeDriver(bin); err != nil {
-				return errs.Wrap(errs.GitWriteFailed, err, "registering the merge driver")
 			}
 			splitOn, err := splitLargeIndex(abs)
 			if err != nil {

@@ -34,12 +34,9 @@ driver's path.`,
 			if err != nil {
 				return err
 			}
-			bin, err := driverBinary()
+			bin, err := registerMergeDriver(v)
 			if err != nil {
 				return err
-			}
-			if err := v.SetupMergeDriver(bin); err != nil {
-				return errs.Wrap(errs.GitWriteFailed, err, "registering the merge driver")
 			}
 			m, err := v.Machine()
 			if err != nil {
@@ -198,14 +195,18 @@ remote setup in .git/config; .gitattributes applies it to *.md.`,
 	}
 }
 
-// driverBinary is this executable's absolute path, for .git/config.
-func driverBinary() (string, error) {
+// registerMergeDriver registers this executable (its absolute path) as
+// the vault's merge driver in .git/config and returns the path.
+func registerMergeDriver(v *vault.Vault) (string, error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("finding the sessionvault binary: %w", err)
 	}
 	if r, err := filepath.EvalSymlinks(bin); err == nil {
 		bin = r
+	}
+	if err := v.SetupMergeDriver(bin); err != nil {
+		return "", errs.Wrap(errs.GitWriteFailed, err, "registering the merge driver")
 	}
 	return bin, nil
 }

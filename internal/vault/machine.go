@@ -61,16 +61,21 @@ func MachineName(s string) string {
 	return b.String()
 }
 
-// Machine returns this clone's identity, recording it on first use: a vault
-// whose per-machine state already holds the signing key (made here by
-// `init`, or before machines were named) is the primary; a vault without
-// per-machine state is a clone made elsewhere, and secondary, named after
-// the host with a random tail (two clones on one host stay apart).
+// Machine returns this clone's identity (read once per Vault), recording it
+// on first use: a vault whose per-machine state already holds the signing
+// key (made here by `init`, or before machines were named) is the primary;
+// a vault without per-machine state is a clone made elsewhere, and
+// secondary, named after the host with a random tail (two clones on one
+// host stay apart).
 func (v *Vault) Machine() (Machine, error) {
+	if v.machine != nil {
+		return *v.machine, nil
+	}
 	data, err := v.ReadState(machineName)
 	if err == nil {
 		var m Machine
 		if err := json.Unmarshal(data, &m); err == nil && MachineName(m.Name) == m.Name && m.Name != "" {
+			v.machine = &m
 			return m, nil
 		}
 		return Machine{}, errs.New(errs.ConfigInvalid, ".sessionvault/state/machine is not a machine record (%s); remove it and run `sessionvault remote setup --machine NAME`", strings.TrimSpace(string(data)))
@@ -95,7 +100,11 @@ func (v *Vault) SetMachine(m Machine) error {
 	if err != nil {
 		return err
 	}
-	return v.WriteStateDurable(machineName, data)
+	if err := v.WriteStateDurable(machineName, data); err != nil {
+		return err
+	}
+	v.machine = &m
+	return nil
 }
 
 // hostMachineName is the host's name as a machine name ("machine" when the
@@ -119,9 +128,14 @@ func withRandomTail(name string) string {
 	return name + hex.EncodeToString(b[:])
 }
 
-// PrimaryMachine is the identity of the clone where a vault is created,
-// named after the host.
-func PrimaryMachine() Machine { return Machine{Name: hostMachineName(), Primary: true} }
+// ClaimPrimary records this clone, where the vault was just created, as
+// the primary (named after the host), unless it already has a record.
+func (v *Vault) ClaimPrimary() error {
+	if _, err := v.ReadState(machineName); err == nil {
+		return nil
+	}
+	return v.SetMachine(Machine{Name: hostMachineName(), Primary: true})
+}
 
 // NewSecondaryMachine returns a secondary identity named name, or after the
 // host (with a random tail) when name is "".

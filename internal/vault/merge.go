@@ -183,7 +183,35 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 			}
 		}
 	}
-	all := append(ha, dropAddedBy(ha, lineHunks(o, b, 1))...)
+	return applyHunks(ol, ha, dropAddedBy(ha, lineHunks(o, b, 1)), func(out *bytes.Buffer, start, end int, ra, rb []byte) {
+		// A conflict: a's lines, then what b added there that neither a
+		// (there, or anywhere for a line with text: no line twice) nor
+		// the ancestor has.
+		writeLines(out, ra)
+		have := map[string]bool{}
+		for _, l := range splitLines(ra) {
+			have[strings.TrimRight(l, "\r\n")] = true
+		}
+		for _, l := range ol[start:end] {
+			have[strings.TrimRight(l, "\r\n")] = true
+		}
+		for _, l := range splitLines(rb) {
+			t := strings.TrimRight(l, "\r\n")
+			if !have[t] && (strings.TrimSpace(t) == "" || !aLines[t]) {
+				writeLines(out, []byte(l))
+			}
+		}
+	})
+}
+
+// applyHunks applies the hunks of a (ha) and b (hb) to the ancestor lines
+// ol. Changes to separate ancestor lines are both applied; an insertion at
+// the point where the other side replaces lines goes before them. Where
+// both sides changed the same ancestor lines [start, end), or inserted at
+// one point, and their results ra and rb differ, conflict writes the region
+// (equal results are written once).
+func applyHunks(ol []string, ha, hb []hunk, conflict func(out *bytes.Buffer, start, end int, ra, rb []byte)) []byte {
+	all := append(append([]hunk(nil), ha...), hb...)
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].start != all[j].start {
 			return all[i].start < all[j].start
@@ -215,24 +243,10 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 			var ra, rb bytes.Buffer
 			writeRegion(&ra, ol, start, end, side[0])
 			writeRegion(&rb, ol, start, end, side[1])
-			writeLines(&out, ra.Bytes())
-			if !bytes.Equal(ra.Bytes(), rb.Bytes()) {
-				// A conflict: keep what b added there that neither a (there,
-				// or anywhere for a line with text: no line twice) nor the
-				// ancestor has.
-				have := map[string]bool{}
-				for _, l := range splitLines(ra.Bytes()) {
-					have[strings.TrimRight(l, "\r\n")] = true
-				}
-				for _, l := range ol[start:end] {
-					have[strings.TrimRight(l, "\r\n")] = true
-				}
-				for _, l := range splitLines(rb.Bytes()) {
-					t := strings.TrimRight(l, "\r\n")
-					if !have[t] && (strings.TrimSpace(t) == "" || !aLines[t]) {
-						writeLines(&out, []byte(l))
-					}
-				}
+			if bytes.Equal(ra.Bytes(), rb.Bytes()) {
+				writeLines(&out, ra.Bytes())
+			} else {
+				conflict(&out, start, end, ra.Bytes(), rb.Bytes())
 			}
 		}
 		pos = end

@@ -219,81 +219,40 @@ func propScalar(block string) string {
 func mergeBody(o, a, b []byte) ([]byte, bool) {
 	ol := splitLines(o)
 	ha := lineHunks(o, a, 0)
-	hb := dropAddedBy(ha, lineHunks(o, b, 1))
-	all := append(ha, hb...)
-	sort.SliceStable(all, func(i, j int) bool {
-		if all[i].start != all[j].start {
-			return all[i].start < all[j].start
-		}
-		return all[i].start == all[i].end && all[j].start != all[j].end
-	})
 	engineAt := engineSections(ol, a, b)
-	var out bytes.Buffer
 	conflicted := false
-	pos := 0
-	for k := 0; k < len(all); {
-		start, end := all[k].start, all[k].end
-		g := k + 1
-		for g < len(all) && (all[g].start < end || all[g].start == start && start == end && all[g].start == all[g].end) {
-			end = max(end, all[g].end)
-			g++
+	merged := applyHunks(ol, ha, dropAddedBy(ha, lineHunks(o, b, 1)), func(out *bytes.Buffer, start, end int, ra, rb []byte) {
+		list := engineAt(start, ra, rb)
+		if start != end && !list {
+			// Both changed the same lines of a person's section.
+			conflicted = true
+			writeLines(out, []byte("<<<<<<< ours\n"))
+			writeLines(out, ra)
+			writeLines(out, []byte("=======\n"))
+			writeLines(out, rb)
+			writeLines(out, []byte(">>>>>>> theirs\n"))
+			return
 		}
-		for ; pos < start; pos++ {
-			out.WriteString(ol[pos])
-		}
-		var side [2][]hunk
-		for _, h := range all[k:g] {
-			side[h.side] = append(side[h.side], h)
-		}
-		switch {
-		case side[1] == nil:
-			writeRegion(&out, ol, start, end, side[0])
-		case side[0] == nil:
-			writeRegion(&out, ol, start, end, side[1])
-		default:
-			var ra, rb bytes.Buffer
-			writeRegion(&ra, ol, start, end, side[0])
-			writeRegion(&rb, ol, start, end, side[1])
-			switch {
-			case bytes.Equal(ra.Bytes(), rb.Bytes()):
-				out.Write(ra.Bytes())
-			case start == end || engineAt(start, ra.Bytes(), rb.Bytes()):
-				// Lines both sides only added at one place (two appends to a
-				// note's end), or a section of entries: both kept, ours
-				// first, then what theirs has that ours does not (in a list
-				// of entries, no blank line from theirs splits it).
-				// An ancestor line one side kept unchanged and the other
-				// deleted (an update compaction moved to the session's log)
-				// stays deleted.
-				list := engineAt(start, ra.Bytes(), rb.Bytes())
-				anc, inA, inB := lineSet(ol[start:end]), lineSet(splitLines(ra.Bytes())), lineSet(splitLines(rb.Bytes()))
-				for _, l := range splitLines(ra.Bytes()) {
-					if t := strings.TrimRight(l, "\r\n"); strings.TrimSpace(t) == "" || !anc[t] || inB[t] {
-						writeLines(&out, []byte(l))
-					}
-				}
-				for _, l := range splitLines(rb.Bytes()) {
-					t := strings.TrimRight(l, "\r\n")
-					if blank := strings.TrimSpace(t) == ""; blank && !list || !blank && !inA[t] && !anc[t] {
-						writeLines(&out, []byte(l))
-					}
-				}
-			default:
-				conflicted = true
-				writeLines(&out, []byte("<<<<<<< ours\n"))
-				writeLines(&out, ra.Bytes())
-				writeLines(&out, []byte("=======\n"))
-				writeLines(&out, rb.Bytes())
-				writeLines(&out, []byte(">>>>>>> theirs\n"))
+		// Lines both sides only added at one place (two appends to a note's
+		// end), or a section of entries: both kept, ours first, then what
+		// theirs has that ours does not (in a list of entries, no blank
+		// line from theirs splits it). An ancestor line one side kept
+		// unchanged and the other deleted (an update compaction moved to
+		// the session's log) stays deleted.
+		anc, inA, inB := lineSet(ol[start:end]), lineSet(splitLines(ra)), lineSet(splitLines(rb))
+		for _, l := range splitLines(ra) {
+			if t := strings.TrimRight(l, "\r\n"); strings.TrimSpace(t) == "" || !anc[t] || inB[t] {
+				writeLines(out, []byte(l))
 			}
 		}
-		pos = end
-		k = g
-	}
-	for ; pos < len(ol); pos++ {
-		out.WriteString(ol[pos])
-	}
-	return orderEntries(out.Bytes(), o, a, b), conflicted
+		for _, l := range splitLines(rb) {
+			t := strings.TrimRight(l, "\r\n")
+			if blank := strings.TrimSpace(t) == ""; blank && !list || !blank && !inA[t] && !anc[t] {
+				writeLines(out, []byte(l))
+			}
+		}
+	})
+	return orderEntries(merged, o, a, b), conflicted
 }
 
 // lineSet is the set of lines (without line endings).

@@ -220,10 +220,9 @@ func (v *Vault) mergeFetched(res *SyncResult) error {
 	if anc, err := v.git("merge-base", before, fetched); err == nil && anc == fetched {
 		return nil // nothing new
 	}
-	who := []string{"-c", "user.name=" + v.Config.Agent.Name, "-c", "user.email=" + v.Config.Agent.Email}
-	_, merr := v.git(append(who, "merge", "--quiet", "--no-edit", "--no-verify", "-m", "sync: merge "+shortHash(fetched)+" from the remote", fetched)...)
+	_, merr := v.git(append(v.asAgent(), "merge", "--quiet", "--no-edit", "--no-verify", "-m", "sync: merge "+shortHash(fetched)+" from the remote", fetched)...)
 	if merr != nil {
-		if err := v.concludeMerge(res, who); err != nil {
+		if err := v.concludeMerge(res); err != nil {
 			return errs.Wrap(errs.RemoteSyncFailed, fmt.Errorf("%w (after %v)", err, merr), "merging what was fetched")
 		}
 	}
@@ -243,7 +242,7 @@ func (v *Vault) mergeFetched(res *SyncResult) error {
 // concludeMerge finishes a merge git stopped with conflicts: notes keep the
 // driver's result (markers in a person's section only), other files ours;
 // then the merge commit.
-func (v *Vault) concludeMerge(res *SyncResult, who []string) error {
+func (v *Vault) concludeMerge(res *SyncResult) error {
 	if _, err := os.Stat(filepath.Join(v.Root, ".git", "MERGE_HEAD")); err != nil {
 		return errors.New("no merge in progress")
 	}
@@ -274,7 +273,7 @@ func (v *Vault) concludeMerge(res *SyncResult, who []string) error {
 		}
 		res.Kept = append(res.Kept, p)
 	}
-	_, err = v.git(append(who, "commit", "--quiet", "--no-edit", "--no-verify")...)
+	_, err = v.git(append(v.asAgent(), "commit", "--quiet", "--no-edit", "--no-verify")...)
 	return err
 }
 
@@ -285,11 +284,15 @@ func (v *Vault) finishKilledMerge(res *SyncResult) error {
 	if _, err := os.Stat(filepath.Join(v.Root, ".git", "MERGE_HEAD")); err != nil {
 		return nil
 	}
-	who := []string{"-c", "user.name=" + v.Config.Agent.Name, "-c", "user.email=" + v.Config.Agent.Email}
-	if err := v.concludeMerge(res, who); err != nil {
+	if err := v.concludeMerge(res); err != nil {
 		return errs.Wrap(errs.RemoteSyncFailed, err, "finishing the merge a stopped sync left (see `git -C "+shellQuote(v.Root)+" status`)")
 	}
 	return nil
+}
+
+// asAgent is the git options that make the agent the committer of a merge.
+func (v *Vault) asAgent() []string {
+	return []string{"-c", "user.name=" + v.Config.Agent.Name, "-c", "user.email=" + v.Config.Agent.Email}
 }
 
 func shortHash(h string) string { return h[:min(12, len(h))] }

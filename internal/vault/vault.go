@@ -37,6 +37,8 @@ type Vault struct {
 	// afterSwap, when set (tests only), runs once an operation's new
 	// versions are in place and journalled, before its commit.
 	afterSwap func()
+	machine   *Machine // this clone's identity, once read (Machine)
+
 	// beforeSwapBack, when set (tests only), runs in a round's undo between
 	// the check that the note is still ours and the swap back.
 	beforeSwapBack func()

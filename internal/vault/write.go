@@ -752,8 +752,8 @@ func holds(path string, f *os.File) bool {
 // round that is failing or starting over, and a version it cannot take out
 // is found by the settle of the next round or operation. A file someone
 // renamed over the note between the check and the swap back came out in
-// place of ours: it goes back in (the round's temporary path is removed
-// when the round ends, and their save with it).
+// place of ours: it goes back in (left at the round's temporary path, it
+// would be removed with it).
 func (r *round) undo() {
 	for k := len(r.placed) - 1; k >= 0; k-- {
 		t := r.placed[k]
