@@ -136,7 +136,11 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 	if opts.Branch == "" {
 		b, err := v.git("symbolic-ref", "--short", "HEAD")
 		if err != nil {
-			return res, errs.New(errs.RemoteSyncFailed, "the vault is not on a branch (detached HEAD); check one out with `git -C %s switch main`", shellQuote(v.Root))
+			branch := "main"
+			if heads, err := v.git("for-each-ref", "--format=%(refname:short)", "refs/heads"); err == nil && heads != "" && !strings.Contains("\n"+heads+"\n", "\nmain\n") {
+				branch, _, _ = strings.Cut(heads, "\n")
+			}
+			return res, errs.New(errs.RemoteSyncFailed, "the vault is not on a branch (detached HEAD); check one out with `git -C %s switch %s`", shellQuote(v.Root), shellQuote(branch))
 		}
 		opts.Branch = b
 	}
