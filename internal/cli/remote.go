@@ -89,11 +89,20 @@ a token in SESSIONVAULT_GIT_TOKEN.`,
 	return c
 }
 
-// remoteSync runs one sync and then signs, as a person's accepted edit,
-// each project's current state the merge changed: the remote is the vault's
-// own (its other machines), and its state would otherwise wait for
-// `accept`.
-func remoteSync(svc *session.Service, remote, branch string) (vault.SyncResult, error) {
+// remoteSyncResult is what `remote sync` reports: the git side and what the
+// reconciliation after the merge settled.
+type remoteSyncResult struct {
+	vault.SyncResult
+	Reconciled session.ReconcileReport `json:"reconciled"`
+}
+
+// remoteSync runs one sync. After each merge, before the push, it signs as
+// a person's accepted edit each project's current state the merge changed
+// (the remote is the vault's own: its other machines; the state would
+// otherwise wait for `accept`), then reconciles what spans notes
+// (session.Service.Reconcile), so the push carries a settled vault.
+func remoteSync(svc *session.Service, remote, branch string) (remoteSyncResult, error) {
+	var out remoteSyncResult
 	cfg := svc.V.Config.Remote
 	if remote == "" {
 		remote = cfg.Name
@@ -101,25 +110,38 @@ func remoteSync(svc *session.Service, remote, branch string) (vault.SyncResult, 
 	if branch == "" {
 		branch = cfg.Branch
 	}
-	res, err := svc.V.SyncRemote(vault.SyncOptions{Remote: remote, Branch: branch})
-	if err != nil {
-		return res, err
-	}
-	seen := map[string]bool{}
-	for _, p := range res.Changed {
-		project, name, ok := strings.Cut(p, "/")
-		if !ok || name != session.CurrentStateNote || seen[project] {
-			continue
+	accepted := map[string]bool{}
+	after := func(res *vault.SyncResult) error {
+		for _, p := range res.Changed {
+			project, name, ok := strings.Cut(p, "/")
+			if !ok || name != session.CurrentStateNote || accepted[project] {
+				continue
+			}
+			accepted[project] = true
+			if _, _, err := svc.Accept(project); err != nil {
+				return errs.Wrap(errs.RemoteSyncFailed, err, "signing the merged state of project "+project)
+			}
 		}
-		seen[project] = true
-		if _, _, err := svc.Accept(project); err != nil {
-			return res, errs.Wrap(errs.RemoteSyncFailed, err, "signing the merged state of project "+project)
+		rep, err := svc.Reconcile()
+		if err != nil {
+			return errs.Wrap(errs.RemoteSyncFailed, err, "reconciling the merged notes")
 		}
+		r := &out.Reconciled
+		r.Merges += rep.Merges
+		r.Abandoned = append(r.Abandoned, rep.Abandoned...)
+		r.Joined = append(r.Joined, rep.Joined...)
+		r.Moved += rep.Moved
+		if rep.Commit != "" {
+			r.Commit = rep.Commit
+		}
+		return nil
 	}
-	return res, nil
+	res, err := svc.V.SyncRemote(vault.SyncOptions{Remote: remote, Branch: branch, AfterMerge: after})
+	out.SyncResult = res
+	return out, err
 }
 
-func syncText(res vault.SyncResult) string {
+func syncText(res remoteSyncResult) string {
 	var parts []string
 	if res.Committed != "" {
 		parts = append(parts, "committed pending edits "+res.Committed[:min(12, len(res.Committed))])
@@ -138,6 +160,15 @@ func syncText(res vault.SyncResult) string {
 	}
 	for _, p := range res.Conflicts {
 		text += "\nconflict left for you in " + p + ": both sides changed the same lines of your section; edit the note to keep what you want (between <<<<<<< ours and >>>>>>> theirs)"
+	}
+	for _, p := range res.Reconciled.Abandoned {
+		text += "\nsession " + p + " was started while another machine's session was active; the current state holds the other one, and this one is recorded (status abandoned) in its sessions/ folder"
+	}
+	for _, p := range res.Reconciled.Joined {
+		text += "\nsession " + p + " had ended on another machine; what was recorded here after that was added to its record"
+	}
+	if res.Reconciled.Moved > 0 {
+		text += fmt.Sprintf("\n%d updates another machine had moved to the update log were taken out of the current state", res.Reconciled.Moved)
 	}
 	for _, p := range res.Kept {
 		text += "\nkept this machine's version of " + p + " (the remote changed it too; see `git log -p MERGE_HEAD` history with `git log --merges -1`)"

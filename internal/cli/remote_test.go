@@ -17,6 +17,9 @@ import (
 // TestRemoteClonesConverge (acceptance of the remotes issue: 200).
 var remoteOps = flag.Int("remote.ops", 25, "random operations per clone in TestRemoteClonesConverge")
 
+// remoteSeed seeds TestRemoteClonesConverge's choices.
+var remoteSeed = flag.Uint64("remote.seed", 7, "random seed of TestRemoteClonesConverge")
+
 // clone is one machine's copy of the vault.
 type clone struct {
 	t    *testing.T
@@ -95,7 +98,7 @@ var entryIDLine = regexp.MustCompile(`\^([a-z]-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
 // sections.
 func TestRemoteClonesConverge(t *testing.T) {
 	clones := newRemoteVault(t, 3)
-	rng := rand.New(rand.NewPCG(7, uint64(*remoteOps)))
+	rng := rand.New(rand.NewPCG(*remoteSeed, uint64(*remoteOps)))
 	var entries, personLines []string
 	for i := 0; i < *remoteOps*len(clones); i++ {
 		c := clones[rng.IntN(len(clones))]
@@ -241,4 +244,111 @@ func TestSecondMachineStart(t *testing.T) {
 	a.sv("start", "--objective", "a again")
 	b.git("pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main")
 	_ = out
+}
+
+// Two machines that each start a session before they sync: after the syncs
+// both clones hold one current state (the session started first, the same
+// on both) and the other session recorded in sessions/, abandoned, with
+// its updates; no session note overwritten, both in the history.
+func TestConcurrentStartsKeepBothSessions(t *testing.T) {
+	clones := newRemoteVault(t, 2)
+	a, b := clones[0], clones[1]
+	a.sv("end", "--summary", "first done")
+	a.sv("remote", "sync")
+	b.sv("remote", "sync")
+	a.sv("start", "--objective", "on a")
+	b.sv("start", "--objective", "on b")
+	a.sv("update", "a did this")
+	b.sv("update", "b did that")
+	idA := sessionOf(t, a)
+	idB := sessionOf(t, b)
+	if idA == idB {
+		t.Fatalf("both machines made session %s", idA)
+	}
+	a.sv("remote", "sync")
+	out := b.sv("remote", "sync")
+	a.sv("remote", "sync")
+	for _, c := range clones {
+		state := readFile(t, filepath.Join(c.dir, "demo", "session-current-state.md"))
+		if got := sessionOf(t, c); got != idA {
+			t.Errorf("%s: the current state holds %s, want %s (started first)", c.name, got, idA)
+		}
+		if strings.Contains(state, "<<<<<<<") || strings.Contains(state, "b did that") {
+			t.Errorf("%s: the current state mixes the two sessions:\n%s", c.name, state)
+		}
+		rec := readFile(t, filepath.Join(c.dir, "demo", "sessions", idB+".md"))
+		for _, want := range []string{"status: abandoned", "b did that", "on b"} {
+			if !strings.Contains(rec, want) {
+				t.Errorf("%s: the record of %s lacks %q:\n%s", c.name, idB, want, rec)
+			}
+		}
+		if !strings.Contains(readFile(t, filepath.Join(c.dir, "demo", "session-history.md")), idB) {
+			t.Errorf("%s: the history does not name %s", c.name, idB)
+		}
+		if o, err := c.try("check"); err != nil {
+			t.Errorf("%s: check: %v\n%s", c.name, err, o)
+		}
+	}
+	if !strings.Contains(out, "abandoned") {
+		t.Errorf("remote sync on b does not say what became of %s:\n%s", idB, out)
+	}
+	if a.git("rev-parse", "HEAD") != b.git("rev-parse", "HEAD") {
+		t.Errorf("the clones did not converge")
+	}
+}
+
+// A machine that records updates in a session another machine ended: after
+// the sync the session's record holds them, and the current state is the
+// ended one's (idle), not a mix.
+func TestUpdatesAfterAnotherMachineEnded(t *testing.T) {
+	clones := newRemoteVault(t, 2)
+	a, b := clones[0], clones[1]
+	b.sv("remote", "sync")
+	id := sessionOf(t, a)
+	a.sv("update", "before the end")
+	a.sv("end", "--summary", "done on a")
+	b.sv("update", "late on b")
+	a.sv("remote", "sync")
+	b.sv("remote", "sync")
+	a.sv("remote", "sync")
+	for _, c := range clones {
+		if got := sessionOf(t, c); got != "" {
+			t.Errorf("%s: the current state holds session %q, want none (ended on a)", c.name, got)
+		}
+		rec := readFile(t, filepath.Join(c.dir, "demo", "sessions", id+".md"))
+		if !strings.Contains(rec, "status: complete") || !strings.Contains(rec, "\ndone on a\n") {
+			t.Errorf("%s: the record of %s is not the ended one:\n%s", c.name, id, rec)
+		}
+		if strings.Contains(rec, "^u-1\n\n- ") {
+			t.Errorf("%s: a blank line splits the updates of %s:\n%s", c.name, id, rec)
+		}
+		for _, want := range []string{"before the end ^", "late on b ^"} {
+			if n := strings.Count(rec, want); n != 1 {
+				t.Errorf("%s: %q is in the record of %s %d times:\n%s", c.name, want, id, n, rec)
+			}
+		}
+		if o, err := c.try("check"); err != nil {
+			t.Errorf("%s: check: %v\n%s", c.name, err, o)
+		}
+	}
+}
+
+// sessionOf is the session c's current state holds ("" when idle).
+func sessionOf(t *testing.T, c *clone) string {
+	t.Helper()
+	for _, l := range strings.Split(readFile(t, filepath.Join(c.dir, "demo", "session-current-state.md")), "\n") {
+		if v, ok := strings.CutPrefix(l, "session: "); ok {
+			return strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return ""
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -620,6 +620,17 @@ func firstNonEmpty(v ...string) string {
 // note (with the end's summary and next steps), adds it to the history and
 // resets the current state to idle.
 func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, phase, summary string, next []string, now time.Time) error {
+	if err := s.record(tx, d, st, status, phase, summary, next, now); err != nil {
+		return err
+	}
+	return resetState(tx, d, st, status, now)
+}
+
+// record writes the session record sessions/<id>.md of session st from d (a
+// current-state note holding it) with status, phase (kept when ""), the
+// summary and next steps, points the session's decisions at the record and
+// adds the session to the project's history. d itself is not changed.
+func (s *Service) record(tx *vault.Tx, d *doc, st State, status, phase, summary string, next []string, now time.Time) error {
 	rel := st.Project + "/" + SessionsDir + "/" + st.Session + ".md"
 	if err := vault.CheckPath(rel); err != nil {
 		return err
@@ -662,9 +673,12 @@ func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, phase, summary
 	}
 	st.Summary, st.NextSteps, st.Status = summary, next, status
 	st.Ended = &now
-	if err := s.addToHistory(tx, st, now); err != nil {
-		return err
-	}
+	return s.addToHistory(tx, st, now)
+}
+
+// resetState makes the current-state note d idle after session st ended
+// with status.
+func resetState(tx *vault.Tx, d *doc, st State, status string, now time.Time) error {
 	d.set("status", StatusIdle)
 	d.set("session", "")
 	d.set("objective", "")

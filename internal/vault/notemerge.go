@@ -31,6 +31,11 @@ import (
 //     section) that region alone gets git's conflict markers, and
 //     conflicted is true.
 //
+// A project's current state (type: session-state) whose two sides hold
+// different sessions is not merged line by line: one side is taken whole
+// (SessionWinner), and the other side's session is kept apart by the
+// reconciliation that follows a merge (session.Service.Reconcile).
+//
 // A side that does not parse as a note is merged as text with markers.
 // MergeNotes is pure and never fails.
 func MergeNotes(base, ours, theirs []byte) (merged []byte, conflicted bool) {
@@ -43,9 +48,74 @@ func MergeNotes(base, ours, theirs []byte) (merged []byte, conflicted bool) {
 	of, ob := splitNote(base)
 	af, ab := splitNote(ours)
 	bf, bb := splitNote(theirs)
+	if w, clash := SessionWinner(of, af, bf); clash {
+		if w == 0 {
+			return ours, false
+		}
+		return theirs, false
+	}
 	fm := mergeProperties(of, af, bf)
 	body, conflicted := mergeBody(ob, ab, bb)
 	return append(fm, body...), conflicted
+}
+
+// SessionWinner decides, for the front matter of a current-state note
+// (type: session-state) at the merge base (o, nil when absent) and on the
+// two sides (a: ours, b: theirs), whether the sides hold different sessions
+// (clash) and which one the merged note keeps (0: ours, 1: theirs):
+//
+//   - the side whose session changed since the base (a session ended, or
+//     ended and another started there) over the side still on the base's;
+//   - where both changed: a session over none, then the one started first
+//     (its start would have refused the other had the machines synced
+//     before), then the smaller session id.
+//
+// The rule depends on nothing but the three versions, so every clone that
+// merges the same two sides picks the same session.
+func SessionWinner(o, a, b []byte) (winner int, clash bool) {
+	ta, sa, startA := stateProps(a)
+	tb, sb, startB := stateProps(b)
+	if !ta || !tb || sa == sb {
+		return 0, false
+	}
+	_, so, _ := stateProps(o)
+	switch {
+	case sa == so:
+		return 1, true
+	case sb == so:
+		return 0, true
+	case sa == "" || sb == "":
+		if sa == "" {
+			return 1, true
+		}
+		return 0, true
+	}
+	if !startA.Equal(startB) {
+		if startB.Before(startA) {
+			return 1, true
+		}
+		return 0, true
+	}
+	if sb < sa {
+		return 1, true
+	}
+	return 0, true
+}
+
+// stateProps reads a front matter block as a current state's: whether it
+// is one (type: session-state), its session and its start time (zero when
+// absent).
+func stateProps(fm []byte) (isState bool, session string, started time.Time) {
+	_, props, _, ok := splitProps(fm)
+	if !ok {
+		return false, "", time.Time{}
+	}
+	m := propMap(props)
+	if propScalar(m["type"]) != "session-state" {
+		return false, "", time.Time{}
+	}
+	started, _ = time.Parse(time.RFC3339, propScalar(m["started"]))
+	return true, propScalar(m["session"]), started
 }
 
 // ---- properties ----
@@ -240,16 +310,29 @@ func mergeBody(o, a, b []byte) ([]byte, bool) {
 		// unchanged and the other deleted (an update compaction moved to
 		// the session's log) stays deleted.
 		anc, inA, inB := lineSet(ol[start:end]), lineSet(splitLines(ra)), lineSet(splitLines(rb))
+		var kept []string
 		for _, l := range splitLines(ra) {
 			if t := strings.TrimRight(l, "\r\n"); strings.TrimSpace(t) == "" || !anc[t] || inB[t] {
-				writeLines(out, []byte(l))
+				kept = append(kept, l)
 			}
+		}
+		// In a list, theirs' entries go before the blank lines ending ours
+		// (the blank line that closes the section stays last).
+		tail := len(kept)
+		for list && tail > 0 && strings.TrimSpace(kept[tail-1]) == "" {
+			tail--
+		}
+		for _, l := range kept[:tail] {
+			writeLines(out, []byte(l))
 		}
 		for _, l := range splitLines(rb) {
 			t := strings.TrimRight(l, "\r\n")
 			if blank := strings.TrimSpace(t) == ""; blank && !list || !blank && !inA[t] && !anc[t] {
 				writeLines(out, []byte(l))
 			}
+		}
+		for _, l := range kept[tail:] {
+			writeLines(out, []byte(l))
 		}
 	})
 	return orderEntries(merged, o, a, b), conflicted
@@ -345,6 +428,19 @@ func orderEntries(merged, o, a, b []byte) []byte {
 			kept = append(kept, l)
 		}
 	}
+	// Two sides' entries inserted on either side of a section's blank line
+	// leave it between them: where neither side's lists are loose (a blank
+	// line between two entries), such a blank line goes.
+	if !looseList(a) && !looseList(b) {
+		tight := kept[:0]
+		for i, l := range kept {
+			if strings.TrimSpace(l) == "" && len(tight) > 0 && i+1 < len(kept) && lineID(tight[len(tight)-1]) != "" && lineID(kept[i+1]) != "" {
+				continue
+			}
+			tight = append(tight, l)
+		}
+		kept = tight
+	}
 	newestFirst := descendingRuns(a)
 	for i := 0; i < len(kept); {
 		if entryTime(kept[i]).IsZero() {
@@ -367,6 +463,17 @@ func orderEntries(merged, o, a, b []byte) []byte {
 		i = j
 	}
 	return []byte(strings.Join(kept, ""))
+}
+
+// looseList reports whether text has a blank line between two entry lines.
+func looseList(text []byte) bool {
+	lines := splitLines(text)
+	for i := 1; i+1 < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) == "" && lineID(lines[i-1]) != "" && lineID(lines[i+1]) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // lineID is the block id of an entry line, or "".

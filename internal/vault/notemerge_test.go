@@ -100,3 +100,19 @@ func TestMergeNotesKeepsACompaction(t *testing.T) {
 		}
 	}
 }
+
+// Entries the two sides put into a section that was empty make one tight
+// list: no blank line left between them by the two insertions landing on
+// either side of the section's blank line.
+func TestMergeNotesEntriesIntoAnEmptySection(t *testing.T) {
+	base := "---\nx: 1\n---\n## Updates\n\n## Decisions\n"
+	ours := "---\nx: 1\n---\n## Updates\n\n- 2026-11-25T02:46:40Z · note · one ^u-1\n\n## Decisions\n"
+	theirs := "---\nx: 1\n---\n## Updates\n\n- 2026-11-25T02:46:41Z · note · two ^u-1-mb\n\n## Decisions\n"
+	want := "---\nx: 1\n---\n## Updates\n\n- 2026-11-25T02:46:40Z · note · one ^u-1\n- 2026-11-25T02:46:41Z · note · two ^u-1-mb\n\n## Decisions\n"
+	for _, sides := range [][2]string{{ours, theirs}, {theirs, ours}} {
+		got, conflicted := MergeNotes([]byte(base), []byte(sides[0]), []byte(sides[1]))
+		if conflicted || string(got) != want {
+			t.Errorf("merge (conflicted %v):\n%s\nwant:\n%s", conflicted, got, want)
+		}
+	}
+}

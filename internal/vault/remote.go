@@ -36,6 +36,11 @@ type SyncOptions struct {
 	// Tries bounds fetch-merge-push rounds when the push is refused because
 	// someone pushed meanwhile (default 5).
 	Tries int
+	// AfterMerge, when set, runs after each round's merge and before its
+	// push, outside the vault lock (it may run operations that commit); what
+	// it commits is pushed with the merge. An error stops the sync before
+	// the push.
+	AfterMerge func(res *SyncResult) error
 }
 
 // SyncResult is what one `remote sync` did.
@@ -75,6 +80,12 @@ func shellQuote(s string) string {
 // git runs the git CLI in the vault and returns its trimmed output; an
 // error holds git's own message.
 func (v *Vault) git(args ...string) (string, error) {
+	out, err := v.gitRaw(args...)
+	return strings.TrimSpace(string(out)), err
+}
+
+// gitRaw is git with the output as git wrote it.
+func (v *Vault) gitRaw(args ...string) ([]byte, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = v.Root
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_MERGE_AUTOEDIT=no")
@@ -85,9 +96,92 @@ func (v *Vault) git(args ...string) (string, error) {
 		if msg == "" {
 			msg = strings.TrimSpace(out.String())
 		}
-		return strings.TrimSpace(out.String()), fmt.Errorf("git %s: %s: %w", strings.Join(args, " "), msg, err)
+		return out.Bytes(), fmt.Errorf("git %s: %s: %w", strings.Join(args, " "), msg, err)
 	}
-	return strings.TrimSpace(out.String()), nil
+	return out.Bytes(), nil
+}
+
+// MergeCommit is a merge in the vault's history: the merge commit, its
+// first parent (ours: the branch merged into), its second (theirs) and
+// their merge base ("" when they have none). Hashes are 40 hex digits.
+type MergeCommit struct {
+	Commit, Ours, Theirs, Base string
+}
+
+// MergesSince lists the two-parent merges reachable from HEAD and not from
+// since (a commit; "" or one HEAD no longer descends from: the newest 100),
+// oldest first, and returns HEAD. A merge made by `remote sync`, by `git
+// pull` or by Obsidian Git are all listed.
+func (v *Vault) MergesSince(since string) ([]MergeCommit, string, error) {
+	head, err := v.git("rev-parse", "HEAD")
+	if err != nil {
+		return nil, "", errs.Wrap(errs.GitWriteFailed, err, "reading HEAD")
+	}
+	args := []string{"rev-list", "--merges", "--parents", "--reverse", "HEAD"}
+	if since != "" {
+		if _, err := v.git("merge-base", "--is-ancestor", since, head); err == nil {
+			args = append(args, "^"+since)
+		} else {
+			since = ""
+		}
+	}
+	if since == "" {
+		args = []string{"rev-list", "--merges", "--parents", "--max-count=100", "HEAD"}
+	}
+	out, err := v.git(args...)
+	if err != nil {
+		return nil, head, errs.Wrap(errs.GitWriteFailed, err, "listing merges")
+	}
+	var ms []MergeCommit
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			continue // not a merge of two
+		}
+		m := MergeCommit{Commit: f[0], Ours: f[1], Theirs: f[2]}
+		m.Base, _ = v.git("merge-base", f[1], f[2])
+		ms = append(ms, m)
+	}
+	if since == "" { // --reverse does not apply after --max-count's cut
+		for i, j := 0, len(ms)-1; i < j; i, j = i+1, j-1 {
+			ms[i], ms[j] = ms[j], ms[i]
+		}
+	}
+	return ms, head, nil
+}
+
+// DiffNames lists the vault paths that differ between commits a and b.
+func (v *Vault) DiffNames(a, b string) ([]string, error) {
+	out, err := v.git("diff", "-z", "--name-only", "--no-renames", a, b)
+	if err != nil {
+		return nil, errs.Wrap(errs.GitWriteFailed, err, "comparing "+shortHash(a)+" and "+shortHash(b))
+	}
+	var paths []string
+	for _, p := range strings.Split(out, "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
+// ReadAt returns the vault-relative file rel as commit (a hash) holds it;
+// an error wrapping os.ErrNotExist when commit has no such file.
+func (v *Vault) ReadAt(commit, rel string) ([]byte, error) {
+	if err := CheckPath(rel); err != nil {
+		return nil, err
+	}
+	if commit == "" {
+		return nil, fmt.Errorf("reading %s: no commit: %w", rel, os.ErrNotExist)
+	}
+	if _, err := v.git("cat-file", "-e", commit+":"+rel); err != nil {
+		return nil, fmt.Errorf("reading %s at %s: %w", rel, shortHash(commit), os.ErrNotExist)
+	}
+	b, err := v.gitRaw("cat-file", "blob", commit+":"+rel)
+	if err != nil {
+		return nil, errs.Wrap(errs.GitWriteFailed, err, "reading "+rel+" at "+shortHash(commit))
+	}
+	return b, nil
 }
 
 // authArgs are the git options that give an https remote the token in
@@ -123,55 +217,86 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 	if _, err := v.Transact(func(*Tx) (Change, error) { return Change{}, nil }); err != nil {
 		return res, err
 	}
+	err := v.locked(func() error {
+		if _, err := v.git("remote", "get-url", opts.Remote); err != nil {
+			return errs.New(errs.ConfigInvalid, "the vault has no git remote %q; add one with `git -C %s remote add %s URL`", opts.Remote, shellQuote(v.Root), opts.Remote)
+		}
+		if opts.Branch == "" {
+			b, err := v.git("symbolic-ref", "--short", "HEAD")
+			if err != nil {
+				branch := "main"
+				if heads, err := v.git("for-each-ref", "--format=%(refname:short)", "refs/heads"); err == nil && heads != "" && !strings.Contains("\n"+heads+"\n", "\nmain\n") {
+					branch, _, _ = strings.Cut(heads, "\n")
+				}
+				return errs.New(errs.RemoteSyncFailed, "the vault is not on a branch (detached HEAD); check one out with `git -C %s switch %s`", shellQuote(v.Root), shellQuote(branch))
+			}
+			opts.Branch = b
+		}
+		if err := v.finishKilledMerge(&res); err != nil {
+			return err
+		}
+		c, err := v.commitPending()
+		res.Committed = c
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	auth := v.authArgs(opts.Remote)
+	fetchMerge := func() error {
+		if _, err := v.git(append(auth, "fetch", "--quiet", opts.Remote, opts.Branch)...); err != nil {
+			if !strings.Contains(err.Error(), "couldn't find remote ref") {
+				return errs.Wrap(errs.RemoteSyncFailed, err, "fetching "+opts.Remote)
+			}
+			return nil // an empty remote: the first push makes the branch
+		}
+		return v.mergeFetched(&res)
+	}
+	push := func() error {
+		_, err := v.git(append(auth, "push", "--quiet", opts.Remote, "HEAD:refs/heads/"+opts.Branch)...)
+		return err
+	}
+	for res.Tries = 1; ; res.Tries++ {
+		var pushErr error
+		if opts.AfterMerge == nil {
+			// One locked stretch: nothing commits between merge and push.
+			err = v.locked(func() error {
+				if err := fetchMerge(); err != nil {
+					return err
+				}
+				pushErr = push()
+				return nil
+			})
+		} else if err = v.locked(fetchMerge); err == nil {
+			if err = opts.AfterMerge(&res); err == nil {
+				err = v.locked(func() error { pushErr = push(); return nil })
+			}
+		}
+		if err != nil {
+			return res, err
+		}
+		if pushErr == nil {
+			res.Pushed = true
+			return res, nil
+		}
+		msg := pushErr.Error()
+		rejected := strings.Contains(msg, "[rejected]") || strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "fetch first")
+		if !rejected || res.Tries >= opts.Tries {
+			return res, errs.Wrap(errs.RemoteSyncFailed, pushErr, "pushing to "+opts.Remote)
+		}
+	}
+}
+
+// locked runs fn holding the vault lock (in-process and across processes).
+func (v *Vault) locked(fn func() error) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	l, err := v.lock()
 	if err != nil {
-		return res, err
+		return err
 	}
 	defer l.unlock()
-	if _, err := v.git("remote", "get-url", opts.Remote); err != nil {
-		return res, errs.New(errs.ConfigInvalid, "the vault has no git remote %q; add one with `git -C %s remote add %s URL`", opts.Remote, shellQuote(v.Root), opts.Remote)
-	}
-	if opts.Branch == "" {
-		b, err := v.git("symbolic-ref", "--short", "HEAD")
-		if err != nil {
-			branch := "main"
-			if heads, err := v.git("for-each-ref", "--format=%(refname:short)", "refs/heads"); err == nil && heads != "" && !strings.Contains("\n"+heads+"\n", "\nmain\n") {
-				branch, _, _ = strings.Cut(heads, "\n")
-			}
-			return res, errs.New(errs.RemoteSyncFailed, "the vault is not on a branch (detached HEAD); check one out with `git -C %s switch %s`", shellQuote(v.Root), shellQuote(branch))
-		}
-		opts.Branch = b
-	}
-	if err := v.finishKilledMerge(&res); err != nil {
-		return res, err
-	}
-	c, err := v.commitPending()
-	if err != nil {
-		return res, err
-	}
-	res.Committed = c
-	auth := v.authArgs(opts.Remote)
-	for res.Tries = 1; ; res.Tries++ {
-		if _, err := v.git(append(auth, "fetch", "--quiet", opts.Remote, opts.Branch)...); err != nil {
-			if !strings.Contains(err.Error(), "couldn't find remote ref") {
-				return res, errs.Wrap(errs.RemoteSyncFailed, err, "fetching "+opts.Remote)
-			}
-			// An empty remote: the first push makes the branch.
-		} else if err := v.mergeFetched(&res); err != nil {
-			return res, err
-		}
-		_, err := v.git(append(auth, "push", "--quiet", opts.Remote, "HEAD:refs/heads/"+opts.Branch)...)
-		if err == nil {
-			res.Pushed = true
-			return res, nil
-		}
-		rejected := strings.Contains(err.Error(), "[rejected]") || strings.Contains(err.Error(), "non-fast-forward") || strings.Contains(err.Error(), "fetch first")
-		if !rejected || res.Tries >= opts.Tries {
-			return res, errs.Wrap(errs.RemoteSyncFailed, err, "pushing to "+opts.Remote)
-		}
-	}
+	return fn()
 }
 
 // commitPending commits, as the person, every change in the work tree git

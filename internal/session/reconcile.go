@@ -1,0 +1,304 @@
+package session
+
+// Reconciliation after merges from other machines (DESIGN §6, remotes).
+// The merge driver merges one note at a time; what spans notes is settled
+// here, once the merge is made, by one commit:
+//
+//   - two machines that each started a session before they synced: the
+//     merged current state holds one (vault.SessionWinner); the other is
+//     recorded as sessions/<id>.md, abandoned, with everything it held;
+//   - a machine that went on recording a session another machine had
+//     ended: what it recorded joins that session's record;
+//   - updates a compaction moved to the session's update log on one machine
+//     and a merge brought back into the current state from another: taken
+//     out of the current state again (they are in the log).
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// reconciledState is the state file holding the HEAD the last
+// reconciliation ran at: merges after it are looked at.
+const reconciledState = "reconciled"
+
+// ReconcileReport is what Reconcile did.
+type ReconcileReport struct {
+	Merges int `json:"merges"` // merges looked at
+	// Abandoned names the sessions (project/session) another machine's
+	// session won the current state from: each is now recorded, status
+	// abandoned, in its project's sessions/ folder.
+	Abandoned []string `json:"abandoned,omitempty"`
+	// Joined names the session records (project/session) that got what a
+	// machine recorded after another machine had ended the session.
+	Joined []string `json:"joined,omitempty"`
+	// Moved counts the updates taken out of a current state because a
+	// compaction had already moved them to the session's update log.
+	Moved  int    `json:"moved,omitempty"`
+	Commit string `json:"commit,omitempty"` // the commit, when something changed
+}
+
+// lostSession is one side of a merge whose session the merged current
+// state does not hold.
+type lostSession struct {
+	project, session string
+	side             []byte // that side's current state
+	base             []byte // the merge base's current state when it held the same session, else nil
+}
+
+// Reconcile settles, in one commit, what the merges since the last
+// reconciliation (by `remote sync`, `git pull` or Obsidian Git; at most the
+// newest 100 the first time) left across notes: see the file comment. It is
+// idempotent: a merge looked at again changes nothing.
+func (s *Service) Reconcile() (ReconcileReport, error) {
+	var rep ReconcileReport
+	since, _ := s.V.ReadState(reconciledState)
+	merges, head, err := s.V.MergesSince(strings.TrimSpace(string(since)))
+	if err != nil {
+		return rep, err
+	}
+	rep.Merges = len(merges)
+	var lost []lostSession
+	for _, m := range merges {
+		l, err := s.lostSessions(m)
+		if err != nil {
+			return rep, err
+		}
+		lost = append(lost, l...)
+	}
+	projects, err := s.projects()
+	if err != nil {
+		return rep, err
+	}
+	res, err := s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+		rep.Abandoned, rep.Joined, rep.Moved = nil, nil, 0
+		now := s.now()
+		for _, l := range lost {
+			kept, err := s.keepLostSession(tx, l, now)
+			if err != nil {
+				return vault.Change{}, err
+			}
+			switch kept {
+			case keptRecorded:
+				rep.Abandoned = append(rep.Abandoned, l.project+"/"+l.session)
+			case keptJoined:
+				rep.Joined = append(rep.Joined, l.project+"/"+l.session)
+			}
+		}
+		for _, p := range projects {
+			n, err := s.dropCompacted(tx, p)
+			if err != nil {
+				return vault.Change{}, err
+			}
+			rep.Moved += n
+		}
+		var parts []string
+		if len(rep.Abandoned) > 0 {
+			parts = append(parts, "recorded "+strings.Join(rep.Abandoned, ", ")+" (another machine's session holds the current state)")
+		}
+		if len(rep.Joined) > 0 {
+			parts = append(parts, "added to the record of "+strings.Join(rep.Joined, ", ")+" what another machine recorded after it ended")
+		}
+		if rep.Moved > 0 {
+			parts = append(parts, fmt.Sprintf("took %d updates already in the update log out of the current state", rep.Moved))
+		}
+		return vault.Change{Operation: "reconcile", Summary: strings.Join(parts, "; ")}, nil
+	})
+	if err != nil {
+		return rep, err
+	}
+	rep.Commit = res.Commit
+	if err := s.V.WriteState(reconciledState, []byte(head+"\n")); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// projects lists the vault's projects: its top-level folders holding a
+// current-state note.
+func (s *Service) projects() ([]string, error) {
+	ents, err := os.ReadDir(s.V.Root)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if _, err := os.Stat(s.V.Root + "/" + e.Name() + "/" + CurrentStateNote); err == nil {
+				out = append(out, e.Name())
+			}
+		}
+	}
+	return out, nil
+}
+
+// lostSessions returns the sides of merge m whose session the merged
+// current state of a project does not hold.
+func (s *Service) lostSessions(m vault.MergeCommit) ([]lostSession, error) {
+	changed, err := s.V.DiffNames(m.Ours, m.Theirs)
+	if err != nil {
+		return nil, err
+	}
+	var out []lostSession
+	for _, rel := range changed {
+		project, name, ok := strings.Cut(rel, "/")
+		if !ok || name != CurrentStateNote {
+			continue
+		}
+		read := func(commit string) (*doc, []byte, error) {
+			b, err := s.V.ReadAt(commit, rel)
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, nil, nil
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			d, err := s.parseDoc(rel, b)
+			if err != nil {
+				return nil, nil, nil // a note that does not parse has no session to keep apart
+			}
+			return d, b, nil
+		}
+		ours, ob, err := read(m.Ours)
+		if err != nil {
+			return nil, err
+		}
+		theirs, tb, err := read(m.Theirs)
+		if err != nil {
+			return nil, err
+		}
+		if ours == nil || theirs == nil || ours.prop("session") == theirs.prop("session") {
+			continue
+		}
+		merged, _, err := read(m.Commit)
+		if err != nil {
+			return nil, err
+		}
+		base, bb, err := read(m.Base)
+		if err != nil {
+			return nil, err
+		}
+		kept := ""
+		if merged != nil {
+			kept = merged.prop("session")
+		}
+		for _, side := range []struct {
+			d *doc
+			b []byte
+		}{{ours, ob}, {theirs, tb}} {
+			id := side.d.prop("session")
+			if id == "" || id == kept {
+				continue
+			}
+			l := lostSession{project: project, session: id, side: side.b}
+			if base != nil && base.prop("session") == id {
+				l.base = bb
+			}
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// How keepLostSession kept a session.
+const (
+	keptAlready  = iota // its record already held everything
+	keptRecorded        // recorded, abandoned
+	keptJoined          // merged into the record another machine made
+)
+
+// keepLostSession keeps what l's side held of its session: as the
+// session's record, abandoned, when there is none; merged by entry into the
+// record when the session was ended elsewhere.
+func (s *Service) keepLostSession(tx *vault.Tx, l lostSession, now time.Time) (int, error) {
+	rel := l.project + "/" + SessionsDir + "/" + l.session + ".md"
+	if err := vault.CheckPath(rel); err != nil {
+		return keptAlready, err
+	}
+	cur := l.project + "/" + CurrentStateNote
+	if !tx.Exists(rel) {
+		d, err := s.parseDoc(cur, l.side)
+		if err != nil {
+			return keptAlready, err
+		}
+		st := d.readState(l.project)
+		winner := ""
+		if c, err := s.readDoc(tx, cur); err == nil && c.prop("session") != "" {
+			winner = " " + c.prop("session")
+		}
+		summary := "Abandoned: session" + winner + " was started on another machine before the two synced; the current state holds that one, and this record holds what this session had at the merge."
+		return keptRecorded, s.record(tx, d, st, StatusAbandoned, "", summary, nil, now)
+	}
+	record, err := tx.Read(rel)
+	if err != nil {
+		return keptAlready, err
+	}
+	base := l.base
+	if base == nil {
+		base = withoutEntriesMissingFrom(l.side, record)
+	}
+	merged, _ := vault.MergeNotes(base, record, l.side)
+	if bytes.Equal(merged, record) {
+		return keptAlready, nil
+	}
+	return keptJoined, tx.Write(rel, merged)
+}
+
+// withoutEntriesMissingFrom is side without its entry lines (lines ending
+// in a block id) whose id record lacks: the base against which those
+// entries are side's additions to the record.
+func withoutEntriesMissingFrom(side, record []byte) []byte {
+	in := newKeyIndex(record)
+	var out bytes.Buffer
+	for _, l := range bytes.SplitAfter(side, []byte("\n")) {
+		if id := idTail(l); id != nil && !in.has("^"+string(id)) {
+			continue
+		}
+		out.Write(l)
+	}
+	return out.Bytes()
+}
+
+// dropCompacted takes out of project's current state the updates its
+// session's update log already holds (a compaction moved them; a merge
+// brought them back) and returns how many.
+func (s *Service) dropCompacted(tx *vault.Tx, project string) (int, error) {
+	cur := project + "/" + CurrentStateNote
+	d, err := s.readDoc(tx, cur)
+	if err != nil {
+		return 0, err
+	}
+	st := d.readState(project)
+	if d.intProp(propCompacted) <= 0 || st.Session == "" {
+		return 0, nil
+	}
+	log, err := tx.Read(UpdatesLogPath(project, st.Session))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	in := newKeyIndex(log)
+	n := 0
+	for _, l := range d.sectionLines(secUpdates) {
+		if id := idTail(l.Content()); id != nil && id[0] == 'u' && in.has("^"+string(id)) {
+			d.edit(l.Offset, l.Offset+len(l.Text), "")
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	b, err := d.bytes()
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Write(cur, b)
+}
