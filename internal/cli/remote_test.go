@@ -102,20 +102,25 @@ func TestRemoteClonesConverge(t *testing.T) {
 	var entries, personLines []string
 	for i := 0; i < *remoteOps*len(clones); i++ {
 		c := clones[rng.IntN(len(clones))]
-		switch k := rng.IntN(10); {
-		case k < 4:
+		switch k := rng.IntN(20); {
+		case k == 19:
+			// The session turns over on this clone: another machine's
+			// merge then ends its session there, or two starts clash.
+			c.sv("end", "--summary", fmt.Sprintf("end %d on %s", i, c.name))
+			c.sv("start", "--objective", fmt.Sprintf("objective %d on %s", i, c.name))
+		case k < 8:
 			msg := fmt.Sprintf("update %d from %s", i, c.name)
 			c.sv("update", msg)
 			entries = append(entries, msg)
-		case k < 5:
+		case k < 10:
 			title := fmt.Sprintf("decision %d from %s", i, c.name)
 			c.sv("decide", "--title", title, "--choice", "c", "--rationale", "r")
 			entries = append(entries, title)
-		case k < 6:
+		case k < 12:
 			text := fmt.Sprintf("blocker %d from %s", i, c.name)
 			c.sv("block", text)
 			entries = append(entries, text)
-		case k < 8:
+		case k < 16:
 			line := fmt.Sprintf("person line %d on %s", i, c.name)
 			p := filepath.Join(c.dir, "demo", "session-current-state.md")
 			b, err := os.ReadFile(p)
@@ -162,10 +167,12 @@ func TestRemoteClonesConverge(t *testing.T) {
 			t.Errorf("%s: check: %v\n%s", c.name, err, out)
 		}
 	}
+	// Every session's notes: the current state, the records of ended and
+	// abandoned sessions, and the update logs compaction moves older
+	// updates to.
 	state := string(want["demo/session-current-state.md"])
-	// Updates past compact_updates move to the session's update log.
 	for f, b := range want {
-		if strings.HasSuffix(f, "/updates.md") {
+		if strings.HasPrefix(f, "demo/sessions/") {
 			state += string(b)
 		}
 	}
@@ -179,18 +186,33 @@ func TestRemoteClonesConverge(t *testing.T) {
 			t.Errorf("person line %q is there %d times", l, n)
 		}
 	}
-	ids := map[string]int{}
-	for _, l := range strings.Split(state, "\n") {
-		if m := entryIDLine.FindStringSubmatch(l); m != nil {
-			ids[m[1]]++
-		}
-		if strings.HasPrefix(l, "<<<<<<<") || strings.HasPrefix(l, ">>>>>>>") {
-			t.Errorf("a conflict marker in the current state: %q", l)
+	// Ids are unique within a session: its record or current state and its
+	// update log.
+	bySession := map[string]string{}
+	for f, b := range want {
+		if rest, ok := strings.CutPrefix(f, "demo/sessions/"); ok {
+			id, _, _ := strings.Cut(strings.TrimSuffix(rest, ".md"), "/")
+			bySession[id] += string(b)
 		}
 	}
-	for id, n := range ids {
-		if n > 1 {
-			t.Errorf("id %s on %d lines", id, n)
+	cur := want["demo/session-current-state.md"]
+	if m := regexp.MustCompile(`(?m)^session: (\S+)$`).FindSubmatch(cur); m != nil {
+		bySession[string(m[1])] += string(cur)
+	}
+	for session, text := range bySession {
+		ids := map[string]int{}
+		for _, l := range strings.Split(text, "\n") {
+			if m := entryIDLine.FindStringSubmatch(l); m != nil {
+				ids[m[1]]++
+			}
+			if strings.HasPrefix(l, "<<<<<<<") || strings.HasPrefix(l, ">>>>>>>") {
+				t.Errorf("a conflict marker in session %s: %q", session, l)
+			}
+		}
+		for id, n := range ids {
+			if n > 1 {
+				t.Errorf("session %s: id %s on %d lines", session, id, n)
+			}
 		}
 	}
 	if t.Failed() {

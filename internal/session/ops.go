@@ -188,7 +188,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		d.setSection(secDecisions, nil)
 		d.setSection(secBlockers, nil)
 		d.setSection(secEnd, checklistLines(proto.End, "e"))
-		d.setSection(secNext, nil)
+		d.setSection(secNext, d.otherLines(secNext))
 		b, err := d.bytes()
 		if err != nil {
 			return vault.Change{}, err
@@ -657,7 +657,7 @@ func (s *Service) record(tx *vault.Tx, d *doc, st State, status, phase, summary 
 		a.set("duration_minutes", int(now.Sub(*st.Started).Minutes()))
 	}
 	a.set("summary", oneLine(summary))
-	a.setSection(secNext, bulletLines(next))
+	a.setSection(secNext, append(bulletLines(next), a.otherLines(secNext)...))
 	if summary != "" {
 		a.setSection(secSummary, []string{summary})
 	}

@@ -14,13 +14,13 @@ package session
 //     out of the current state again (they are in the log).
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -49,7 +49,6 @@ type ReconcileReport struct {
 type lostSession struct {
 	project, session string
 	side             []byte // that side's current state
-	base             []byte // the merge base's current state when it held the same session, else nil
 }
 
 // Reconcile settles, in one commit, what the merges since the last
@@ -180,10 +179,6 @@ func (s *Service) lostSessions(m vault.MergeCommit) ([]lostSession, error) {
 		if err != nil {
 			return nil, err
 		}
-		base, bb, err := read(m.Base)
-		if err != nil {
-			return nil, err
-		}
 		kept := ""
 		if merged != nil {
 			kept = merged.prop("session")
@@ -196,11 +191,7 @@ func (s *Service) lostSessions(m vault.MergeCommit) ([]lostSession, error) {
 			if id == "" || id == kept {
 				continue
 			}
-			l := lostSession{project: project, session: id, side: side.b}
-			if base != nil && base.prop("session") == id {
-				l.base = bb
-			}
-			out = append(out, l)
+			out = append(out, lostSession{project: project, session: id, side: side.b})
 		}
 	}
 	return out, nil
@@ -235,34 +226,121 @@ func (s *Service) keepLostSession(tx *vault.Tx, l lostSession, now time.Time) (i
 		summary := "Abandoned: session" + winner + " was started on another machine before the two synced; the current state holds that one, and this record holds what this session had at the merge."
 		return keptRecorded, s.record(tx, d, st, StatusAbandoned, "", summary, nil, now)
 	}
-	record, err := tx.Read(rel)
+	record, err := s.readDoc(tx, rel)
 	if err != nil {
 		return keptAlready, err
 	}
-	base := l.base
-	if base == nil {
-		base = withoutEntriesMissingFrom(l.side, record)
+	side, err := s.parseDoc(cur, l.side)
+	if err != nil {
+		return keptAlready, nil // a side that does not parse: its lines are in its commit
 	}
-	merged, _ := vault.MergeNotes(base, record, l.side)
-	if bytes.Equal(merged, record) {
+	if !joinRecord(record, side) {
 		return keptAlready, nil
 	}
-	return keptJoined, tx.Write(rel, merged)
+	b, err := record.bytes()
+	if err != nil {
+		return keptAlready, err
+	}
+	return keptJoined, tx.Write(rel, b)
 }
 
-// withoutEntriesMissingFrom is side without its entry lines (lines ending
-// in a block id) whose id record lacks: the base against which those
-// entries are side's additions to the record.
-func withoutEntriesMissingFrom(side, record []byte) []byte {
-	in := newKeyIndex(record)
-	var out bytes.Buffer
-	for _, l := range bytes.SplitAfter(side, []byte("\n")) {
-		if id := idTail(l); id != nil && !in.has("^"+string(id)) {
+// joinRecord queues on record (a session's record) what side (a current
+// state holding the same session) has and the record lacks: entries whose
+// block id the record does not hold, placed in time order in the section
+// of the same title, and a person's lines (not headings, list items or
+// checklist items) not found in that section, at its end. It reports
+// whether anything was missing. Joining the same side again adds nothing.
+func joinRecord(record, side *doc) bool {
+	have := newKeyIndex(record.body)
+	added := false
+	for _, sec := range side.md.Sections {
+		if sec.Level != 2 {
 			continue
 		}
-		out.Write(l)
+		var entries, others []string
+		rs, found := record.section(sec.Title)
+		var present map[string]bool
+		if found {
+			present = map[string]bool{}
+			for _, l := range markdown.Lines(record.body, rs.BodyStart, rs.End) {
+				present[strings.TrimRight(string(l.Content()), " \t\r\n")] = true
+			}
+		}
+		for _, l := range markdown.Lines(side.body, sec.BodyStart, sec.End) {
+			t := strings.TrimRight(string(l.Content()), " \t\r\n")
+			if id := idTail(l.Content()); id != nil {
+				if !have.has("^" + string(id)) {
+					entries = append(entries, t)
+				}
+				continue
+			}
+			trim := strings.TrimSpace(t)
+			if trim == "" || strings.HasPrefix(trim, "#") || strings.HasPrefix(trim, "- ") || strings.HasPrefix(trim, "> ") || present[t] {
+				continue
+			}
+			others = append(others, t)
+		}
+		if len(entries)+len(others) == 0 {
+			continue
+		}
+		added = true
+		if !found {
+			record.appendNewSection(sec.Title, strings.Join(append(entries, others...), record.newline())+record.newline())
+			continue
+		}
+		lines := markdown.Lines(record.body, rs.BodyStart, rs.End)
+		nl := record.newline()
+		for _, e := range entries {
+			// After the last entry of the section not later than e, else
+			// before its first entry, else at its start.
+			at, when := -1, vault.EntryTime(e)
+			first := -1
+			for _, l := range lines {
+				c := string(l.Content())
+				if idTail(l.Content()) == nil {
+					continue
+				}
+				if first < 0 {
+					first = l.Offset
+				}
+				if t := vault.EntryTime(c); !t.IsZero() && !when.IsZero() && !t.After(when) {
+					at = l.Offset + len(l.Text)
+				}
+			}
+			switch {
+			case at >= 0:
+			case first >= 0 && !when.IsZero():
+				at = first
+			default:
+				at = lastContentEnd(record.body, lines, rs.BodyStart)
+			}
+			record.edit(at, at, e+nl)
+		}
+		if len(others) > 0 {
+			at := lastContentEnd(record.body, lines, rs.BodyStart)
+			record.edit(at, at, strings.Join(others, nl)+nl)
+		}
 	}
-	return out.Bytes()
+	return added
+}
+
+// lastContentEnd is the offset just after the last non-blank line of a
+// section's lines (after its first line break when all are blank, so that
+// what goes there follows the heading's blank line).
+func lastContentEnd(body []byte, lines []markdown.Line, start int) int {
+	end := -1
+	for _, l := range lines {
+		if strings.TrimSpace(string(l.Content())) != "" {
+			end = l.Offset + len(l.Text)
+		}
+	}
+	if end >= 0 {
+		return end
+	}
+	if len(lines) > 0 {
+		return lines[0].Offset + len(lines[0].Text)
+	}
+	return start
 }
 
 // dropCompacted takes out of project's current state the updates its

@@ -152,6 +152,20 @@ func (d *doc) readState(project string) State {
 	return st
 }
 
+// otherLines returns the lines of section title that are not its list
+// items: what a person wrote there (appended to the note's end, say), which
+// an operation that rewrites the section keeps after its own lines.
+func (d *doc) otherLines(title string) []string {
+	var out []string
+	for _, l := range d.sectionLines(title) {
+		t := strings.TrimRight(string(l.Content()), " \t\r\n")
+		if strings.TrimSpace(t) != "" && !strings.HasPrefix(strings.TrimSpace(t), "- ") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // readDecisions reads the decisions section into st's problems and
 // returns its entries, their notes as paths from the vault root.
 func (d *doc) readDecisions(st *State) []Decision {

@@ -45,6 +45,12 @@ func MergeNotes(base, ours, theirs []byte) (merged []byte, conflicted bool) {
 	case bytes.Equal(base, ours):
 		return theirs, false
 	}
+	if len(base) == 0 {
+		// Added on both sides (two machines made the same note): what the
+		// two have in common stands for the ancestor, so that each side's
+		// own lines are its additions.
+		base = commonLines(ours, theirs)
+	}
 	of, ob := splitNote(base)
 	af, ab := splitNote(ours)
 	bf, bb := splitNote(theirs)
@@ -57,6 +63,24 @@ func MergeNotes(base, ours, theirs []byte) (merged []byte, conflicted bool) {
 	fm := mergeProperties(of, af, bf)
 	body, conflicted := mergeBody(ob, ab, bb)
 	return append(fm, body...), conflicted
+}
+
+// commonLines is the lines a and b have in common, in order (the lines of
+// a that the line diff from a to b keeps).
+func commonLines(a, b []byte) []byte {
+	al := splitLines(a)
+	var out strings.Builder
+	next := 0
+	for _, h := range lineHunks(a, b, 0) {
+		for _, l := range al[next:h.start] {
+			out.WriteString(l)
+		}
+		next = h.end
+	}
+	for _, l := range al[next:] {
+		out.WriteString(l)
+	}
+	return []byte(out.String())
 }
 
 // SessionWinner decides, for the front matter of a current-state note
@@ -252,10 +276,22 @@ func mergeProperties(o, a, b []byte) []byte {
 	return []byte(out.String())
 }
 
-// pickProperty chooses between two changed values of key: the later time,
-// the larger integer, else ours.
+// statusRank orders a session's statuses for a merge where both sides
+// changed it: the one further along wins (a session completed on one
+// machine and recorded as abandoned on another is complete).
+var statusRank = map[string]int{"idle": 1, "active": 2, "crashed": 3, "recovered": 4, "ending": 5, "abandoned": 6, "complete": 7}
+
+// pickProperty chooses between two changed values of key: for status, the
+// one further along (statusRank); the later time, the larger integer, else
+// ours.
 func pickProperty(key, a, b string) string {
 	va, vb := propScalar(a), propScalar(b)
+	if key == "status" && statusRank[va] > 0 && statusRank[vb] > 0 {
+		if statusRank[vb] > statusRank[va] {
+			return b
+		}
+		return a
+	}
 	if ta, err := time.Parse(time.RFC3339, va); err == nil {
 		if tb, err := time.Parse(time.RFC3339, vb); err == nil {
 			if tb.After(ta) {
@@ -335,7 +371,49 @@ func mergeBody(o, a, b []byte) ([]byte, bool) {
 			writeLines(out, []byte(l))
 		}
 	})
-	return orderEntries(merged, o, a, b), conflicted
+	return orderEntries(dropDoubledAdditions(merged, o, a, b), o, a, b), conflicted
+}
+
+// dropDoubledAdditions removes, from the end, the copies of a non-blank
+// line that both sides added (each has it more often than the ancestor)
+// beyond what the side with more copies has: the same line reached the two
+// sides by two routes (a machine's edit merged on each) and landed at two
+// places.
+func dropDoubledAdditions(merged, o, a, b []byte) []byte {
+	count := func(lines []string) map[string]int {
+		m := map[string]int{}
+		for _, l := range lines {
+			if t := strings.TrimRight(l, "\r\n"); strings.TrimSpace(t) != "" {
+				m[t]++
+			}
+		}
+		return m
+	}
+	ml := splitLines(merged)
+	cm, co, ca, cb := count(ml), count(splitLines(o)), count(splitLines(a)), count(splitLines(b))
+	extra := map[string]int{}
+	for l, n := range cm {
+		if ca[l] > co[l] && cb[l] > co[l] && n > max(ca[l], cb[l]) {
+			extra[l] = n - max(ca[l], cb[l])
+		}
+	}
+	if len(extra) == 0 {
+		return merged
+	}
+	drop := make([]bool, len(ml))
+	for i := len(ml) - 1; i >= 0; i-- {
+		if t := strings.TrimRight(ml[i], "\r\n"); extra[t] > 0 {
+			extra[t]--
+			drop[i] = true
+		}
+	}
+	var out strings.Builder
+	for i, l := range ml {
+		if !drop[i] {
+			out.WriteString(l)
+		}
+	}
+	return []byte(out.String())
 }
 
 // lineSet is the set of lines (without line endings).
@@ -485,6 +563,10 @@ func lineID(l string) string {
 }
 
 // entryTime is the time an entry line starts with, or zero.
+// EntryTime is the time an entry line (a list item ending in a block id)
+// starts with, zero when it has none.
+func EntryTime(line string) time.Time { return entryTime(line) }
+
 func entryTime(l string) time.Time {
 	if lineID(l) == "" {
 		return time.Time{}

@@ -116,3 +116,37 @@ func TestMergeNotesEntriesIntoAnEmptySection(t *testing.T) {
 		}
 	}
 }
+
+// The same note made on two machines (no ancestor): what both have is
+// kept once, each side's own entries are added, and the status further
+// along wins.
+func TestMergeNotesAddedOnBothSides(t *testing.T) {
+	rec := func(status, entry, summary string) string {
+		return "---\ntype: session\nstatus: " + status + "\nsession: s-1\n---\n# Session s-1\n\n## Updates\n\n- 2026-11-25T02:46:40Z · note · shared ^u-1\n" + entry + "\n## Summary\n\n" + summary + "\n"
+	}
+	ours := rec("abandoned", "- 2026-11-25T02:46:41Z · note · mine ^u-2-ma\n", "Abandoned: another session won.")
+	theirs := rec("complete", "- 2026-11-25T02:46:42Z · note · theirs ^u-2\n", "Done.")
+	for _, sides := range [][2]string{{ours, theirs}, {theirs, ours}} {
+		got, _ := MergeNotes(nil, []byte(sides[0]), []byte(sides[1]))
+		g := string(got)
+		for _, want := range []string{"status: complete\n", "# Session s-1\n", "## Updates\n", "shared ^u-1\n", "mine ^u-2-ma\n", "theirs ^u-2\n", "Done.\n"} {
+			if n := strings.Count(g, want); n != 1 {
+				t.Errorf("%q %d times in:\n%s", want, n, g)
+			}
+		}
+	}
+}
+
+// A line both sides added, at two places (it reached each side by another
+// route), is kept once.
+func TestMergeNotesLineAddedTwiceKeptOnce(t *testing.T) {
+	base := "## Next steps\n\nfirst\nsecond\n"
+	ours := "## Next steps\n\nfirst\nnew line\nsecond\n"
+	theirs := "## Next steps\n\nfirst\nsecond\nthird\nnew line\n"
+	for _, sides := range [][2]string{{ours, theirs}, {theirs, ours}} {
+		got, _ := MergeNotes([]byte(base), []byte(sides[0]), []byte(sides[1]))
+		if n := strings.Count(string(got), "new line\n"); n != 1 || !strings.Contains(string(got), "third\n") {
+			t.Errorf("merge:\n%s", got)
+		}
+	}
+}
