@@ -122,6 +122,9 @@ func remoteSync(svc *session.Service, remote, branch string) (remoteSyncResult, 
 				return errs.Wrap(errs.RemoteSyncFailed, err, "signing the merged state of project "+project)
 			}
 		}
+		if _, err := svc.ShareHeartbeats(); err != nil {
+			return errs.Wrap(errs.RemoteSyncFailed, err, "sharing heartbeats")
+		}
 		rep, err := svc.Reconcile()
 		if err != nil {
 			return errs.Wrap(errs.RemoteSyncFailed, err, "reconciling the merged notes")
@@ -136,7 +139,12 @@ func remoteSync(svc *session.Service, remote, branch string) (remoteSyncResult, 
 		}
 		return nil
 	}
-	res, err := svc.V.SyncRemote(vault.SyncOptions{Remote: remote, Branch: branch, AfterMerge: after})
+	m, err := svc.V.Machine()
+	if err != nil {
+		return out, err
+	}
+	res, err := svc.V.SyncRemote(vault.SyncOptions{Remote: remote, Branch: branch, AfterMerge: after,
+		SideRefs: session.HeartbeatRefs, PushRefs: []string{session.HeartbeatRefs + m.Name}})
 	out.SyncResult = res
 	return out, err
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // remoteOps is how many random operations each clone makes in
@@ -373,4 +374,36 @@ func readFile(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Heartbeats travel with remote sync (a ref beside the branch, no commit on
+// it): a session whose machine beats is not taken for crashed on another
+// machine, whose `start` is refused; once the beats stop for the
+// heartbeat timeout, the other machine may start.
+func TestHeartbeatsTravel(t *testing.T) {
+	clones := newRemoteVault(t, 2)
+	a, b := clones[0], clones[1]
+	b.sv("remote", "sync")
+	t0 := time.Now().UTC()
+	at := func(c *clone, d time.Duration) *clone {
+		cc := *c
+		cc.env = append(append([]string(nil), c.env...), "SESSIONVAULT_NOW="+t0.Add(d).Format(time.RFC3339))
+		return &cc
+	}
+	commits := a.git("rev-list", "--count", "HEAD")
+	at(a, 20*time.Minute).sv("heartbeat")
+	a.sv("remote", "sync")
+	if got := a.git("rev-list", "--count", "HEAD"); got != commits {
+		t.Errorf("a heartbeat made commits on the branch: %s, then %s", commits, got)
+	}
+	b.sv("remote", "sync")
+	// 35 minutes after the start, 15 after a's last beat: alive.
+	out, err := at(b, 35*time.Minute).try("start", "--objective", "on b")
+	if err == nil || !strings.Contains(out, "E1601") {
+		t.Fatalf("start on b while a's session beats: %v\n%s", err, out)
+	}
+	// 55 minutes after the start, 35 after the last beat: crashed.
+	if out, err := at(b, 55*time.Minute).try("status"); err != nil || !strings.Contains(out, "crashed") {
+		t.Errorf("status on b 35 minutes after a's last beat: %v\n%s", err, out)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -124,6 +125,8 @@ func (a *app) serveCommand() *cobra.Command {
   "@every 15m"; --schedule overrides); runs never overlap; without LINEAR_API_KEY
   the sync is off and the rest runs;
 - a watcher that commits a person's edits to notes promptly (debounced), as theirs;
+- with a remote section in the config (remote.schedule set): remote sync on that
+  schedule and remote.debounce (default 30s) after each commit;
 - sessions whose heartbeat is stale are marked crashed;
 - /healthz and Prometheus /metrics on a loopback address; logs are JSON on stderr.`,
 		Args: args(cobra.NoArgs),
@@ -142,6 +145,13 @@ func (a *app) serveCommand() *cobra.Command {
 				}
 			} else {
 				fmt.Fprintln(a.stderr, `{"level":"WARN","msg":"LINEAR_API_KEY is not set: the Linear sync is off"}`)
+			}
+			if r := svc.V.Config.Remote; r.Schedule != "" {
+				d.RemoteSchedule, d.RemoteDebounce = r.Schedule, r.Debounce.Duration
+				d.RemoteSync = func(context.Context) (string, error) {
+					res, err := remoteSync(svc, "", "")
+					return strings.ReplaceAll(syncText(res), "\n", "; "), err
+				}
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

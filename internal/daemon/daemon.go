@@ -38,6 +38,18 @@ type Daemon struct {
 	Debounce time.Duration // quiet time before a person's edits are committed (default 2s)
 	Log      *slog.Logger
 
+	// RemoteSync, when set, runs one `remote sync` (DESIGN §6, remotes) and
+	// returns its one-line summary: on RemoteSchedule (a robfig/cron spec;
+	// "" = only after commits) and RemoteDebounce (default 30s) after the
+	// branch last moved (an operation, a person's edit committed), unless
+	// the last sync left HEAD where it is. Runs never overlap.
+	RemoteSync     func(ctx context.Context) (string, error)
+	RemoteSchedule string
+	RemoteDebounce time.Duration
+
+	remoteMu   sync.Mutex // held by a running remote sync
+	remoteHead string     // HEAD after the last remote sync
+
 	metrics *metrics
 	ready   chan string // receives the bound address (tests)
 }
@@ -45,6 +57,7 @@ type Daemon struct {
 type metrics struct {
 	reg        *prometheus.Registry
 	syncRuns   *prometheus.CounterVec
+	remoteRuns *prometheus.CounterVec
 	syncItems  *prometheus.CounterVec
 	commits    *prometheus.CounterVec
 	crashMarks prometheus.Counter
@@ -53,12 +66,16 @@ type metrics struct {
 func newMetrics() *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.syncRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sessionvault_sync_runs_total", Help: "Sync runs by result (ok, stopped, error)."}, []string{"result"})
+	m.remoteRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sessionvault_remote_sync_runs_total", Help: "Remote sync runs (git fetch, merge, push) by result (ok, error)."}, []string{"result"})
 	m.syncItems = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sessionvault_sync_items_total", Help: "Sessions handled by sync runs, by outcome."}, []string{"outcome"})
 	m.commits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sessionvault_commits_total", Help: "Commits the daemon made, by kind (person-edit, crash)."}, []string{"kind"})
 	m.crashMarks = prometheus.NewCounter(prometheus.CounterOpts{Name: "sessionvault_sessions_marked_crashed_total", Help: "Sessions marked crashed for a stale heartbeat."})
-	m.reg.MustRegister(m.syncRuns, m.syncItems, m.commits, m.crashMarks, collectors.NewGoCollector())
+	m.reg.MustRegister(m.syncRuns, m.remoteRuns, m.syncItems, m.commits, m.crashMarks, collectors.NewGoCollector())
 	for _, r := range []string{"ok", "stopped", "error"} {
 		m.syncRuns.WithLabelValues(r)
+	}
+	for _, r := range []string{"ok", "error"} {
+		m.remoteRuns.WithLabelValues(r)
 	}
 	for _, o := range []string{"created", "updated", "unchanged", "failed"} {
 		m.syncItems.WithLabelValues(o)
@@ -76,6 +93,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if d.Debounce <= 0 {
 		d.Debounce = 2 * time.Second
+	}
+	if d.RemoteDebounce <= 0 {
+		d.RemoteDebounce = 30 * time.Second
 	}
 	d.metrics = newMetrics()
 	host, _, err := net.SplitHostPort(d.Listen)
@@ -108,6 +128,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return fmt.Errorf("--schedule %q: %w", d.Schedule, err)
 		}
 	}
+	if d.RemoteSync != nil && d.RemoteSchedule != "" {
+		if _, err := c.AddFunc(d.RemoteSchedule, func() { d.runRemoteSync(jobCtx, true) }); err != nil {
+			_ = srv.Close()
+			return fmt.Errorf("remote.schedule %q: %w", d.RemoteSchedule, err)
+		}
+	}
 	if _, err := c.AddFunc("@every 1m", func() { d.markCrashed() }); err != nil {
 		d.Log.Error("crashed sessions will not be marked", "error", err.Error())
 	}
@@ -135,6 +161,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	stopWatch()
 	wg.Wait()
+	d.remoteMu.Lock() // a remote sync the watcher started finishes
+	d.remoteMu.Unlock()
 	shut, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	if err := srv.Shutdown(shut); err != nil {
@@ -163,6 +191,29 @@ func (d *Daemon) runSync(ctx context.Context) {
 		m.syncRuns.WithLabelValues("ok").Inc()
 		d.Log.Info("sync", "summary", sum.String(), "ms", time.Since(start).Milliseconds())
 	}
+}
+
+// runRemoteSync runs RemoteSync unless one is running; always false means
+// it is skipped when HEAD is where the last sync left it (a run after a
+// commit that was the sync's own).
+func (d *Daemon) runRemoteSync(ctx context.Context, always bool) {
+	if !d.remoteMu.TryLock() {
+		return
+	}
+	defer d.remoteMu.Unlock()
+	head, _ := d.Svc.V.Head()
+	if !always && head != "" && head == d.remoteHead {
+		return
+	}
+	summary, err := d.RemoteSync(ctx)
+	if err != nil {
+		d.metrics.remoteRuns.WithLabelValues("error").Inc()
+		d.Log.Error("remote sync", "error", err.Error())
+		return
+	}
+	d.remoteHead, _ = d.Svc.V.Head()
+	d.metrics.remoteRuns.WithLabelValues("ok").Inc()
+	d.Log.Info("remote sync", "summary", summary)
 }
 
 func (d *Daemon) markCrashed() {
@@ -204,6 +255,15 @@ func (d *Daemon) watch(ctx context.Context, wg *sync.WaitGroup) error {
 		})
 	}
 	add(root)
+	heads := filepath.Join(root, ".git", "refs", "heads")
+	if d.RemoteSync != nil {
+		// The branch moving (a commit by anyone) starts the remote sync's
+		// debounce. Branch names with a slash live one folder deeper.
+		add(heads)
+		if err := w.Add(filepath.Join(root, ".git")); err != nil { // packed-refs
+			d.Log.Warn("not watching .git; the remote sync runs on its schedule", "error", err.Error())
+		}
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -211,6 +271,8 @@ func (d *Daemon) watch(ctx context.Context, wg *sync.WaitGroup) error {
 		pending := map[string]bool{}
 		timer := time.NewTimer(time.Hour)
 		timer.Stop()
+		remote := time.NewTimer(time.Hour)
+		remote.Stop()
 		for {
 			select {
 			case <-ctx.Done():
@@ -221,6 +283,10 @@ func (d *Daemon) watch(ctx context.Context, wg *sync.WaitGroup) error {
 						add(ev.Name)
 					}
 				}
+				if d.RemoteSync != nil && (strings.HasPrefix(ev.Name, heads+string(filepath.Separator)) || filepath.Base(ev.Name) == "packed-refs") && !strings.HasSuffix(ev.Name, ".lock") {
+					remote.Reset(d.RemoteDebounce)
+					continue
+				}
 				rel, err := filepath.Rel(root, ev.Name)
 				if err != nil || !strings.HasSuffix(rel, ".md") || strings.HasPrefix(rel, ".") {
 					continue
@@ -229,6 +295,12 @@ func (d *Daemon) watch(ctx context.Context, wg *sync.WaitGroup) error {
 				timer.Reset(d.Debounce)
 			case err := <-w.Errors:
 				d.Log.Warn("watch", "error", fmt.Sprint(err))
+			case <-remote.C:
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					d.runRemoteSync(ctx, false)
+				}()
 			case <-timer.C:
 				var paths []string
 				for p := range pending {

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -167,4 +168,60 @@ func TestEntryEndsTheCrashedStatus(t *testing.T) {
 	if st, _ := svc.Status("demo"); st.Status != session.StatusActive {
 		t.Errorf("status %q after a new entry, want active", st.Status)
 	}
+}
+
+// With a remote sync configured, serve runs it a debounce after the branch
+// moves (an operation's commit), once per move, not for its own commits.
+func TestServeRemoteSyncAfterCommits(t *testing.T) {
+	dir, svc, _ := startedSession(t)
+	svc.Now = nil
+	var runs atomic.Int32
+	var heads []string
+	d := &Daemon{Svc: svc, Projects: []string{"demo"}, Listen: "127.0.0.1:0", Debounce: 100 * time.Millisecond,
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), ready: make(chan string, 1),
+		RemoteDebounce: 300 * time.Millisecond,
+		RemoteSync: func(ctx context.Context) (string, error) {
+			runs.Add(1)
+			h, _ := svc.V.Head()
+			heads = append(heads, h)
+			return "ok", nil
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	<-d.ready
+	waitRuns := func(n int32) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for runs.Load() < n && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if got := runs.Load(); got < n {
+			t.Fatalf("remote sync ran %d times, want %d", got, n)
+		}
+	}
+	// Three operations in a burst: one sync, after the last.
+	for i := 0; i < 3; i++ {
+		if _, err := svc.Update(session.UpdateOptions{Project: "demo", Message: fmt.Sprintf("step %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitRuns(1)
+	head, _ := svc.V.Head()
+	if heads[0] != head {
+		t.Errorf("the sync ran at %s, before the last operation's commit %s", heads[0], head)
+	}
+	if _, err := svc.Update(session.UpdateOptions{Project: "demo", Message: "later"}); err != nil {
+		t.Fatal(err)
+	}
+	waitRuns(2)
+	time.Sleep(800 * time.Millisecond) // no further run without a commit
+	if got := runs.Load(); got != 2 {
+		t.Errorf("remote sync ran %d times for two bursts of commits", got)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	_ = dir
 }

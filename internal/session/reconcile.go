@@ -14,6 +14,7 @@ package session
 //     out of the current state again (they are in the log).
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -379,4 +380,66 @@ func (s *Service) dropCompacted(tx *vault.Tx, project string) (int, error) {
 		return 0, err
 	}
 	return n, tx.Write(cur, b)
+}
+
+// HeartbeatRefs is the ref namespace heartbeats travel in between machines
+// (vault.SyncOptions.SideRefs): refs/sessionvault/heartbeat/<machine>, a
+// commit outside the branch whose tree holds one file per project, the
+// machine's heartbeat state file ("<time> <session>").
+const HeartbeatRefs = "refs/sessionvault/heartbeat/"
+
+// ShareHeartbeats is the heartbeat half of `remote sync`: it takes from the
+// other machines' heartbeat refs (as fetched) each beat of the session a
+// project's current state holds that is later than this machine's record of
+// it, then writes this machine's ref from its own beats, and returns that
+// ref for the push. So a session that runs on another machine is not
+// crashed here while its machine beats, and no heartbeat makes a commit on
+// the branch.
+func (s *Service) ShareHeartbeats() (string, error) {
+	m, err := s.V.Machine()
+	if err != nil {
+		return "", err
+	}
+	own := HeartbeatRefs + m.Name
+	refs, err := s.V.ReadSideRefs(HeartbeatRefs)
+	if err != nil {
+		return "", err
+	}
+	projects, err := s.projects()
+	if err != nil {
+		return "", err
+	}
+	mine := map[string][]byte{}
+	for _, p := range projects {
+		local, _ := s.V.ReadState("heartbeat-" + p)
+		if len(bytes.TrimSpace(local)) > 0 {
+			mine[p] = local
+		}
+		st, err := s.Status(p)
+		if err != nil || st.Session == "" {
+			continue
+		}
+		best := s.lastBeat(p, st.Session)
+		var take []byte
+		for name, files := range refs {
+			if name == m.Name {
+				continue
+			}
+			ts, id, _ := strings.Cut(strings.TrimSpace(string(files[p])), " ")
+			t, err := time.Parse(time.RFC3339, ts)
+			if err != nil || id != st.Session || (best != nil && !t.After(*best)) {
+				continue
+			}
+			best, take = &t, files[p]
+		}
+		if take != nil {
+			if err := s.V.WriteState("heartbeat-"+p, take); err != nil {
+				return "", err
+			}
+		}
+	}
+	if len(mine) == 0 {
+		return "", nil
+	}
+	return own, s.V.WriteSideRef(own, mine)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -41,6 +42,13 @@ type SyncOptions struct {
 	// it commits is pushed with the merge. An error stops the sync before
 	// the push.
 	AfterMerge func(res *SyncResult) error
+	// SideRefs, when set, is a ref namespace (e.g. "refs/sessionvault/
+	// heartbeat/") kept beside the branch: each round fetches the remote's
+	// refs under it over the local ones (forced; before AfterMerge, which
+	// may write this machine's own) and pushes PushRefs (refs under it) with
+	// the branch, forced. Nothing under it is ever merged.
+	SideRefs string
+	PushRefs []string
 }
 
 // SyncResult is what one `remote sync` did.
@@ -150,6 +158,75 @@ func (v *Vault) MergesSince(since string) ([]MergeCommit, string, error) {
 	return ms, head, nil
 }
 
+// WriteSideRef points ref at a commit, outside every branch's history,
+// whose tree holds files (name → content; names without slashes): a few
+// git objects replaced on each write, never a commit on the branch. For
+// state that travels with `remote sync` (SyncOptions.SideRefs), such as
+// heartbeats.
+func (v *Vault) WriteSideRef(ref string, files map[string][]byte) error {
+	var tree strings.Builder
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, "/\x00\n\t") {
+			return fmt.Errorf("side ref %s: bad file name %q", ref, n)
+		}
+		cmd := exec.Command("git", "hash-object", "-w", "--stdin")
+		cmd.Dir = v.Root
+		cmd.Stdin = bytes.NewReader(files[n])
+		out, err := cmd.Output()
+		if err != nil {
+			return errs.Wrap(errs.GitWriteFailed, err, "writing "+ref)
+		}
+		fmt.Fprintf(&tree, "100644 blob %s\t%s\n", strings.TrimSpace(string(out)), n)
+	}
+	cmd := exec.Command("git", "mktree")
+	cmd.Dir = v.Root
+	cmd.Stdin = strings.NewReader(tree.String())
+	out, err := cmd.Output()
+	if err != nil {
+		return errs.Wrap(errs.GitWriteFailed, err, "writing "+ref)
+	}
+	c, err := v.git(append(v.asAgent(), "commit-tree", strings.TrimSpace(string(out)), "-m", "sessionvault: "+ref)...)
+	if err != nil {
+		return errs.Wrap(errs.GitWriteFailed, err, "writing "+ref)
+	}
+	if _, err := v.git("update-ref", ref, c); err != nil {
+		return errs.Wrap(errs.GitWriteFailed, err, "writing "+ref)
+	}
+	return nil
+}
+
+// ReadSideRefs returns the files of every ref under prefix (see
+// WriteSideRef): ref name without the prefix → file name → content.
+func (v *Vault) ReadSideRefs(prefix string) (map[string]map[string][]byte, error) {
+	out, err := v.git("for-each-ref", "--format=%(refname)", prefix)
+	if err != nil {
+		return nil, errs.Wrap(errs.GitWriteFailed, err, "listing "+prefix)
+	}
+	refs := map[string]map[string][]byte{}
+	for _, ref := range strings.Fields(out) {
+		ls, err := v.git("ls-tree", "-z", "--name-only", ref)
+		if err != nil {
+			continue // not a commit: not ours
+		}
+		files := map[string][]byte{}
+		for _, n := range strings.Split(ls, "\x00") {
+			if n == "" {
+				continue
+			}
+			if b, err := v.gitRaw("cat-file", "blob", ref+":"+n); err == nil {
+				files[n] = b
+			}
+		}
+		refs[strings.TrimPrefix(ref, prefix)] = files
+	}
+	return refs, nil
+}
+
 // DiffNames lists the vault paths that differ between commits a and b.
 func (v *Vault) DiffNames(a, b string) ([]string, error) {
 	out, err := v.git("diff", "-z", "--name-only", "--no-renames", a, b)
@@ -250,10 +327,24 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 			}
 			return nil // an empty remote: the first push makes the branch
 		}
-		return v.mergeFetched(&res)
+		if err := v.mergeFetched(&res); err != nil {
+			return err
+		}
+		if opts.SideRefs != "" {
+			if _, err := v.git(append(auth, "fetch", "--quiet", opts.Remote, "+"+opts.SideRefs+"*:"+opts.SideRefs+"*")...); err != nil {
+				return errs.Wrap(errs.RemoteSyncFailed, err, "fetching "+opts.SideRefs+" from "+opts.Remote)
+			}
+		}
+		return nil
 	}
 	push := func() error {
-		_, err := v.git(append(auth, "push", "--quiet", opts.Remote, "HEAD:refs/heads/"+opts.Branch)...)
+		args := append(auth, "push", "--quiet", opts.Remote, "HEAD:refs/heads/"+opts.Branch)
+		for _, r := range opts.PushRefs {
+			if _, err := v.git("rev-parse", "--verify", "--quiet", r); err == nil {
+				args = append(args, "+"+r+":"+r)
+			}
+		}
+		_, err := v.git(args...)
 		return err
 	}
 	for res.Tries = 1; ; res.Tries++ {

@@ -281,6 +281,18 @@ func (v *Vault) Committed(rel string) ([]byte, error) {
 	return r.ReadFile(rel)
 }
 
+// Head returns the commit HEAD names (40 hex digits; "" before the first
+// commit).
+func (v *Vault) Head() (string, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	r, err := v.repo()
+	if err != nil {
+		return "", err
+	}
+	return r.Head()
+}
+
 // Log returns the vault's history, newest first, at most limit commits.
 func (v *Vault) Log(limit int) ([]history.CommitInfo, error) {
 	v.mu.Lock()
