@@ -5,11 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net/http/cgi"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -63,8 +66,15 @@ func gitEnv(home string) []string {
 }
 
 // newRemoteVault makes a bare remote, a vault pushed to it (the primary
-// clone) and n-1 more clones set up as other machines.
+// clone) and n-1 more clones set up as other machines, all reaching the
+// remote through file://.
 func newRemoteVault(t *testing.T, n int) []*clone {
+	return newRemoteVaultAt(t, n, func(bare string) string { return "file://" + bare })
+}
+
+// newRemoteVaultAt is newRemoteVault with the remote's URL made by url
+// from the bare repository's path.
+func newRemoteVaultAt(t *testing.T, n int, url func(bare string) string) []*clone {
 	bin := robustBinary(t) // git runs it as the merge driver: a real program
 	root := t.TempDir()
 	env := gitEnv(root)
@@ -72,16 +82,19 @@ func newRemoteVault(t *testing.T, n int) []*clone {
 	if out, err := exec.Command("git", "init", "--quiet", "--bare", "--initial-branch=main", bare).CombinedOutput(); err != nil {
 		t.Fatalf("git init --bare: %v\n%s", err, out)
 	}
+	if out, err := exec.Command("git", "-C", bare, "config", "http.receivepack", "true").CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v\n%s", err, out)
+	}
 	a := &clone{t: t, bin: bin, dir: filepath.Join(root, "a"), name: "a", env: env}
 	a.sv("init", a.dir, "--project", "demo")
-	a.git("remote", "add", "origin", "file://"+bare)
+	a.git("remote", "add", "origin", url(bare))
 	a.sv("start", "--objective", "shared work")
 	a.sv("remote", "sync")
 	clones := []*clone{a}
 	for i := 1; i < n; i++ {
 		name := string(rune('a' + i))
 		c := &clone{t: t, bin: bin, dir: filepath.Join(root, name), name: name, env: env}
-		if out, err := exec.Command("git", "clone", "--quiet", "file://"+bare, c.dir).CombinedOutput(); err != nil {
+		if out, err := exec.Command("git", "clone", "--quiet", url(bare), c.dir).CombinedOutput(); err != nil {
 			t.Fatalf("git clone: %v\n%s", err, out)
 		}
 		c.sv("remote", "setup", "--machine", "m"+name)
@@ -98,10 +111,43 @@ var entryIDLine = regexp.MustCompile(`\^([a-z]-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
 // `check` clean, `git fsck --strict` clean, no conflict markers in engine
 // sections.
 func TestRemoteClonesConverge(t *testing.T) {
-	clones := newRemoteVault(t, 3)
-	rng := rand.New(rand.NewPCG(*remoteSeed, uint64(*remoteOps)))
+	converge(t, newRemoteVault(t, 3), *remoteOps, *remoteSeed)
+}
+
+// The same over a network transport: git's smart HTTP server (git
+// http-backend behind net/http/cgi on loopback), two clones.
+func TestRemoteOverSmartHTTP(t *testing.T) {
+	clones := newRemoteVaultAt(t, 2, httpRemote(t))
+	if u := clones[1].git("remote", "get-url", "origin"); !strings.HasPrefix(u, "http://127.0.0.1:") {
+		t.Fatalf("the clone's remote is %s, not the HTTP server", u)
+	}
+	converge(t, clones, 30, 11)
+}
+
+// httpRemote serves the bare repository over git's smart HTTP protocol (git
+// http-backend behind net/http/cgi on loopback) and returns its URL.
+func httpRemote(t *testing.T) func(bare string) string {
+	exe, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Fatalf("git --exec-path: %v", err)
+	}
+	return func(bare string) string {
+		srv := httptest.NewServer(&cgi.Handler{
+			Path: filepath.Join(strings.TrimSpace(string(exe)), "git-http-backend"),
+			Env:  []string{"GIT_PROJECT_ROOT=" + filepath.Dir(bare), "GIT_HTTP_EXPORT_ALL=1"},
+		})
+		t.Cleanup(srv.Close)
+		return srv.URL + "/" + filepath.Base(bare)
+	}
+}
+
+// converge runs ops random operations per clone (updates, decisions,
+// blockers, a person's lines, sessions turning over, syncs) in random order
+// from seed, syncs every clone twice, and checks the outcome.
+func converge(t *testing.T, clones []*clone, ops int, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, uint64(ops)))
 	var entries, personLines []string
-	for i := 0; i < *remoteOps*len(clones); i++ {
+	for i := 0; i < ops*len(clones); i++ {
 		c := clones[rng.IntN(len(clones))]
 		switch k := rng.IntN(20); {
 		case k == 19:
@@ -406,4 +452,67 @@ func TestHeartbeatsTravel(t *testing.T) {
 	if out, err := at(b, 55*time.Minute).try("status"); err != nil || !strings.Contains(out, "crashed") {
 		t.Errorf("status on b 35 minutes after a's last beat: %v\n%s", err, out)
 	}
+}
+
+// kill -9 during a sync (the whole process group: sessionvault and the git
+// it runs, as when a machine stops; the remote is served over HTTP, so its
+// server side is not killed with it): nothing recorded is lost, and the
+// next sync completes and converges.
+func TestRemoteSyncKilled(t *testing.T) {
+	clones := newRemoteVaultAt(t, 2, httpRemote(t))
+	a, b := clones[0], clones[1]
+	rng := rand.New(rand.NewPCG(3, 5))
+	var entries []string
+	kills := 0
+	for round := 0; round < 12; round++ {
+		for _, c := range clones {
+			msg := fmt.Sprintf("round %d on %s", round, c.name)
+			c.sv("update", msg)
+			entries = append(entries, msg)
+		}
+		a.sv("remote", "sync")
+		cmd := exec.Command(b.bin, "--vault", b.dir, "remote", "sync")
+		cmd.Env = b.env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(time.Duration(rng.IntN(400)) * time.Millisecond):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+			kills++
+		}
+	}
+	for pass := 0; pass < 2; pass++ {
+		for _, c := range clones {
+			c.sv("remote", "sync")
+		}
+	}
+	if kills == 0 {
+		t.Fatal("no sync was killed")
+	}
+	sa := readFile(t, filepath.Join(a.dir, "demo", "session-current-state.md"))
+	sb := readFile(t, filepath.Join(b.dir, "demo", "session-current-state.md"))
+	if sa != sb {
+		t.Errorf("the clones' current states differ after the syncs")
+	}
+	for _, e := range entries {
+		if n := strings.Count(sa, " "+e+" ^"); n != 1 {
+			t.Errorf("update %q is there %d times", e, n)
+		}
+	}
+	for _, c := range clones {
+		if st := c.git("status", "--porcelain"); st != "" {
+			t.Errorf("%s: git status not clean:\n%s", c.name, st)
+		}
+		c.git("fsck", "--strict")
+		if out, err := c.try("check"); err != nil {
+			t.Errorf("%s: check: %v\n%s", c.name, err, out)
+		}
+	}
+	t.Logf("%d of 12 syncs killed", kills)
 }

@@ -85,6 +85,11 @@ func (s *Service) now() time.Time {
 // default_project, else the only project folder. It checks the name is safe
 // and that the project exists.
 func (s *Service) Project(name string) (string, error) {
+	// A sync killed while git wrote the notes left them for this command
+	// to put back first.
+	if err := s.V.RecoverKilledSync(); err != nil {
+		return "", err
+	}
 	if name == "" {
 		name = s.V.Config.DefaultProject
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
@@ -164,6 +165,10 @@ func (v *Vault) MergesSince(since string) ([]MergeCommit, string, error) {
 // state that travels with `remote sync` (SyncOptions.SideRefs), such as
 // heartbeats.
 func (v *Vault) WriteSideRef(ref string, files map[string][]byte) error {
+	return v.locked(func() error { return v.writeSideRef(ref, files) })
+}
+
+func (v *Vault) writeSideRef(ref string, files map[string][]byte) error {
 	var tree strings.Builder
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -378,7 +383,13 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 	}
 }
 
-// locked runs fn holding the vault lock (in-process and across processes).
+// syncMarker is the state file a sync keeps while the git CLI works in the
+// vault under the vault lock: found by the next holder of the lock, it says
+// that a sync was killed there, and that the git locks made since are its.
+const syncMarker = "sync-git"
+
+// locked runs fn, which runs the git CLI, holding the vault lock (in-process
+// and across processes), with the sync marker written around it.
 func (v *Vault) locked(fn func() error) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -387,7 +398,143 @@ func (v *Vault) locked(fn func() error) error {
 		return err
 	}
 	defer l.unlock()
-	return fn()
+	if err := v.clearKilledSync(); err != nil {
+		return err
+	}
+	if err := v.writeStateInPlace(syncMarker, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n")); err != nil {
+		return osError(err, ".sessionvault/state/"+syncMarker, "writing")
+	}
+	err = fn()
+	v.clearState(syncMarker)
+	return err
+}
+
+// RecoverKilledSync finishes what a killed `remote sync` left (see
+// clearKilledSync) when it left anything: its marker costs one stat to look
+// for, so every command can call it before it reads notes.
+func (v *Vault) RecoverKilledSync() error {
+	p, err := v.StatePath(syncMarker)
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(p); err != nil {
+		return nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	l, err := v.lock()
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	return v.clearKilledSync()
+}
+
+// clearKilledSync removes the git locks a killed sync's git left behind
+// (index.lock, HEAD.lock, the branch's lock: those made since its marker),
+// once they are a second old, as no git process keeps them that long; a
+// lock made before the marker is someone else's and stays. Callers hold the
+// vault lock, so the sync that wrote the marker is gone.
+func (v *Vault) clearKilledSync() error {
+	data, err := v.readStateInPlace(syncMarker)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(bytes.TrimSpace(data)) == 0) {
+		return nil
+	}
+	if err != nil {
+		return osError(err, ".sessionvault/state/"+syncMarker, "reading")
+	}
+	at, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+	if err != nil {
+		v.clearState(syncMarker) // unreadable: nothing can be known from it
+		return nil
+	}
+	if fi, err := os.Lstat(filepath.Join(v.Root, ".git", "index.lock")); err == nil && fi.ModTime().After(at.Add(-time.Second)) {
+		if wait := time.Until(fi.ModTime().Add(time.Second)); wait > 0 {
+			time.Sleep(min(wait, time.Second))
+		}
+	}
+	v.waitRefLocksAge(at, time.Second)
+	repo, err := v.repo()
+	if err != nil {
+		return err
+	}
+	if _, err := repo.RemoveStaleLocks(at.Add(-time.Second), time.Now().Add(-time.Second), true); err != nil {
+		return gitError(err, "removing git locks left by a killed sync")
+	}
+	// The other locks a fetch, a merge or a ref update takes: the refs it
+	// fetched into (refs/remotes, refs/sessionvault), packed-refs, ORIG_HEAD,
+	// MERGE_HEAD and the like.
+	gitDir := filepath.Join(v.Root, ".git")
+	locks, _ := filepath.Glob(filepath.Join(gitDir, "*.lock"))
+	_ = filepath.WalkDir(filepath.Join(gitDir, "refs"), func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".lock") {
+			locks = append(locks, p)
+		}
+		return nil
+	})
+	from := at.Add(-time.Second)
+	var youngest time.Time
+	for _, p := range locks {
+		if fi, err := os.Lstat(p); err == nil && fi.ModTime().After(youngest) {
+			youngest = fi.ModTime()
+		}
+	}
+	if wait := time.Until(youngest.Add(time.Second)); youngest.After(from) && wait > 0 {
+		time.Sleep(min(wait, time.Second))
+	}
+	to := time.Now().Add(-time.Second)
+	for _, p := range locks {
+		if filepath.Base(p) == "config.lock" {
+			continue // a sync never writes the config
+		}
+		if fi, err := os.Lstat(p); err == nil && !fi.ModTime().Before(from) && !fi.ModTime().After(to) {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return osError(err, p, "removing a git lock left by a killed sync")
+			}
+		}
+	}
+	if err := v.restoreEmptied(); err != nil {
+		return err
+	}
+	v.clearState(syncMarker)
+	return nil
+}
+
+// restoreEmptied puts back, from the index, the files a git killed while
+// writing the work tree (a merge's checkout) left missing or empty: git
+// removes or truncates a file before writing its new content, and writes
+// the index only after the work tree, so the index holds the version the
+// file had. Without this the next sync would commit the emptied notes as a
+// person's edit.
+func (v *Vault) restoreEmptied() error {
+	changed, err := v.git("diff", "--name-only", "-z", "--no-renames")
+	if err != nil {
+		return errs.Wrap(errs.GitWriteFailed, err, "looking for files a killed sync left half written")
+	}
+	tmp, err := v.stateDir("tmp")
+	if err != nil {
+		return err
+	}
+	for _, rel := range strings.Split(changed, "\x00") {
+		if rel == "" {
+			continue
+		}
+		p := filepath.Join(v.Root, filepath.FromSlash(rel))
+		if fi, err := os.Lstat(p); err == nil && (fi.Size() > 0 || !fi.Mode().IsRegular()) {
+			continue
+		}
+		data, err := v.gitRaw("cat-file", "blob", ":"+rel)
+		if err != nil || len(data) == 0 {
+			continue // not in the index as a file, or empty there too
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return osError(err, rel, "restoring")
+		}
+		if err := AtomicWrite(tmp, p, data, 0); err != nil {
+			return osError(err, rel, "restoring")
+		}
+	}
+	return nil
 }
 
 // commitPending commits, as the person, every change in the work tree git
@@ -493,7 +640,9 @@ func (v *Vault) concludeMerge(res *SyncResult) error {
 		}
 		res.Kept = append(res.Kept, p)
 	}
-	_, err = v.git(append(v.asAgent(), "commit", "--quiet", "--no-edit", "--no-verify")...)
+	// The message is given: a merge killed before git wrote MERGE_MSG has none.
+	mh, _ := os.ReadFile(filepath.Join(v.Root, ".git", "MERGE_HEAD"))
+	_, err = v.git(append(v.asAgent(), "commit", "--quiet", "--no-verify", "-m", "sync: merge "+shortHash(strings.TrimSpace(string(mh)))+" from the remote")...)
 	return err
 }
 

@@ -90,6 +90,9 @@ func (v *Vault) TransactOnce(opID string, fn func(tx *Tx) (Change, error)) (Resu
 	v.basesRec = nil
 	w := &writer{v: v, repo: repo, opID: opID}
 	defer w.releaseIndex()
+	if err := v.clearKilledSync(); err != nil {
+		return Result{}, OpRecord{}, err
+	}
 	if err := v.clearKilledCommit(repo, w); err != nil {
 		return Result{}, OpRecord{}, err
 	}
