@@ -74,6 +74,9 @@ when a check fails (warnings do not count).`,
 func (a *app) doctor(repo string) []doctorCheck {
 	var out []doctorCheck
 	add := func(name string, ok bool, problem, fix string) {
+		if ok {
+			problem, fix = "", "" // a check that holds has nothing to say
+		}
 		out = append(out, doctorCheck{Check: name, OK: ok, Problem: problem, Fix: fix})
 	}
 	warn := func(name, problem, fix string) {
@@ -158,6 +161,19 @@ func (a *app) doctor(repo string) []doctorCheck {
 		}
 	}
 	if v != nil {
+		// A clone with a remote merges notes by entry only with the driver
+		// registered on this machine (a fresh clone has .gitattributes, not
+		// the .git/config entry).
+		if remotes, err := exec.Command("git", "-C", v.Root, "remote").Output(); err == nil && len(bytes.TrimSpace(remotes)) > 0 {
+			drv, err := exec.Command("git", "-C", v.Root, "config", "merge."+vault.MergeDriverName+".driver").Output()
+			bin, _, _ := strings.Cut(strings.Trim(strings.TrimSpace(string(drv)), "'"), "' merge-driver")
+			bin, _, _ = strings.Cut(bin, " merge-driver")
+			if _, serr := os.Stat(bin); err != nil || serr != nil {
+				warn("merge driver", "the vault has a git remote but no runnable merge driver registered on this machine: a git pull (by hand or Obsidian Git) merges notes as plain git does, with conflicts in the engine's sections", svc.Command("", "remote setup"))
+			} else {
+				add("merge driver", true, "", "")
+			}
+		}
 		if r, err := history.Open(v.Root); err == nil {
 			if n, split, err := r.IndexEntries(); err == nil && !split && n >= history.SplitIndexFrom && r.SplitIndexSetting() < 0 {
 				warn("git index size", fmt.Sprintf("the vault's git index holds %d files and is rewritten whole by every commit", n),

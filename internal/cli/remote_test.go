@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -515,4 +516,47 @@ func TestRemoteSyncKilled(t *testing.T) {
 		}
 	}
 	t.Logf("%d of 12 syncs killed", kills)
+}
+
+// doctor on a fresh clone says the merge driver is not set up, and how to
+// set it up; after that command, the check holds.
+func TestDoctorNamesTheMergeDriver(t *testing.T) {
+	clones := newRemoteVault(t, 1)
+	a := clones[0]
+	dir := filepath.Join(filepath.Dir(a.dir), "fresh")
+	if out, err := exec.Command("git", "clone", "--quiet", a.git("remote", "get-url", "origin"), dir).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	c := &clone{t: t, bin: a.bin, dir: dir, name: "fresh", env: a.env}
+	check := func() (ok bool, fix string) {
+		out, _ := c.try("doctor", "--json", "--repo", dir)
+		var rep struct {
+			Data struct {
+				Checks []doctorCheck `json:"checks"`
+			} `json:"data"`
+		}
+		if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); err != nil {
+			t.Fatalf("doctor --json: %v\n%s", err, out)
+		}
+		for _, ch := range rep.Data.Checks {
+			if ch.Check == "merge driver" {
+				return ch.OK, ch.Fix
+			}
+		}
+		t.Fatalf("doctor has no merge driver check:\n%s", out)
+		return false, ""
+	}
+	ok, fix := check()
+	if ok || !strings.HasSuffix(fix, "remote setup") {
+		t.Fatalf("doctor on a fresh clone: ok %v, fix %q", ok, fix)
+	}
+	args := strings.Fields(fix)[1:] // as pasted: sessionvault --vault DIR remote setup
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = c.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", fix, err, out)
+	}
+	if ok, _ := check(); !ok {
+		t.Errorf("doctor after %q still finds no merge driver", fix)
+	}
 }
