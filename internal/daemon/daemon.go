@@ -161,8 +161,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	stopWatch()
 	wg.Wait()
-	d.remoteMu.Lock() // a remote sync the watcher started finishes
-	d.remoteMu.Unlock()
 	shut, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	if err := srv.Shutdown(shut); err != nil {

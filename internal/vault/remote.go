@@ -391,6 +391,21 @@ const syncMarker = "sync-git"
 // locked runs fn, which runs the git CLI, holding the vault lock (in-process
 // and across processes), with the sync marker written around it.
 func (v *Vault) locked(fn func() error) error {
+	return v.withLock(func() error {
+		if err := v.clearKilledSync(); err != nil {
+			return err
+		}
+		if err := v.writeStateInPlace(syncMarker, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n")); err != nil {
+			return osError(err, ".sessionvault/state/"+syncMarker, "writing")
+		}
+		err := fn()
+		v.clearState(syncMarker)
+		return err
+	})
+}
+
+// withLock runs fn holding the vault lock (in-process and across processes).
+func (v *Vault) withLock(fn func() error) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	l, err := v.lock()
@@ -398,15 +413,7 @@ func (v *Vault) locked(fn func() error) error {
 		return err
 	}
 	defer l.unlock()
-	if err := v.clearKilledSync(); err != nil {
-		return err
-	}
-	if err := v.writeStateInPlace(syncMarker, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n")); err != nil {
-		return osError(err, ".sessionvault/state/"+syncMarker, "writing")
-	}
-	err = fn()
-	v.clearState(syncMarker)
-	return err
+	return fn()
 }
 
 // RecoverKilledSync finishes what a killed `remote sync` left (see
@@ -420,14 +427,7 @@ func (v *Vault) RecoverKilledSync() error {
 	if _, err := os.Stat(p); err != nil {
 		return nil
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	l, err := v.lock()
-	if err != nil {
-		return err
-	}
-	defer l.unlock()
-	return v.clearKilledSync()
+	return v.withLock(v.clearKilledSync)
 }
 
 // clearKilledSync removes the git locks a killed sync's git left behind
