@@ -263,6 +263,8 @@ func converge(t *testing.T, clones []*clone, ops int, seed uint64) {
 			}
 		}
 	}
+	t.Logf("%d clones, %d operations: %d entries and %d person lines checked in %d sessions' notes, %d project files alike",
+		len(clones), ops*len(clones), len(entries), len(personLines), len(bySession), len(want))
 	if t.Failed() {
 		t.Logf("current state:\n%s", state)
 	}
