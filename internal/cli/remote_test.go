@@ -562,3 +562,32 @@ func TestDoctorNamesTheMergeDriver(t *testing.T) {
 		t.Errorf("doctor after %q still finds no merge driver", fix)
 	}
 }
+
+// Two sessions started on two machines merged by a `git pull` by hand (as
+// Obsidian Git does): the driver keeps one session in the current state
+// without markers, and the next `remote sync` records the other.
+func TestGitPullOfConcurrentStarts(t *testing.T) {
+	clones := newRemoteVault(t, 2)
+	a, b := clones[0], clones[1]
+	a.sv("end", "--summary", "first done")
+	a.sv("remote", "sync")
+	b.sv("remote", "sync")
+	a.sv("start", "--objective", "on a")
+	b.sv("start", "--objective", "on b")
+	b.sv("update", "b did that")
+	idB := sessionOf(t, b)
+	a.sv("remote", "sync")
+	b.git("pull", "--no-rebase", "--no-edit", "--quiet", "origin", "main")
+	state := readFile(t, filepath.Join(b.dir, "demo", "session-current-state.md"))
+	if strings.Contains(state, "<<<<<<<") || strings.Contains(state, "b did that") || sessionOf(t, b) == idB {
+		t.Fatalf("after git pull the current state is not a's session alone:\n%s", state)
+	}
+	out := b.sv("remote", "sync")
+	if !strings.Contains(out, idB) {
+		t.Errorf("remote sync after the pull does not name %s:\n%s", idB, out)
+	}
+	rec := readFile(t, filepath.Join(b.dir, "demo", "sessions", idB+".md"))
+	if !strings.Contains(rec, "status: abandoned") || !strings.Contains(rec, "b did that ^") {
+		t.Errorf("the record of %s:\n%s", idB, rec)
+	}
+}
