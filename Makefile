@@ -35,10 +35,13 @@ install:
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
-	$(GO) test -run '^$$' -fuzz '^FuzzParseIdentity$$' -fuzztime 4s ./internal/note
-	$(GO) test -run '^$$' -fuzz '^FuzzSetGet$$' -fuzztime 4s ./internal/note
-	$(GO) test -run '^$$' -fuzz '^FuzzDelete$$' -fuzztime 4s ./internal/note
-	$(GO) test -run '^$$' -fuzz '^FuzzScalar$$' -fuzztime 4s ./internal/note
+	# Fuzz budgets are counts, not durations: a -fuzztime duration races the
+	# fuzz coordinator's deadline on a loaded machine (golang/go#75804,
+	# "context deadline exceeded" with no failing input) before Go 1.27.
+	$(GO) test -run '^$$' -fuzz '^FuzzParseIdentity$$' -fuzztime 50000x ./internal/note
+	$(GO) test -run '^$$' -fuzz '^FuzzSetGet$$' -fuzztime 50000x ./internal/note
+	$(GO) test -run '^$$' -fuzz '^FuzzDelete$$' -fuzztime 50000x ./internal/note
+	$(GO) test -run '^$$' -fuzz '^FuzzScalar$$' -fuzztime 50000x ./internal/note
 
 # Concurrent writers beside the engine (DESIGN §10; minutes): each outside
 # writer (append, truncate-then-write, rename, stale buffer, git add -A &&
