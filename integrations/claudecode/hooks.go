@@ -49,9 +49,6 @@ type Handler struct {
 	PromptLimit int
 }
 
-// ParseInput reads the hook JSON. An error names what is wrong.
-func ParseInput(data []byte) (Input, error) { return hookio.ParseInput(data) }
-
 // PreToolUse decides whether a tool call may run (Claude Code hooks:
 // PreToolUse), by the policy table (internal/policy): a call that reaches a
 // person's command is denied; reading calls always pass; anything else is
@@ -70,21 +67,17 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	if in.ToolName == "" {
 		return Deny("the hook input names no tool; failing closed")
 	}
-	resp, class := h.decide(in)
-	if resp.Exit != 0 {
-		return resp
+	d := h.decide(in)
+	if !d.Allowed {
+		return hookio.Decided(false, d.Reason)
 	}
-	if class == policy.Write {
+	if d.class == policy.Write && d.svc != nil {
 		// A call that may write files it does not name (a shell, an unknown
 		// tool; an editing tool's file was checked above): PostToolUse
-		// commits notes it changed as the agent's edit.
-		if svc, err := h.Open(); err == nil {
-			if project, err := svc.Project(h.Project); err == nil {
-				// Allowed either way; without the note, what the call
-				// changes is committed later as a person's edit.
-				return Warn("the tool call was not noted for PostToolUse", svc.NoteToolCall(project, in.ToolName))
-			}
-		}
+		// commits notes it changed as the agent's edit. Allowed either way;
+		// without the note, what the call changes is committed later as a
+		// person's edit.
+		return Warn("the tool call was not noted for PostToolUse", d.svc.NoteToolCall(d.project, in.ToolName))
 	}
 	return Allow()
 }
@@ -94,42 +87,53 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 // may run now and, when not, why and what to do. `blocked-reason` and the
 // MCP tool get_blocked_reason ask it directly.
 func (h Handler) Decide(tool string, input json.RawMessage, cwd string) (allowed bool, reason string) {
-	resp, _ := h.decide(Input{ToolName: tool, ToolInput: input, Cwd: cwd})
-	return resp.Exit == 0, strings.TrimSpace(strings.TrimPrefix(resp.Stderr, "sessionvault blocked this tool call: "))
+	d := h.decide(Input{ToolName: tool, ToolInput: input, Cwd: cwd})
+	return d.Allowed, strings.TrimSpace(d.Reason)
 }
 
-// decide classifies the call once and decides on it; the class goes back to
-// PreToolUse (a call that may write unnamed files is noted for PostToolUse).
-func (h Handler) decide(in Input) (Response, policy.Class) {
+// decision is a tool call's verdict with what PreToolUse goes on with: the
+// call's class and, when the state was read, the service and project (a
+// call that may write unnamed files is noted for PostToolUse).
+type decision struct {
+	guard.Verdict
+	class   policy.Class
+	svc     *session.Service
+	project string
+}
+
+// decide classifies the call once and decides on it.
+func (h Handler) decide(in Input) decision {
 	call := policy.Classify(in.ToolName, in.ToolInput, h.PolicyConfig)
-	resp := h.decideCall(in, &call)
-	return resp, call.Class
-}
-
-func (h Handler) decideCall(in Input, call *policy.Call) Response {
-	if v, decided := guard.Screen(call, h.Policy); decided {
-		return verdict(v)
+	var d decision
+	v, decided := guard.Screen(&call, h.Policy) // may mark the call Read
+	d.class = call.Class
+	if decided {
+		d.Verdict = v
+		return d
+	}
+	deny := func(reason string) decision {
+		d.Verdict = guard.Verdict{Reason: reason}
+		return d
 	}
 	svc, err := h.Open()
 	if err != nil {
-		return Deny("the vault cannot be opened (" + err.Error() + "); failing closed. Read-only tools still work")
+		return deny("the vault cannot be opened (" + err.Error() + "); failing closed. Read-only tools still work")
 	}
 	project, err := svc.Project(h.Project)
 	if err != nil {
-		return Deny(err.Error() + "; failing closed")
+		return deny(err.Error() + "; failing closed")
 	}
 	facts, err := svc.Guard(project)
 	if err != nil {
 		if errors.Is(err, session.ErrTampered) {
-			return Deny(err.Error() + ". A person reviews the change (`" + svc.GitCommand("diff") + "`) and runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
+			return deny(err.Error() + ". A person reviews the change (`" + svc.GitCommand("diff") + "`) and runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
 		}
-		return Deny("the session state cannot be read: " + err.Error() + ". Fix the note or restore it (the command above), then a person runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
+		return deny("the session state cannot be read: " + err.Error() + ". Fix the note or restore it (the command above), then a person runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
 	}
-	return verdict(guard.Decide(*call, in.Cwd, svc.Place(project), h.Policy, facts))
+	d.Verdict = guard.Decide(call, in.Cwd, svc.Place(project), h.Policy, facts)
+	d.svc, d.project = svc, project
+	return d
 }
-
-// verdict is a guard decision as the hook's response.
-func verdict(v guard.Verdict) Response { return hookio.Decided(v.Allowed, v.Reason) }
 
 // PostToolUse commits the canonical notes the tool call changed (seen
 // against what PreToolUse recorded) as the agent's edit, and records a

@@ -37,22 +37,18 @@ func NewHandler(v *vault.Vault, project string, err error) Handler {
 
 // NewHandlerFunc builds the handler of one hook from the --vault and
 // --project flags ("" when not given) and cwd, the folder of the code
-// repository the hook runs for (see WorkDir): it locates and opens the vault
+// repository the hook runs for (see hookio.WorkDir): it locates and opens the vault
 // (vault.Locate, vault.Open; when Locate finds none, Unlinked says how to
 // link) and passes the result to NewHandler. It is wired by
 // cmd/sessionvault-hook and internal/cli; this package never finds or opens
 // a vault itself.
 type NewHandlerFunc func(vaultDir, project, cwd string) Handler
 
-// WorkDir is the folder of the code repository a hook runs for: the hook
-// input's cwd, else $CLAUDE_PROJECT_DIR, else the working directory.
-func WorkDir(inputCwd string) (string, error) { return hookio.WorkDir(inputCwd) }
-
 // HandlerFor builds the handler for the --vault and --project flags and the
-// hook input's cwd with newHandler, given the folder WorkDir resolves; when
+// hook input's cwd with newHandler, given the folder hookio.WorkDir resolves; when
 // that folder cannot be known, the handler answers without a vault.
 func HandlerFor(newHandler NewHandlerFunc, vaultDir, project, inputCwd string) Handler {
-	cwd, err := WorkDir(inputCwd)
+	cwd, err := hookio.WorkDir(inputCwd)
 	if err != nil {
 		return NewHandler(nil, project, err)
 	}
@@ -64,9 +60,6 @@ func HandlerFor(newHandler NewHandlerFunc, vaultDir, project, inputCwd string) H
 func Unlinked(err error, cwd string) error {
 	return fmt.Errorf("%w. On this machine, link the code repository to its vault: `sessionvault --vault VAULT hooks install` in %s", err, cwd)
 }
-
-// Events are the hook names Main answers.
-var Events = hookio.Events
 
 // Main answers one hook: args are [--vault DIR] [--project P] [hook] EVENT;
 // the hook JSON is read from stdin; newHandler builds the handler once the
@@ -104,7 +97,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, newHandler N
 	case "stop":
 		r = h.Stop(in)
 	default:
-		fmt.Fprintf(stderr, "sessionvault hook: unknown hook %q: use one of %s\n", a.Event, strings.Join(Events, ", "))
+		fmt.Fprintf(stderr, "sessionvault hook: unknown hook %q: use one of %s\n", a.Event, strings.Join(hookio.Events, ", "))
 		return 2
 	}
 	return r.Write(stdout, stderr)

@@ -322,13 +322,8 @@ func TestSecondMachineStart(t *testing.T) {
 // on both) and the other session recorded in sessions/, abandoned, with
 // its updates; no session note overwritten, both in the history.
 func TestConcurrentStartsKeepBothSessions(t *testing.T) {
-	clones := newRemoteVault(t, 2)
+	clones := startedOnBoth(t)
 	a, b := clones[0], clones[1]
-	a.sv("end", "--summary", "first done")
-	a.sv("remote", "sync")
-	b.sv("remote", "sync")
-	a.sv("start", "--objective", "on a")
-	b.sv("start", "--objective", "on b")
 	a.sv("update", "a did this")
 	b.sv("update", "b did that")
 	idA := sessionOf(t, a)
@@ -402,6 +397,19 @@ func TestUpdatesAfterAnotherMachineEnded(t *testing.T) {
 			t.Errorf("%s: check: %v\n%s", c.name, err, o)
 		}
 	}
+}
+
+// startedOnBoth makes two clones in sync with no active session, then
+// starts a session on each ("on a" first, then "on b") before either syncs.
+func startedOnBoth(t *testing.T) []*clone {
+	clones := newRemoteVault(t, 2)
+	a, b := clones[0], clones[1]
+	a.sv("end", "--summary", "first done")
+	a.sv("remote", "sync")
+	b.sv("remote", "sync")
+	a.sv("start", "--objective", "on a")
+	b.sv("start", "--objective", "on b")
+	return clones
 }
 
 // sessionOf is the session c's current state holds ("" when idle).
@@ -503,13 +511,8 @@ func TestDoctorNamesTheMergeDriver(t *testing.T) {
 // Obsidian Git does): the driver keeps one session in the current state
 // without markers, and the next `remote sync` records the other.
 func TestGitPullOfConcurrentStarts(t *testing.T) {
-	clones := newRemoteVault(t, 2)
+	clones := startedOnBoth(t)
 	a, b := clones[0], clones[1]
-	a.sv("end", "--summary", "first done")
-	a.sv("remote", "sync")
-	b.sv("remote", "sync")
-	a.sv("start", "--objective", "on a")
-	b.sv("start", "--objective", "on b")
 	b.sv("update", "b did that")
 	idB := sessionOf(t, b)
 	a.sv("remote", "sync")

@@ -91,14 +91,19 @@ func (p Problem) String() string {
 	return s
 }
 
+// machineSuffix is the optional tail a secondary machine gives the entry
+// ids it makes (u-12-laptop; vault.Machine.IDSuffix), as a regexp.
+const machineSuffix = `(?:-[a-z][a-z0-9]*)?`
+
 var (
-	idTailRe   = lazyRegexp(`\^([a-z])-(\d+)(?:-[a-z][a-z0-9]*)?\s*$`)
-	updateRe   = lazyRegexp(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
-	decisionRe = lazyRegexp(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
-	fieldRe    = lazyRegexp(` · \*\*(choice|why|alternatives|impact|category):\*\* `)
-	blockerRe  = lazyRegexp(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
-	checkRe    = lazyRegexp(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?)(?: · \*\*evidence:\*\* (.*?))? \^([ce]-\d+)\s*$`)
-	tagTailRe  = lazyRegexp(`(?:\s#[\p{L}\p{N}_/-]+)+$`)
+	idTailRe    = lazyRegexp(`\^([a-z])-(\d+)` + machineSuffix + `\s*$`)
+	updateRe    = lazyRegexp(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+` + machineSuffix + `)\s*$`)
+	decisionRe  = lazyRegexp(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+` + machineSuffix + `)\s*$`)
+	fieldRe     = lazyRegexp(` · \*\*(choice|why|alternatives|impact|category):\*\* `)
+	blockerRe   = lazyRegexp(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+` + machineSuffix + `)\s*$`)
+	blockerIDRe = lazyRegexp(`^b-\d+` + machineSuffix + `$`)
+	checkRe     = lazyRegexp(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?)(?: · \*\*evidence:\*\* (.*?))? \^([ce]-\d+)\s*$`)
+	tagTailRe   = lazyRegexp(`(?:\s#[\p{L}\p{N}_/-]+)+$`)
 )
 
 // oneLine collapses s to one line of single spaces.

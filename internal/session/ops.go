@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -525,7 +524,7 @@ func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
 	if err := checkFields("project", project, "blocker", id, "resolution", resolution); err != nil {
 		return Outcome{}, err
 	}
-	if !regexp.MustCompile(`^b-\d+(?:-[a-z][a-z0-9]*)?$`).MatchString(id) {
+	if !blockerIDRe().MatchString(id) {
 		return Outcome{}, errs.New(errs.BlockerNotFound, "%q is not a blocker id; blocker ids look like b-1 (see `sessionvault status`)", id).With("blocker", id)
 	}
 	return s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {

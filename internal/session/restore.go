@@ -46,7 +46,7 @@ type unit struct {
 }
 
 var (
-	blockIDRe  = lazyRegexp(`\^[a-z]-\d+(?:-[a-z][a-z0-9]*)?\s*$`)
+	blockIDRe  = lazyRegexp(`\^[a-z]-\d+` + machineSuffix + `\s*$`)
 	wikiLinkRe = lazyRegexp(`\[\[([^\]|#]+)`)
 )
 

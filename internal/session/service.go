@@ -94,15 +94,7 @@ func (s *Service) Project(name string) (string, error) {
 		name = s.V.Config.DefaultProject
 	}
 	if name == "" {
-		ents, _ := os.ReadDir(s.V.Root)
-		var found []string
-		for _, e := range ents {
-			if e.IsDir() {
-				if _, err := os.Stat(path.Join(s.V.Root, e.Name(), CurrentStateNote)); err == nil {
-					found = append(found, e.Name())
-				}
-			}
-		}
+		found, _ := s.projects()
 		switch len(found) {
 		case 0:
 			return "", errs.New(errs.ProjectNotFound, "the vault has no project yet; make one with `%s`", s.Command("", "init --project NAME"))

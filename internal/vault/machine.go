@@ -78,7 +78,9 @@ func (v *Vault) Machine() (Machine, error) {
 			v.machine = &m
 			return m, nil
 		}
-		return Machine{}, errs.New(errs.ConfigInvalid, ".sessionvault/state/machine is not a machine record (%s); remove it and run `sessionvault remote setup --machine NAME`", strings.TrimSpace(string(data)))
+		p, _ := v.StatePath(machineName)
+		return Machine{}, errs.New(errs.ConfigInvalid, "%s is not a machine record (%s); remove it and name this machine again: `rm %s && sessionvault --vault %s remote setup`",
+			p, strings.TrimSpace(string(data)), shellQuote(p), shellQuote(v.Root))
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return Machine{}, fmt.Errorf("reading .sessionvault/state/machine: %w", err)

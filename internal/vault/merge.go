@@ -42,16 +42,22 @@ func Merge3(o, a, b, prefer []byte, protect func(line []byte) bool) []byte {
 	af, ab := splitNote(a)
 	bf, bb := splitNote(b)
 	fm := mergeLines(of, af, bf, nil)
-	if len(fm) > 0 {
-		if n, err := note.Parse("merge", append(append([]byte(nil), fm...), "x\n"...)); err != nil || !n.HasFrontMatter() {
-			fm, _ = splitNote(prefer)
-		}
+	if len(fm) > 0 && !frontMatterParses(fm) {
+		fm, _ = splitNote(prefer)
 	}
 	return append(fm, mergeLines(ob, ab, bb, protect)...)
 }
 
-// blockIDRe matches an Obsidian block id at the end of a line (^u-12).
-var blockIDRe = lazyRegexp(`\s\^[A-Za-z0-9][A-Za-z0-9-]*\s*$`)
+// frontMatterParses reports whether fm, a merged front matter block, still
+// parses as one.
+func frontMatterParses(fm []byte) bool {
+	n, err := note.Parse("merge", append(append([]byte(nil), fm...), "x\n"...))
+	return err == nil && n.HasFrontMatter()
+}
+
+// blockIDRe matches an Obsidian block id at the end of a line (^u-12), the
+// id in its group.
+var blockIDRe = lazyRegexp(`\s\^([A-Za-z0-9][A-Za-z0-9-]*)\s*$`)
 
 // IsEntryLine reports whether line ends in an Obsidian block id, as every
 // entry the engine writes does (DESIGN §5).

@@ -2,7 +2,6 @@ package vault
 
 import (
 	"bytes"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -206,11 +205,10 @@ func mergeProperties(o, a, b []byte) []byte {
 	_, op, _, ok2 := splitProps(o)
 	_, bp, _, ok3 := splitProps(b)
 	if !ok1 || !ok3 || (len(o) > 0 && !ok2) {
-		m := mergeLines(o, a, b, nil)
-		if n, err := note.Parse("merge", append(append([]byte(nil), m...), "x\n"...)); err != nil || !n.HasFrontMatter() {
-			return a
+		if m := mergeLines(o, a, b, nil); frontMatterParses(m) {
+			return m
 		}
-		return m
+		return a
 	}
 	om, am, bm := propMap(op), propMap(ap), propMap(bp)
 	var out strings.Builder
@@ -463,12 +461,9 @@ func engineSections(ol []string, a, b []byte) func(start int, ra, rb []byte) boo
 	}
 }
 
-// entryIDRe finds an entry's block id; entryTimeRe the time an entry line
-// starts with (`- 2026-11-23T10:00:00Z ·`, `- [ ] 2026-…`).
-var (
-	entryIDRe   = regexp.MustCompile(`\^([A-Za-z0-9][A-Za-z0-9-]*)\s*$`)
-	entryTimeRe = regexp.MustCompile(`^- (?:\[.\] )?(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)?) `)
-)
+// entryTimeRe finds the time an entry line starts with
+// (`- 2026-11-23T10:00:00Z ·`, `- [ ] 2026-…`).
+var entryTimeRe = lazyRegexp(`^- (?:\[.\] )?(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)?) `)
 
 // orderEntries makes each block id appear once (the version edited since
 // the ancestor, ours first) and orders each run of consecutive timed entries
@@ -506,33 +501,20 @@ func orderEntries(merged, o, a, b []byte) []byte {
 			kept = append(kept, l)
 		}
 	}
-	// Two sides' entries inserted on either side of a section's blank line
-	// leave it between them: where neither side's lists are loose (a blank
-	// line between two entries), such a blank line goes.
-	if !looseList(a) && !looseList(b) {
-		tight := kept[:0]
-		for i, l := range kept {
-			if strings.TrimSpace(l) == "" && len(tight) > 0 && i+1 < len(kept) && lineID(tight[len(tight)-1]) != "" && lineID(kept[i+1]) != "" {
-				continue
-			}
-			tight = append(tight, l)
-		}
-		kept = tight
-	}
 	newestFirst := descendingRuns(a)
 	for i := 0; i < len(kept); {
-		if entryTime(kept[i]).IsZero() {
+		if EntryTime(kept[i]).IsZero() {
 			i++
 			continue
 		}
 		j := i
-		for j < len(kept) && !entryTime(kept[j]).IsZero() {
+		for j < len(kept) && !EntryTime(kept[j]).IsZero() {
 			j++
 		}
 		run := kept[i:j]
 		desc := newestFirst[strings.TrimRight(run[0], "\r\n")] || newestFirst[strings.TrimRight(run[len(run)-1], "\r\n")]
 		sort.SliceStable(run, func(x, y int) bool {
-			tx, ty := entryTime(run[x]), entryTime(run[y])
+			tx, ty := EntryTime(run[x]), EntryTime(run[y])
 			if desc {
 				return tx.After(ty)
 			}
@@ -543,44 +525,26 @@ func orderEntries(merged, o, a, b []byte) []byte {
 	return []byte(strings.Join(kept, ""))
 }
 
-// looseList reports whether text has a blank line between two entry lines.
-func looseList(text []byte) bool {
-	lines := splitLines(text)
-	for i := 1; i+1 < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) == "" && lineID(lines[i-1]) != "" && lineID(lines[i+1]) != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // lineID is the block id of an entry line, or "".
 func lineID(l string) string {
-	if m := entryIDRe.FindStringSubmatch(strings.TrimRight(l, "\r\n")); m != nil && IsEntryLine([]byte(l)) {
+	if m := blockIDRe().FindStringSubmatch(l); m != nil {
 		return m[1]
 	}
 	return ""
 }
 
-// entryTime is the time an entry line starts with, or zero.
 // EntryTime is the time an entry line (a list item ending in a block id)
-// starts with, zero when it has none.
-func EntryTime(line string) time.Time { return entryTime(line) }
-
-func entryTime(l string) time.Time {
+// starts with, zero when it has none; a time without a zone is UTC.
+func EntryTime(l string) time.Time {
 	if lineID(l) == "" {
 		return time.Time{}
 	}
-	m := entryTimeRe.FindStringSubmatch(l)
+	m := entryTimeRe().FindStringSubmatch(l)
 	if m == nil {
 		return time.Time{}
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04"} {
-		if t, err := time.Parse(layout, m[1]); err == nil {
-			return t
-		}
-	}
-	return time.Time{}
+	t, _ := note.ParseTime(m[1], time.UTC)
+	return t
 }
 
 // descendingRuns returns the lines of text's runs of timed entries that are
@@ -589,14 +553,14 @@ func descendingRuns(text []byte) map[string]bool {
 	out := map[string]bool{}
 	lines := splitLines(text)
 	for i := 0; i < len(lines); {
-		if entryTime(lines[i]).IsZero() {
+		if EntryTime(lines[i]).IsZero() {
 			i++
 			continue
 		}
 		j := i + 1
 		desc, asc := false, false
-		for j < len(lines) && !entryTime(lines[j]).IsZero() {
-			t0, t1 := entryTime(lines[j-1]), entryTime(lines[j])
+		for j < len(lines) && !EntryTime(lines[j]).IsZero() {
+			t0, t1 := EntryTime(lines[j-1]), EntryTime(lines[j])
 			desc = desc || t1.Before(t0)
 			asc = asc || t1.After(t0)
 			j++

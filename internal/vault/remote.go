@@ -111,10 +111,10 @@ func (v *Vault) gitRaw(args ...string) ([]byte, error) {
 }
 
 // MergeCommit is a merge in the vault's history: the merge commit, its
-// first parent (ours: the branch merged into), its second (theirs) and
-// their merge base ("" when they have none). Hashes are 40 hex digits.
+// first parent (ours: the branch merged into) and its second (theirs).
+// Hashes are 40 hex digits.
 type MergeCommit struct {
-	Commit, Ours, Theirs, Base string
+	Commit, Ours, Theirs string
 }
 
 // MergesSince lists the two-parent merges reachable from HEAD and not from
@@ -147,9 +147,7 @@ func (v *Vault) MergesSince(since string) ([]MergeCommit, string, error) {
 		if len(f) != 3 {
 			continue // not a merge of two
 		}
-		m := MergeCommit{Commit: f[0], Ours: f[1], Theirs: f[2]}
-		m.Base, _ = v.git("merge-base", f[1], f[2])
-		ms = append(ms, m)
+		ms = append(ms, MergeCommit{Commit: f[0], Ours: f[1], Theirs: f[2]})
 	}
 	if since == "" { // --reverse does not apply after --max-count's cut
 		for i, j := 0, len(ms)-1; i < j; i, j = i+1, j-1 {
@@ -417,21 +415,22 @@ func (v *Vault) withLock(fn func() error) error {
 }
 
 // RecoverKilledSync finishes what a killed `remote sync` left (see
-// clearKilledSync) when it left anything: its marker costs one stat to look
-// for, so every command can call it before it reads notes.
+// clearKilledSync) when it left anything: its marker (empty once a sync
+// finished) costs one stat to look for, so every command can call it before
+// it reads notes.
 func (v *Vault) RecoverKilledSync() error {
 	p, err := v.StatePath(syncMarker)
 	if err != nil {
 		return nil
 	}
-	if _, err := os.Stat(p); err != nil {
-		return nil
+	if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+		return nil // none, or emptied by the sync that finished
 	}
 	return v.withLock(v.clearKilledSync)
 }
 
 // clearKilledSync removes the git locks a killed sync's git left behind
-// (index.lock, HEAD.lock, the branch's lock: those made since its marker),
+// (those made since its marker),
 // once they are a second old, as no git process keeps them that long; a
 // lock made before the marker is someone else's and stays. Callers hold the
 // vault lock, so the sync that wrote the marker is gone.
@@ -448,22 +447,10 @@ func (v *Vault) clearKilledSync() error {
 		v.clearState(syncMarker) // unreadable: nothing can be known from it
 		return nil
 	}
-	if fi, err := os.Lstat(filepath.Join(v.Root, ".git", "index.lock")); err == nil && fi.ModTime().After(at.Add(-time.Second)) {
-		if wait := time.Until(fi.ModTime().Add(time.Second)); wait > 0 {
-			time.Sleep(min(wait, time.Second))
-		}
-	}
-	v.waitRefLocksAge(at, time.Second)
-	repo, err := v.repo()
-	if err != nil {
-		return err
-	}
-	if _, err := repo.RemoveStaleLocks(at.Add(-time.Second), time.Now().Add(-time.Second), true); err != nil {
-		return gitError(err, "removing git locks left by a killed sync")
-	}
-	// The other locks a fetch, a merge or a ref update takes: the refs it
-	// fetched into (refs/remotes, refs/sessionvault), packed-refs, ORIG_HEAD,
-	// MERGE_HEAD and the like.
+	// Every lock git takes here: index.lock, HEAD.lock, ORIG_HEAD.lock,
+	// packed-refs.lock and the like at the top, and ref locks under refs/
+	// (the branch, refs/remotes, refs/sessionvault). A sync never writes the
+	// config, so config.lock is someone else's.
 	gitDir := filepath.Join(v.Root, ".git")
 	locks, _ := filepath.Glob(filepath.Join(gitDir, "*.lock"))
 	_ = filepath.WalkDir(filepath.Join(gitDir, "refs"), func(p string, e os.DirEntry, err error) error {
@@ -473,21 +460,22 @@ func (v *Vault) clearKilledSync() error {
 		return nil
 	})
 	from := at.Add(-time.Second)
+	var ours []string
 	var youngest time.Time
 	for _, p := range locks {
-		if fi, err := os.Lstat(p); err == nil && fi.ModTime().After(youngest) {
-			youngest = fi.ModTime()
+		if fi, err := os.Lstat(p); err == nil && filepath.Base(p) != "config.lock" && !fi.ModTime().Before(from) {
+			ours = append(ours, p)
+			if fi.ModTime().After(youngest) {
+				youngest = fi.ModTime()
+			}
 		}
 	}
-	if wait := time.Until(youngest.Add(time.Second)); youngest.After(from) && wait > 0 {
+	if wait := time.Until(youngest.Add(time.Second)); len(ours) > 0 && wait > 0 {
 		time.Sleep(min(wait, time.Second))
 	}
 	to := time.Now().Add(-time.Second)
-	for _, p := range locks {
-		if filepath.Base(p) == "config.lock" {
-			continue // a sync never writes the config
-		}
-		if fi, err := os.Lstat(p); err == nil && !fi.ModTime().Before(from) && !fi.ModTime().After(to) {
+	for _, p := range ours {
+		if fi, err := os.Lstat(p); err == nil && !fi.ModTime().After(to) {
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return osError(err, p, "removing a git lock left by a killed sync")
 			}
