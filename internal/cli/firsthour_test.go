@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -330,7 +331,7 @@ func TestErrorsNameWhatHappened(t *testing.T) {
 	data, _ := os.ReadFile(cfg)
 	os.WriteFile(cfg, []byte(strings.Replace(string(data), "heartbeat_timeout: 30m", "heartbeat_timeout: 1s", 1)), 0o644)
 	time.Sleep(2100 * time.Millisecond)
-	if _, errOut, _ := run(t, v, "start", "--objective", "Again"); !strings.Contains(errOut, "E1603 SESSION_CRASHED") || !strings.Contains(errOut, "sessionvault recover") {
+	if _, errOut, _ := run(t, v, "start", "--objective", "Again"); !strings.Contains(errOut, "E1603 SESSION_CRASHED") || !regexp.MustCompile("`sessionvault --vault \\S+ recover`").MatchString(errOut) {
 		t.Errorf("start over a crashed session:\n%s", errOut)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
@@ -31,6 +32,9 @@ type app struct {
 	stdout   io.Writer
 	stderr   io.Writer
 	stdin    io.Reader
+	// place is the opened vault (nil before one is): an error's quoted
+	// `sessionvault ...` remedies name it, so they run pasted anywhere.
+	place *guard.Place
 	// exit, when non-zero, is the exit code of a command that succeeded in
 	// answering but must report a decision by its code (hooks, gates).
 	exit int
@@ -124,7 +128,11 @@ func (a *app) openVault() (*vault.Vault, error) {
 		return nil, err
 	}
 	a.project = project
-	return vault.Open(dir)
+	v, err := vault.Open(dir)
+	if err == nil {
+		a.place = &guard.Place{Root: v.Root, Project: project, DefaultProject: v.Config.DefaultProject}
+	}
+	return v, err
 }
 
 func (a *app) service() (*session.Service, error) {
@@ -187,6 +195,10 @@ func (a *app) fail(err error) int {
 	code := 1
 	if e.Code == errs.InvalidCommand {
 		code = 2
+	}
+	if a.place != nil {
+		msg := a.place.Runnable(e.Message, "")
+		e = &errs.Error{Code: e.Code, Message: msg, Details: e.Details, Err: e.Err}
 	}
 	if a.jsonOut {
 		enc := json.NewEncoder(a.stdout)

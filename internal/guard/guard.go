@@ -130,7 +130,8 @@ func (p Place) Command(args string) string {
 }
 
 // Runnable rewrites every `sessionvault ...` command quoted in text as
-// Command does, so that it works pasted into a shell in any folder. An
+// Command does (one that already names its vault with --vault is left as
+// it is), so that it works pasted into a shell in any folder. An
 // evidence record whose check runs in the code repository (--run, --sha)
 // also gets --dir codeDir (the folder the agent works in, e.g. the hook
 // input's cwd; "" leaves it to the folder the command is run from).
@@ -147,6 +148,11 @@ func (p Place) Runnable(text, codeDir string) string {
 			break
 		}
 		args := text[i+len(open) : i+len(open)+j]
+		if strings.HasPrefix(args, "--vault ") { // already names its vault
+			b.WriteString(text[:i+len(open)+j+1])
+			text = text[i+len(open)+j+1:]
+			continue
+		}
 		if codeDir != "" && strings.HasPrefix(args, "evidence record ") && (strings.Contains(args, " --run") || strings.Contains(args, " --sha ")) {
 			args += " --dir " + ShellQuote(codeDir)
 		}
