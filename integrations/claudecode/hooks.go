@@ -14,7 +14,6 @@ import (
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode/hookio"
 	"github.com/sessionvault/sessionvault/internal/guard"
-	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/policy"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/session"
@@ -152,22 +151,24 @@ func (h Handler) PostToolUse(in Input) Response {
 		if _, err := svc.RecordToolCall(project, in.ToolName); err != nil {
 			return Warn("the tool call was not recorded as evidence", err)
 		}
+		if err := svc.RecordToolUse(project, in.ToolName, !in.ToolFailed()); err != nil {
+			return Warn("the tool call was not recorded in the tool history", err)
+		}
 		return Warn("the session's heartbeat was not recorded", svc.HookHeartbeat(project))
 	}
 	return Allow()
 }
 
-// PreCompact records a recovery point (time and trigger) of the active
-// session before Claude Code compacts its context. It never blocks.
+// PreCompact records a recovery point (time, trigger and a manual
+// compaction's instructions) of the active session before Claude Code
+// compacts its context; check_recovery reports it. It never blocks.
 func (h Handler) PreCompact(in Input) Response {
 	svc, err := h.Open()
 	if err != nil {
 		return Allow()
 	}
 	if project, err := svc.Project(h.Project); err == nil {
-		if st, err := svc.Status(project); err == nil && st.Active() {
-			return Warn("the recovery point was not recorded", svc.V.WriteState("recovery-"+project, []byte(fmt.Sprintf("%s %s %s\n", st.Session, in.Trigger, note.FormatTime(nowUTC())))))
-		}
+		return Warn("the recovery point was not recorded", svc.RecordRecoveryPoint(project, in.Trigger, in.CustomInstructions))
 	}
 	return Allow()
 }

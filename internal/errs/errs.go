@@ -17,43 +17,64 @@ type Code struct {
 }
 
 // The registry. Ranges (seed 002): E1600-E1609 session, E1610-E1619 notes and
-// input, E1630-E1639 recovery, E1640-E1649 conflicts, E1650-E1659 git and
-// sync, E1690-E1699 configuration and vault.
+// input, tasks (E1610 and E1613 as seed 002 numbers them), E1620-E1629
+// checkpoints and rollback, E1630-E1639 recovery, E1640-E1649 conflicts, E1650-E1659 git and
+// sync, E1660-E1669 task switching, E1690-E1699 configuration and vault.
 var (
-	SessionNotFound        = Code{"E1600", "SESSION_NOT_FOUND"}
-	SessionAlreadyActive   = Code{"E1601", "SESSION_ALREADY_ACTIVE"}
-	NoActiveSession        = Code{"E1602", "NO_ACTIVE_SESSION"}
-	SessionCrashed         = Code{"E1603", "SESSION_CRASHED"}
-	DuplicateDecisionTitle = Code{"E1604", "DUPLICATE_DECISION_TITLE"}
-	BlockerNotFound        = Code{"E1605", "BLOCKER_NOT_FOUND"}
-	BlockerAlreadyResolved = Code{"E1606", "BLOCKER_ALREADY_RESOLVED"}
-	ProjectNotFound        = Code{"E1607", "PROJECT_NOT_FOUND"}
-	GateNotPassed          = Code{"E1608", "GATE_NOT_PASSED"}
-	ProtocolInvalid        = Code{"E1609", "PROTOCOL_INVALID"}
-	UpdateValidationFailed = Code{"E1612", "UPDATE_VALIDATION_FAILED"}
-	StateParseError        = Code{"E1614", "STATE_PARSE_ERROR"}
-	NoteTooLarge           = Code{"E1615", "NOTE_TOO_LARGE"}
-	PathOutsideVault       = Code{"E1616", "PATH_OUTSIDE_VAULT"}
-	NoteNotAFile           = Code{"E1617", "NOTE_NOT_A_FILE"}
-	SessionNotCrashed      = Code{"E1632", "SESSION_NOT_CRASHED"}
-	ConcurrentUpdate       = Code{"E1640", "CONCURRENT_UPDATE"}
-	StateChangedOutside    = Code{"E1641", "STATE_CHANGED_OUTSIDE"}
-	GitWriteFailed         = Code{"E1651", "GIT_WRITE_FAILED"}
-	GitLocked              = Code{"E1652", "GIT_LOCKED"}
-	ImportFailed           = Code{"E1653", "IMPORT_FAILED"}
-	RemoteSyncFailed       = Code{"E1654", "REMOTE_SYNC_FAILED"}
-	VaultNotFound          = Code{"E1690", "VAULT_NOT_FOUND"}
-	ConfigInvalid          = Code{"E1691", "CONFIG_INVALID"}
-	LockTimeout            = Code{"E1692", "LOCK_TIMEOUT"}
-	InvalidCommand         = Code{"E1693", "INVALID_COMMAND"}
-	PermissionDenied       = Code{"E1694", "PERMISSION_DENIED"}
-	DiskFull               = Code{"E1695", "DISK_FULL"}
-	InternalError          = Code{"E1699", "INTERNAL_ERROR"}
+	SessionNotFound          = Code{"E1600", "SESSION_NOT_FOUND"}
+	SessionAlreadyActive     = Code{"E1601", "SESSION_ALREADY_ACTIVE"}
+	NoActiveSession          = Code{"E1602", "NO_ACTIVE_SESSION"}
+	SessionCrashed           = Code{"E1603", "SESSION_CRASHED"}
+	DuplicateDecisionTitle   = Code{"E1604", "DUPLICATE_DECISION_TITLE"}
+	BlockerNotFound          = Code{"E1605", "BLOCKER_NOT_FOUND"}
+	BlockerAlreadyResolved   = Code{"E1606", "BLOCKER_ALREADY_RESOLVED"}
+	ProjectNotFound          = Code{"E1607", "PROJECT_NOT_FOUND"}
+	GateNotPassed            = Code{"E1608", "GATE_NOT_PASSED"}
+	ProtocolInvalid          = Code{"E1609", "PROTOCOL_INVALID"}
+	TaskNotFound             = Code{"E1610", "TASK_NOT_FOUND"}
+	UpdateValidationFailed   = Code{"E1612", "UPDATE_VALIDATION_FAILED"}
+	TaskLocked               = Code{"E1613", "TASK_LOCKED"}
+	StateParseError          = Code{"E1614", "STATE_PARSE_ERROR"}
+	NoteTooLarge             = Code{"E1615", "NOTE_TOO_LARGE"}
+	PathOutsideVault         = Code{"E1616", "PATH_OUTSIDE_VAULT"}
+	NoteNotAFile             = Code{"E1617", "NOTE_NOT_A_FILE"}
+	TaskGraphCycle           = Code{"E1618", "TASK_GRAPH_CYCLE"}
+	CheckpointCreationFailed = Code{"E1620", "CHECKPOINT_CREATION_FAILED"}
+	InvalidCheckpointScope   = Code{"E1621", "INVALID_CHECKPOINT_SCOPE"}
+	CheckpointNotFound       = Code{"E1622", "CHECKPOINT_NOT_FOUND"}
+	VersionNotFound          = Code{"E1623", "VERSION_NOT_FOUND"}
+	RollbackFailed           = Code{"E1624", "ROLLBACK_FAILED"}
+	RecoverySessionNotFound  = Code{"E1631", "RECOVERY_SESSION_NOT_FOUND"}
+	SessionNotCrashed        = Code{"E1632", "SESSION_NOT_CRASHED"}
+	ConcurrentUpdate         = Code{"E1640", "CONCURRENT_UPDATE"}
+	StateChangedOutside      = Code{"E1641", "STATE_CHANGED_OUTSIDE"}
+	ConflictNotFound         = Code{"E1642", "CONFLICT_NOT_FOUND"}
+	ConflictAlreadyResolved  = Code{"E1643", "CONFLICT_ALREADY_RESOLVED"}
+	ResolutionFailed         = Code{"E1644", "RESOLUTION_FAILED"}
+	// InvalidConflictType is seed 002's E1641, which issue 6 had already
+	// given to STATE_CHANGED_OUTSIDE (codes are never renumbered).
+	InvalidConflictType = Code{"E1645", "INVALID_CONFLICT_TYPE"}
+	GitWriteFailed      = Code{"E1651", "GIT_WRITE_FAILED"}
+	GitLocked           = Code{"E1652", "GIT_LOCKED"}
+	ImportFailed        = Code{"E1653", "IMPORT_FAILED"}
+	RemoteSyncFailed    = Code{"E1654", "REMOTE_SYNC_FAILED"}
+	SourceTaskNotFound  = Code{"E1660", "SOURCE_TASK_NOT_FOUND"}
+	TargetTaskNotFound  = Code{"E1661", "TARGET_TASK_NOT_FOUND"}
+	TaskSwitchFailed    = Code{"E1662", "TASK_SWITCH_FAILED"}
+	VaultNotFound       = Code{"E1690", "VAULT_NOT_FOUND"}
+	ConfigInvalid       = Code{"E1691", "CONFIG_INVALID"}
+	LockTimeout         = Code{"E1692", "LOCK_TIMEOUT"}
+	InvalidCommand      = Code{"E1693", "INVALID_COMMAND"}
+	PermissionDenied    = Code{"E1694", "PERMISSION_DENIED"}
+	DiskFull            = Code{"E1695", "DISK_FULL"}
+	InternalError       = Code{"E1699", "INTERNAL_ERROR"}
 )
 
 // All lists every code, for documentation and tests.
 var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, SessionCrashed, DuplicateDecisionTitle,
 	BlockerNotFound, BlockerAlreadyResolved, UpdateValidationFailed, StateParseError, NoteTooLarge, PathOutsideVault, NoteNotAFile, SessionNotCrashed,
+	TaskNotFound, TaskLocked, TaskGraphCycle, CheckpointCreationFailed, InvalidCheckpointScope, CheckpointNotFound, VersionNotFound, RollbackFailed,
+	RecoverySessionNotFound, ConflictNotFound, ConflictAlreadyResolved, ResolutionFailed, InvalidConflictType, SourceTaskNotFound, TargetTaskNotFound, TaskSwitchFailed,
 	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError}
 
 // Error is an error with a stable code. Details holds machine-readable

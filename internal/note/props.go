@@ -37,7 +37,7 @@ const maxKeyLen = 1000
 // the existing keys (a front matter block is created when the note has
 // none).
 //
-// value may be a string, an int, a bool, a time.Time (written as an
+// value may be a string, an int, a float64, a bool, a time.Time (written as an
 // unquoted ISO 8601 UTC timestamp, as Obsidian writes date-time properties),
 // a []string (a block-style list, as Obsidian writes lists), or nil (an empty
 // value). Strings are written plain when YAML allows it, quoted otherwise
@@ -199,6 +199,11 @@ func wantNode(value any) *yaml.Node {
 		return scalar("!!int", strconv.Itoa(v))
 	case int64:
 		return scalar("!!int", strconv.FormatInt(v, 10))
+	case float64:
+		if v == float64(int64(v)) {
+			return scalar("!!int", formatFloat(v))
+		}
+		return scalar("!!float", formatFloat(v))
 	case bool:
 		return scalar("!!bool", strconv.FormatBool(v))
 	case time.Time:
@@ -457,6 +462,8 @@ func encodeValue(value any, nl, indent string) (string, bool, error) {
 		return strconv.Itoa(v), false, nil
 	case int64:
 		return strconv.FormatInt(v, 10), false, nil
+	case float64:
+		return formatFloat(v), false, nil
 	case bool:
 		return strconv.FormatBool(v), false, nil
 	case time.Time:
@@ -476,6 +483,10 @@ func encodeValue(value any, nl, indent string) (string, bool, error) {
 	}
 	return "", false, fmt.Errorf("unsupported property value type %T", value)
 }
+
+// formatFloat renders v in the shortest form that reads back as v (0.85,
+// 3); YAML reads a whole number back as an int.
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // FormatTime renders t as the engine writes times: ISO 8601 in UTC with
 // second precision, e.g. 2026-11-22T14:30:00Z.

@@ -64,6 +64,7 @@ type State struct {
 	LastSession    string      `json:"last_session,omitempty"` // session id of the project's last ended session
 	Summary        string      `json:"summary,omitempty"`
 	Mode           string      `json:"mode,omitempty"`
+	ActiveTask     string      `json:"active_task,omitempty"` // task id (seed 002 switch_task)
 	Started        *time.Time  `json:"started,omitempty"`
 	Updated        *time.Time  `json:"updated,omitempty"`
 	Ended          *time.Time  `json:"ended,omitempty"`
@@ -194,6 +195,7 @@ func (d *doc) readLite(project string) State {
 		LastSession:   sessionID(d.prop("last_session")),
 		Summary:       d.prop("summary"),
 		Mode:          d.prop("mode"),
+		ActiveTask:    firstNonEmpty(taskIDs(nonEmpty(d.prop("active_task")))...),
 		Started:       d.timeProp("started"),
 		Updated:       d.timeProp("updated"),
 		Ended:         d.timeProp("ended"),

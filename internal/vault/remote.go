@@ -95,9 +95,19 @@ func (v *Vault) git(args ...string) (string, error) {
 
 // gitRaw is git with the output as git wrote it.
 func (v *Vault) gitRaw(args ...string) ([]byte, error) {
+	return runGit(gitCmd(v.Root, args...), args)
+}
+
+// gitCmd is the git CLI run in dir, never prompting.
+func gitCmd(dir string, args ...string) *exec.Cmd {
 	cmd := exec.Command("git", args...)
-	cmd.Dir = v.Root
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_MERGE_AUTOEDIT=no")
+	return cmd
+}
+
+// runGit runs cmd and returns its output; an error holds git's message.
+func runGit(cmd *exec.Cmd, args []string) ([]byte, error) {
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {

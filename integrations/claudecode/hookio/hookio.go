@@ -25,6 +25,27 @@ type Input struct {
 	StopHookActive bool            `json:"stop_hook_active"`
 	Source         string          `json:"source"`  // SessionStart: startup, resume, clear, compact
 	Trigger        string          `json:"trigger"` // PreCompact: manual, auto
+	// CustomInstructions is PreCompact's: what a manual /compact was told
+	// to keep ("" for auto).
+	CustomInstructions string `json:"custom_instructions"`
+	// ToolResponse is PostToolUse's: the tool's result.
+	ToolResponse json.RawMessage `json:"tool_response"`
+}
+
+// ToolFailed reports whether a PostToolUse tool_response says the call
+// failed: an object with "is_error": true, "success": false, or a
+// non-empty "error".
+func (in Input) ToolFailed() bool {
+	var r struct {
+		IsError bool            `json:"is_error"`
+		Success *bool           `json:"success"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(in.ToolResponse, &r) != nil {
+		return false
+	}
+	e := string(r.Error)
+	return r.IsError || (r.Success != nil && !*r.Success) || (e != "" && e != "null" && e != `""` && e != "false")
 }
 
 // MaxInput bounds the hook input read from stdin (4 MiB).

@@ -1,0 +1,593 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/vault"
+	"github.com/sessionvault/sessionvault/templates"
+	"go.yaml.in/yaml/v3"
+)
+
+// Checkpoints (seed 002 §4.1.3, §4.1.4): a checkpoint is the annotated tag
+// checkpoint/<id> on a commit, and a line in <project>/checkpoints.md.
+// Rollback writes old content as one new commit; history is never
+// rewritten (DESIGN §6).
+const (
+	CheckpointsNote = "checkpoints.md"
+	secCheckpoints  = "Checkpoints"
+	checkpointRef   = "checkpoint/"
+)
+
+// CheckpointTypes are seed 002 §4.2.3's types.
+var CheckpointTypes = []string{"manual", "milestone", "pre_migration", "recovery_point", "auto"}
+
+// Checkpoint is a named point in the vault's history (seed 002 §4.1.3).
+type Checkpoint struct {
+	ID          string    `json:"checkpoint_id"` // cp-{unix seconds}-{6 hex digits}
+	Label       string    `json:"label"`
+	Description string    `json:"description,omitempty"`
+	Type        string    `json:"checkpoint_type"`
+	Scope       string    `json:"scope"` // global, task, multi_task
+	Tasks       []string  `json:"included_tasks"`
+	CreatedAt   time.Time `json:"created_at"`
+	CreatedBy   string    `json:"created_by,omitempty"`
+	Commit      string    `json:"commit,omitempty"`
+	Project     string    `json:"-"`
+}
+
+// CheckpointOptions are the inputs of CreateCheckpoint.
+type CheckpointOptions struct {
+	Project     string
+	Label       string
+	Description string
+	Tasks       []string
+	Type        string // "" = manual
+	CreatedBy   string // "" = the active session, else this machine
+}
+
+// CheckpointOutcome is what CreateCheckpoint did.
+type CheckpointOutcome struct {
+	Checkpoint Checkpoint   `json:"checkpoint"`
+	Result     vault.Result `json:"result"`
+}
+
+// scopeOf is seed 002 §4.1.3's rule: 0 tasks global, 1 task, 2+ multi_task.
+func scopeOf(tasks []string) string {
+	switch len(tasks) {
+	case 0:
+		return "global"
+	case 1:
+		return "task"
+	}
+	return "multi_task"
+}
+
+func newCheckpointID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return "cp-" + strconv.FormatInt(now.Unix(), 10) + "-" + hex.EncodeToString(b[:])
+}
+
+// CreateCheckpoint records a checkpoint of the project (Tasks empty), a
+// task or several: one commit adds its line to checkpoints.md, and the tag
+// checkpoint/<id> names that commit. A task that has no note is
+// errs.TaskNotFound; a task named twice errs.InvalidCheckpointScope.
+func (s *Service) CreateCheckpoint(o CheckpointOptions) (CheckpointOutcome, error) {
+	if err := checkText("label", o.Label, 200); err != nil {
+		return CheckpointOutcome{}, err
+	}
+	if o.Type == "" {
+		o.Type = "manual"
+	}
+	if !contains(CheckpointTypes, o.Type) {
+		return CheckpointOutcome{}, errs.New(errs.UpdateValidationFailed, "--type %q is not one of %s", o.Type, strings.Join(CheckpointTypes, ", ")).With("flag", "type")
+	}
+	seen := map[string]bool{}
+	for _, t := range o.Tasks {
+		if seen[t] {
+			return CheckpointOutcome{}, errs.New(errs.InvalidCheckpointScope, "task %s is named twice; name each task once", t).With("task", t)
+		}
+		seen[t] = true
+	}
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return CheckpointOutcome{}, err
+	}
+	var out CheckpointOutcome
+	out.Result, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+		for _, t := range o.Tasks {
+			if _, _, err := s.taskDoc(tx, project, t, errs.TaskNotFound); err != nil {
+				return vault.Change{}, err
+			}
+		}
+		now := s.now()
+		cp := Checkpoint{ID: newCheckpointID(now), Label: oneLine(o.Label), Description: oneLine(o.Description), Type: o.Type,
+			Scope: scopeOf(o.Tasks), Tasks: nonNil(o.Tasks), CreatedAt: now, CreatedBy: o.CreatedBy, Project: project}
+		if cp.CreatedBy == "" {
+			cp.CreatedBy = s.holder(tx, project)
+		}
+		if err := s.listCheckpoint(tx, project, cp); err != nil {
+			return vault.Change{}, err
+		}
+		out.Checkpoint = cp
+		return vault.Change{Operation: "checkpoint", Summary: cp.ID + " " + cp.Label,
+			Trailers: map[string]string{"Checkpoint": cp.ID, "Change-Type": "checkpoint"},
+			Committed: func(r vault.Result) error {
+				out.Checkpoint.Commit = r.Commit
+				return s.tagCheckpoint(cp, r.Commit)
+			}}, nil
+	})
+	if err != nil {
+		return CheckpointOutcome{}, (&errs.Error{Code: errs.CheckpointCreationFailed, Message: "creating the checkpoint: " + err.Error(), Err: err})
+	}
+	return out, nil
+}
+
+// tagCheckpoint makes cp's tag on commit; its message holds cp's fields as
+// trailers, so that the tag alone describes the checkpoint.
+func (s *Service) tagCheckpoint(cp Checkpoint, commit string) error {
+	msg := cp.Label + "\n\n"
+	if cp.Description != "" {
+		msg += cp.Description + "\n\n"
+	}
+	msg += "Checkpoint-Id: " + cp.ID + "\nCheckpoint-Type: " + cp.Type + "\nCheckpoint-Scope: " + cp.Scope +
+		"\nProject: " + cp.Project + "\nTasks: " + strings.Join(cp.Tasks, ",") + "\nCreated-By: " + cp.CreatedBy +
+		"\nCreated-At: " + note.FormatTime(cp.CreatedAt) + "\n"
+	return s.V.CreateTag(checkpointRef+cp.ID, commit, msg)
+}
+
+// listCheckpoint adds cp's line to checkpoints.md (made when missing).
+func (s *Service) listCheckpoint(tx *vault.Tx, project string, cp Checkpoint) error {
+	rel := project + "/" + CheckpointsNote
+	var d *doc
+	var err error
+	if tx.Exists(rel) {
+		d, err = s.readDoc(tx, rel)
+	} else {
+		var b []byte
+		if b, err = s.render(CheckpointsNote, map[string]string{"Project": note.Scalar(project)}); err == nil {
+			d, err = s.parseDoc(rel, b)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	scope := cp.Scope
+	if len(cp.Tasks) > 0 {
+		scope += " " + strings.Join(taskLinks(project, cp.Tasks), ", ")
+	}
+	line := "- " + note.FormatTime(cp.CreatedAt) + sep + "`" + cp.ID + "`" + sep + "**" + strings.ReplaceAll(cp.Label, sep, ", ") + "**" + sep + cp.Type + sep + scope
+	if cp.Description != "" {
+		line += sep + strings.ReplaceAll(cp.Description, sep, ", ")
+	}
+	d.appendLine(secCheckpoints, line+" ^"+cp.ID)
+	d.set("checkpoints", d.intProp("checkpoints")+1)
+	b, err := d.bytes()
+	if err != nil {
+		return err
+	}
+	return tx.Write(rel, b)
+}
+
+// Checkpoints lists project's checkpoints, oldest first, from their tags.
+func (s *Service) Checkpoints(project string) ([]Checkpoint, error) {
+	project, err := s.Project(project)
+	if err != nil {
+		return nil, err
+	}
+	tags, err := s.V.Tags(checkpointRef)
+	if err != nil {
+		return nil, err
+	}
+	out := []Checkpoint{}
+	for _, t := range tags {
+		if cp := parseCheckpointTag(t); cp.Project == project {
+			out = append(out, cp)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out, nil
+}
+
+func parseCheckpointTag(t vault.Tag) Checkpoint {
+	cp := Checkpoint{ID: strings.TrimPrefix(t.Name, checkpointRef), Commit: t.Commit, CreatedAt: t.Time.UTC(), Tasks: []string{}}
+	label, rest, _ := strings.Cut(strings.TrimSpace(t.Message), "\n")
+	cp.Label = strings.TrimSpace(label)
+	for _, l := range strings.Split(rest, "\n") {
+		k, v, ok := strings.Cut(l, ": ")
+		if !ok {
+			if l = strings.TrimSpace(l); l != "" && cp.Description == "" {
+				cp.Description = l
+			}
+			continue
+		}
+		switch k {
+		case "Checkpoint-Type":
+			cp.Type = v
+		case "Checkpoint-Scope":
+			cp.Scope = v
+		case "Project":
+			cp.Project = v
+		case "Tasks":
+			for _, x := range strings.Split(v, ",") {
+				if x = strings.TrimSpace(x); x != "" {
+					cp.Tasks = append(cp.Tasks, x)
+				}
+			}
+		case "Created-By":
+			cp.CreatedBy = v
+		case "Created-At":
+			if tm, err := time.Parse(time.RFC3339, v); err == nil {
+				cp.CreatedAt = tm
+			}
+		default:
+			if cp.Description == "" && strings.TrimSpace(l) != "" && !strings.HasPrefix(k, "Checkpoint") {
+				cp.Description = strings.TrimSpace(l)
+			}
+		}
+	}
+	return cp
+}
+
+// checkpoint finds checkpoint id of project: its tag, or — when a kill
+// left it untagged — the commit that listed it (a backup: the commit
+// before the rollback that listed it).
+func (s *Service) checkpoint(project, id string) (Checkpoint, error) {
+	notFound := errs.New(errs.CheckpointNotFound, "checkpoint %q not found (see `%s`)", id, s.Command(project, "checkpoint list")).With("checkpoint", id)
+	if vault.CheckName("checkpoint id", id) != nil || !strings.HasPrefix(id, "cp-") {
+		return Checkpoint{}, notFound
+	}
+	tags, err := s.V.Tags(checkpointRef + id)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	for _, t := range tags {
+		if t.Name == checkpointRef+id {
+			cp := parseCheckpointTag(t)
+			if cp.Project != project {
+				return Checkpoint{}, errs.New(errs.CheckpointNotFound, "checkpoint %s belongs to project %s, not %s", id, cp.Project, project).With("checkpoint", id)
+			}
+			return cp, nil
+		}
+	}
+	if c, err := s.V.FindCommit("Checkpoint", id); err == nil && c != "" {
+		return Checkpoint{ID: id, Commit: c, Scope: "global", Project: project, Tasks: []string{}}, nil
+	}
+	if c, err := s.V.FindCommit("Backup-Checkpoint", id); err == nil && c != "" {
+		return Checkpoint{ID: id, Commit: c + "^", Scope: "global", Project: project, Tasks: []string{}}, nil
+	}
+	return Checkpoint{}, notFound
+}
+
+// RollbackOptions are the inputs of Rollback (seed 002 §4.1.4).
+type RollbackOptions struct {
+	Project    string
+	TaskID     string // "" = the checkpoint's tasks, or globally
+	Checkpoint string // a checkpoint id, or
+	Version    int    // a version of TaskID's note (1 = the first)
+	NoBackup   bool   // createBackup false
+	Holder     string
+}
+
+// RollbackOutcome is seed 002 §4.1.4's output, with the notes restored.
+type RollbackOutcome struct {
+	TaskID             string        `json:"task_id,omitempty"`
+	RolledBackTo       RollbackPoint `json:"rolled_back_to"`
+	BackupCheckpointID string        `json:"backup_checkpoint_id,omitempty"`
+	RestoredState      *TaskState    `json:"restored_state,omitempty"`
+	Restored           []string      `json:"restored"`
+	Timestamp          time.Time     `json:"timestamp"`
+	Result             vault.Result  `json:"result"`
+}
+
+// RollbackPoint is what was rolled back to: a "checkpoint" id or a
+// "version" number.
+type RollbackPoint struct {
+	Type       string `json:"type"`
+	Identifier any    `json:"identifier"`
+}
+
+// TaskState is a task's phase, iteration and status after a rollback.
+type TaskState struct {
+	CurrentPhase string `json:"current_phase"`
+	Iteration    int    `json:"iteration"`
+	Status       string `json:"status"`
+}
+
+// Rollback restores notes to a checkpoint or a task version in one new
+// commit: a task's note (TaskID), a checkpoint's tasks, or — a global
+// checkpoint without TaskID — the project's canonical notes and every task
+// note the checkpoint holds. The engine's content (its properties and
+// sections) comes back byte for byte; the person's sections and properties
+// stay as they are now. Unless NoBackup, a backup checkpoint of the state
+// before is made first (listed in the same commit). A missing checkpoint is
+// errs.CheckpointNotFound, a missing version errs.VersionNotFound; a note the
+// point does not hold, or a current state that now holds another session,
+// errs.RollbackFailed.
+func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
+	if (o.Checkpoint == "") == (o.Version == 0) {
+		return RollbackOutcome{}, errs.New(errs.UpdateValidationFailed, "give one of --checkpoint ID or --version N").With("flag", "checkpoint")
+	}
+	if o.Version != 0 && o.TaskID == "" {
+		return RollbackOutcome{}, errs.New(errs.UpdateValidationFailed, "--version N needs --task (a version is one task's)").With("flag", "task")
+	}
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return RollbackOutcome{}, err
+	}
+	if o.TaskID != "" {
+		if _, err := s.Task(project, o.TaskID); err != nil {
+			return RollbackOutcome{}, err
+		}
+	}
+	out := RollbackOutcome{TaskID: o.TaskID, Restored: []string{}}
+	var target string
+	var rels []string
+	if o.Version != 0 {
+		log, err := s.V.PathLog(taskPath(project, o.TaskID))
+		if err != nil {
+			return out, err
+		}
+		if o.Version < 1 || o.Version > len(log) {
+			return out, errs.New(errs.VersionNotFound, "task %s has versions 1 to %d, not %d (see `%s`)", o.TaskID, len(log), o.Version, s.Command(project, "task versions "+shellQuote(o.TaskID))).With("task", o.TaskID).With("version", o.Version)
+		}
+		target = log[o.Version-1].Hash
+		out.RolledBackTo = RollbackPoint{Type: "version", Identifier: o.Version}
+		rels = []string{taskPath(project, o.TaskID)}
+	} else {
+		cp, err := s.checkpoint(project, o.Checkpoint)
+		if err != nil {
+			return out, err
+		}
+		target = cp.Commit
+		out.RolledBackTo = RollbackPoint{Type: "checkpoint", Identifier: cp.ID}
+		switch {
+		case o.TaskID != "":
+			rels = []string{taskPath(project, o.TaskID)}
+		case len(cp.Tasks) > 0:
+			for _, t := range cp.Tasks {
+				rels = append(rels, taskPath(project, t))
+			}
+		default:
+			for _, n := range CanonicalNotes {
+				rels = append(rels, project+"/"+n)
+			}
+			tasks, err := s.V.ListAt(target, project+"/"+TasksDir)
+			if err != nil {
+				return out, err
+			}
+			for _, t := range tasks {
+				if strings.HasSuffix(t, ".md") {
+					rels = append(rels, t)
+				}
+			}
+		}
+	}
+	start := time.Now()
+	out.Result, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+		now := s.now()
+		out.Timestamp = now
+		holder := o.Holder
+		if holder == "" {
+			holder = s.holder(tx, project)
+		}
+		for _, rel := range rels {
+			old, err := s.V.ReadAt(target, rel)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					if out.RolledBackTo.Type == "checkpoint" && o.TaskID == "" && !strings.Contains(rel, "/"+TasksDir+"/") {
+						continue // a canonical note the project did not have yet
+					}
+					return vault.Change{}, errs.New(errs.RollbackFailed, "%s did not exist at %v %v; nothing to roll back to", rel, out.RolledBackTo.Type, out.RolledBackTo.Identifier).With("note", rel)
+				}
+				return vault.Change{}, err
+			}
+			cur, err := tx.Read(rel)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return vault.Change{}, err
+			}
+			if strings.Contains(rel, "/"+TasksDir+"/") && cur != nil {
+				cd, err := s.parseDoc(rel, cur)
+				if err != nil {
+					return vault.Change{}, err
+				}
+				if err := s.checkLock(project, cd.readTask(project), holder, now); err != nil {
+					return vault.Change{}, err
+				}
+			}
+			if path.Base(rel) == CurrentStateNote && cur != nil {
+				if err := s.sameSession(rel, old, cur, project); err != nil {
+					return vault.Change{}, err
+				}
+			}
+			merged, err := s.restoreEngine(rel, old, cur)
+			if err != nil {
+				return vault.Change{}, (&errs.Error{Code: errs.RollbackFailed, Message: "restoring " + rel + ": " + err.Error(), Err: err}).With("note", rel)
+			}
+			if cur != nil && string(merged) == string(cur) {
+				continue
+			}
+			if err := tx.Write(rel, merged); err != nil {
+				return vault.Change{}, err
+			}
+			out.Restored = append(out.Restored, rel)
+			if o.TaskID != "" && rel == taskPath(project, o.TaskID) {
+				nd, err := s.parseDoc(rel, merged)
+				if err == nil {
+					t := nd.readTask(project)
+					out.RestoredState = &TaskState{CurrentPhase: t.Phase, Iteration: t.Iteration, Status: t.Status}
+				}
+			}
+		}
+		trailers := map[string]string{"Change-Type": "recovery", "Rollback-To": fmt.Sprint(out.RolledBackTo.Identifier), "Duration-Ms": strconv.FormatInt(time.Since(start).Milliseconds(), 10)}
+		if o.TaskID != "" {
+			trailers["Task"] = o.TaskID
+		}
+		var backup Checkpoint
+		if !o.NoBackup && len(out.Restored) > 0 {
+			backup = Checkpoint{ID: newCheckpointID(now), Label: fmt.Sprintf("before rollback to %s %v", out.RolledBackTo.Type, out.RolledBackTo.Identifier),
+				Type: "auto", Tasks: []string{}, CreatedAt: now, CreatedBy: holder, Project: project}
+			if o.TaskID != "" {
+				backup.Tasks = []string{o.TaskID}
+			} else if out.RolledBackTo.Type == "checkpoint" {
+				if cp, err := s.checkpoint(project, o.Checkpoint); err == nil {
+					backup.Tasks = cp.Tasks
+				}
+			}
+			backup.Scope = scopeOf(backup.Tasks)
+			if err := s.listCheckpoint(tx, project, backup); err != nil {
+				return vault.Change{}, err
+			}
+			out.BackupCheckpointID = backup.ID
+			trailers["Backup-Checkpoint"] = backup.ID
+		}
+		summary := fmt.Sprintf("%s to %s %v", strings.Join(out.Restored, ", "), out.RolledBackTo.Type, out.RolledBackTo.Identifier)
+		return vault.Change{Operation: "rollback", Summary: summary, Trailers: trailers,
+			Committed: func(r vault.Result) error {
+				if backup.ID == "" {
+					return nil
+				}
+				// The backup names the state just before this commit.
+				return s.tagCheckpoint(backup, r.Commit+"^")
+			}}, nil
+	})
+	if err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// sameSession refuses to roll the current state back across sessions: the
+// records, history and heartbeat of the session it now holds would no
+// longer match it.
+func (s *Service) sameSession(rel string, old, cur []byte, project string) error {
+	od, err := s.parseDoc(rel, old)
+	if err != nil {
+		return err
+	}
+	cd, err := s.parseDoc(rel, cur)
+	if err != nil {
+		return err
+	}
+	if o, c := od.prop("session"), cd.prop("session"); o != c {
+		return errs.New(errs.RollbackFailed, "the checkpoint's current state holds session %q and the vault's now holds %q; a rollback does not cross sessions (roll back tasks with --task, or use a checkpoint made in this session)", o, c).With("note", rel)
+	}
+	return nil
+}
+
+// restoreEngine returns old (a note as a point in history held it) with
+// the person's part of cur (the note now) kept: cur's sections that are not
+// the engine's replace or join old's, old's person sections cur no longer
+// has go, and cur's person properties are set. cur nil: old as it is.
+func (s *Service) restoreEngine(rel string, old, cur []byte) ([]byte, error) {
+	if cur == nil {
+		return old, nil
+	}
+	od, err := s.parseDoc(rel, old)
+	if err != nil {
+		return nil, err
+	}
+	cd, err := s.parseDoc(rel, cur)
+	if err != nil {
+		return nil, err
+	}
+	engine := engineSections(rel)
+	nl := od.newline()
+	curSecs := map[string]bool{}
+	for _, sec := range cd.md.Sections {
+		if sec.Level != 2 || engine[sec.Title] {
+			continue
+		}
+		curSecs[sec.Title] = true
+		text := string(cd.body[sec.BodyStart:sec.End])
+		if osec, ok := od.section(sec.Title); ok {
+			if string(od.body[osec.BodyStart:osec.End]) != text {
+				od.edit(osec.BodyStart, osec.End, text)
+			}
+			continue
+		}
+		whole := string(cd.body[sec.Start:sec.End])
+		prefix := ""
+		if len(od.body) > 0 && !strings.HasSuffix(string(od.body), "\n") {
+			prefix = nl
+		}
+		if len(od.body) > 0 && !strings.HasSuffix(string(od.body), nl+nl) {
+			prefix += nl
+		}
+		od.edit(len(od.body), len(od.body), prefix+whole)
+	}
+	for _, sec := range od.md.Sections {
+		if sec.Level == 2 && !engine[sec.Title] && !curSecs[sec.Title] {
+			od.edit(sec.Start, sec.End, "")
+		}
+	}
+	for _, k := range cd.n.Keys() {
+		node, _ := cd.n.Node(k)
+		if engineProps[k] || node == nil {
+			continue
+		}
+		switch {
+		case node.Kind == yaml.SequenceNode:
+			od.set(k, cd.n.GetList(k))
+		case node.Kind == yaml.ScalarNode && node.ShortTag() == "!!null":
+			od.set(k, nil)
+		case node.Kind == yaml.ScalarNode:
+			od.set(k, node.Value)
+		}
+	}
+	for _, k := range od.n.Keys() {
+		if _, ok := cd.n.Node(k); !ok && !engineProps[k] {
+			od.unset(k)
+		}
+	}
+	return od.bytes()
+}
+
+// engineProps are the properties the engine writes in any note it owns.
+var engineProps = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range append(taskProps, "project", "session", "objective", "progress", "progress_start", "epic", "linear",
+		"branch", "commit", "started", "continues", "last_session", "version", "active_task", "mode", "ended",
+		"end_commit", "duration_minutes", "summary", "issues", "machine", "recovered", "sessions", "source",
+		"source_format", "source_status", "violations", "decisions", "checkpoints", "unresolved") {
+		m[k] = true
+	}
+	return m
+}()
+
+// engineSections are the H2 sections the engine writes in the note at rel:
+// a task note's, or those of the template the note was made from.
+func engineSections(rel string) map[string]bool {
+	m := map[string]bool{}
+	if strings.Contains(rel, "/"+TasksDir+"/") {
+		for _, s := range taskSections {
+			m[s] = true
+		}
+		return m
+	}
+	if b, err := fs.ReadFile(templates.FS, path.Base(rel)); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if t, ok := strings.CutPrefix(l, "## "); ok {
+				m[strings.TrimSpace(t)] = true
+			}
+		}
+	}
+	m[secSummary] = true
+	if path.Base(rel) == CurrentStateNote {
+		for _, s := range ownedSections {
+			m[s] = true
+		}
+	}
+	return m
+}

@@ -1,0 +1,393 @@
+package session
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// TaskVersion is one version of a task's note (seed 002 §4.1.1
+// versionHistory): version N is the Nth commit that touched the note.
+type TaskVersion struct {
+	Version       int       `json:"version"`
+	Commit        string    `json:"commit"`
+	CreatedAt     time.Time `json:"created_at"`
+	ChangeType    string    `json:"change_type"`
+	ChangeSummary string    `json:"change_summary"`
+}
+
+// TaskVersions lists task id's versions, oldest first; max > 0 keeps the
+// newest max.
+func (s *Service) TaskVersions(project, id string, max int) ([]TaskVersion, error) {
+	if _, err := s.Task(project, id); err != nil {
+		return nil, err
+	}
+	project, _ = s.Project(project)
+	log, err := s.V.PathLog(taskPath(project, id))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TaskVersion, 0, len(log))
+	for i, c := range log {
+		ct := c.Trailers["Change-Type"]
+		if ct == "" {
+			ct = "manual" // a person's edit, or a commit made by git itself
+		}
+		summary := c.Subject
+		if _, rest, ok := strings.Cut(summary, ": "); ok && c.Trailers["Operation"] != "" {
+			summary = rest
+		}
+		out = append(out, TaskVersion{Version: i + 1, Commit: c.Hash, CreatedAt: c.Time.UTC(), ChangeType: ct, ChangeSummary: summary})
+	}
+	if max > 0 && len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return out, nil
+}
+
+func (s *Service) taskVersionCount(project, id string) (int, error) {
+	return s.V.PathCommitCount(taskPath(project, id))
+}
+
+// TaskRef names a task (seed 002 TaskRef).
+type TaskRef struct {
+	TaskID string `json:"task_id"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+func refs(byID map[string]Task, ids []string) []TaskRef {
+	out := []TaskRef{}
+	for _, id := range ids {
+		t := byID[id]
+		out = append(out, TaskRef{TaskID: id, Name: t.Name, Status: t.Status})
+	}
+	return out
+}
+
+// SwitchOptions are the inputs of SwitchTask (seed 002 §4.1.5).
+type SwitchOptions struct {
+	Project string
+	From    string // "" = only load To
+	To      string
+	// NoSave skips saving From (saveCurrentState false).
+	NoSave  bool
+	Updates TaskUpdate // applied to From when saved (immediate context, phase, iteration)
+	Holder  string
+}
+
+// SwitchOutcome is what SwitchTask did (seed 002 §4.1.5 output).
+type SwitchOutcome struct {
+	Previous  *SwitchedFrom `json:"previous_task,omitempty"`
+	New       Task          `json:"new_task"`
+	BlockedBy []TaskRef     `json:"blocked_by"`
+	Timestamp time.Time     `json:"timestamp"`
+	Result    vault.Result  `json:"result"`
+}
+
+// SwitchedFrom is the task switched away from.
+type SwitchedFrom struct {
+	TaskID  string `json:"task_id"`
+	Saved   bool   `json:"saved"`
+	Version int    `json:"version"`
+}
+
+// SwitchTask saves From's context and loads To in one commit: From gets
+// Updates, To becomes in_progress (from pending) with last_session_at, and
+// the project's active task (global-context.md) and the active session's
+// (active_task in the current state) name To. A missing From is
+// errs.SourceTaskNotFound, a missing To errs.TargetTaskNotFound; a task
+// another holder locked is errs.TaskLocked. Nothing changes on error.
+func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
+	if err := o.Updates.validate(); err != nil {
+		return SwitchOutcome{}, err
+	}
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return SwitchOutcome{}, err
+	}
+	var out SwitchOutcome
+	start := time.Now()
+	res, err := s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+		holder := o.Holder
+		if holder == "" {
+			holder = s.holder(tx, project)
+		}
+		now := s.now()
+		out.Timestamp = now
+		var fromDoc *doc
+		var from Task
+		if o.From != "" {
+			var err error
+			if fromDoc, from, err = s.taskDoc(tx, project, o.From, errs.SourceTaskNotFound); err != nil {
+				return vault.Change{}, err
+			}
+		}
+		toDoc, to, err := s.taskDoc(tx, project, o.To, errs.TargetTaskNotFound)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		if err := s.checkLock(project, to, holder, now); err != nil {
+			return vault.Change{}, err
+		}
+		if fromDoc != nil && !o.NoSave && fromDoc.path != toDoc.path {
+			if err := s.checkLock(project, from, holder, now); err != nil {
+				return vault.Change{}, err
+			}
+			fromDoc.applyTask(from, o.Updates, now)
+			b, err := fromDoc.bytes()
+			if err != nil {
+				return vault.Change{}, err
+			}
+			if err := tx.Write(fromDoc.path, b); err != nil {
+				return vault.Change{}, err
+			}
+			out.Previous = &SwitchedFrom{TaskID: from.ID, Saved: true}
+		} else if fromDoc != nil {
+			out.Previous = &SwitchedFrom{TaskID: from.ID}
+		}
+		if to.Status == TaskPending {
+			toDoc.set("status", TaskInProgress)
+		}
+		toDoc.set("last_session_at", now)
+		b, err := toDoc.bytes()
+		if err != nil {
+			return vault.Change{}, err
+		}
+		if err := tx.Write(toDoc.path, b); err != nil {
+			return vault.Change{}, err
+		}
+		nd, _ := s.parseDoc(toDoc.path, b)
+		out.New = nd.readTask(project)
+		if err := s.setActiveTask(tx, project, to.ID, now); err != nil {
+			return vault.Change{}, err
+		}
+		tasks, err := s.readTasks(tx, project)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		out.BlockedBy = openBlockers(out.New, tasks)
+		session := ""
+		if h := holder; !strings.HasPrefix(h, "machine:") {
+			session = h
+		}
+		return vault.Change{Operation: "task-switch", Session: session, Summary: "to " + to.ID,
+			Trailers: map[string]string{"Task": to.ID, "Change-Type": "manual", "Duration-Ms": strconv.FormatInt(time.Since(start).Milliseconds(), 10)}}, nil
+	})
+	out.Result = res
+	if err != nil {
+		return out, err
+	}
+	if out.Previous != nil {
+		out.Previous.Version, err = s.taskVersionCount(project, out.Previous.TaskID)
+	}
+	return out, err
+}
+
+// openBlockers are the tasks t waits for that are not completed: those it
+// depends on and those that block it.
+func openBlockers(t Task, tasks []Task) []TaskRef {
+	byID := taskIndex(tasks)
+	out := []TaskRef{}
+	seen := map[string]bool{}
+	add := func(id string) {
+		if o, ok := byID[id]; ok && o.Status != TaskCompleted && o.Status != TaskArchived && !seen[id] {
+			seen[id] = true
+			out = append(out, TaskRef{TaskID: id, Name: o.Name, Status: o.Status})
+		}
+	}
+	for _, id := range t.DependsOn {
+		add(id)
+	}
+	for _, o := range tasks {
+		if contains(o.Blocks, t.ID) {
+			add(o.ID)
+		}
+	}
+	return out
+}
+
+// setActiveTask records id as the project's active task (global-context.md,
+// made when missing) and the active session's (the current state's
+// active_task).
+func (s *Service) setActiveTask(tx *vault.Tx, project, id string, now time.Time) error {
+	rel := project + "/" + GlobalContextNote
+	var gd *doc
+	if tx.Exists(rel) {
+		var err error
+		if gd, err = s.readDoc(tx, rel); err != nil {
+			return err
+		}
+	} else {
+		b, err := s.render(GlobalContextNote, map[string]string{"Project": note.Scalar(project), "Now": note.FormatTime(now)})
+		if err != nil {
+			return err
+		}
+		if gd, err = s.parseDoc(rel, b); err != nil {
+			return err
+		}
+	}
+	gd.set("active_task", taskLink(project, id))
+	gd.set("updated", now)
+	b, err := gd.bytes()
+	if err != nil {
+		return err
+	}
+	if err := tx.Write(rel, b); err != nil {
+		return err
+	}
+	cur, _, _ := paths(project)
+	d, err := s.readDoc(tx, cur)
+	if err != nil {
+		return err
+	}
+	st := d.readLite(project)
+	if !st.Active() {
+		return nil
+	}
+	d.set("active_task", taskLink(project, id))
+	bumpVersion(d, st, now)
+	b, err = d.bytes()
+	if err != nil {
+		return err
+	}
+	return tx.Write(cur, b)
+}
+
+// GlobalContext is a project's global context (seed 002 §5.2.5), read from
+// <project>/global-context.md: its lists are the sections' bullets; key
+// paths and services are "- name: value" bullets.
+type GlobalContext struct {
+	HardRules  []string          `json:"hard_rules"`
+	TechStack  []string          `json:"tech_stack"`
+	KeyPaths   map[string]string `json:"key_paths"`
+	Services   map[string]string `json:"services"`
+	ActiveTask string            `json:"active_task,omitempty"`
+}
+
+// Global reads project's global context; a project without the note has
+// an empty one.
+func (s *Service) Global(project string) (GlobalContext, error) {
+	g := GlobalContext{HardRules: []string{}, TechStack: []string{}, KeyPaths: map[string]string{}, Services: map[string]string{}}
+	rel := project + "/" + GlobalContextNote
+	data, err := s.V.ReadFile(rel)
+	if err != nil {
+		return g, nil
+	}
+	d, err := s.parseDoc(rel, data)
+	if err != nil {
+		return g, err
+	}
+	g.HardRules = append(g.HardRules, d.listItems("Hard rules", strings.TrimSpace)...)
+	g.TechStack = append(g.TechStack, d.listItems("Tech stack", strings.TrimSpace)...)
+	for sec, m := range map[string]map[string]string{"Key paths": g.KeyPaths, "Services": g.Services} {
+		for _, item := range d.listItems(sec, strings.TrimSpace) {
+			k, v, ok := strings.Cut(item, ":")
+			if !ok {
+				k, v = item, ""
+			}
+			m[strings.Trim(strings.TrimSpace(k), "*`")] = strings.Trim(strings.TrimSpace(v), "`")
+		}
+	}
+	if ids := taskIDs([]string{d.prop("active_task")}); len(ids) > 0 {
+		g.ActiveTask = ids[0]
+	}
+	return g, nil
+}
+
+// UnifiedOptions are the inputs of UnifiedContext (seed 002 §4.1.1).
+type UnifiedOptions struct {
+	Project               string
+	TaskID                string // "" = global only
+	NoRelationships       bool
+	IncludeVersionHistory bool
+	MaxVersions           int // default 5
+}
+
+// UnifiedContext is seed 002 §4.1.1's output.
+type UnifiedContext struct {
+	ProjectID      string          `json:"project_id"`
+	Global         GlobalContext   `json:"global"`
+	Task           *Task           `json:"task,omitempty"`
+	Relationships  *Relationships  `json:"relationships,omitempty"`
+	VersionHistory []TaskVersion   `json:"version_history,omitempty"`
+	Conflicts      []ConflictBrief `json:"conflicts,omitempty"`
+	Metadata       ContextMeta     `json:"metadata"`
+}
+
+// Relationships are a task's relations, inverse ones derived (seed 002
+// §4.1.1).
+type Relationships struct {
+	Blocks    []TaskRef `json:"blocks"`
+	BlockedBy []TaskRef `json:"blocked_by"`
+	DependsOn []TaskRef `json:"depends_on"`
+	RelatedTo []TaskRef `json:"related_to"`
+}
+
+// ContextMeta says where the context came from: always the vault's notes.
+type ContextMeta struct {
+	Source   string    `json:"source"`
+	LoadedAt time.Time `json:"loaded_at"`
+	CacheHit bool      `json:"cache_hit"`
+}
+
+// UnifiedContext gathers the global context and, with a task id, the task,
+// its relationships, its version history and its unresolved conflicts.
+func (s *Service) UnifiedContext(o UnifiedOptions) (UnifiedContext, error) {
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return UnifiedContext{}, err
+	}
+	uc := UnifiedContext{ProjectID: project, Metadata: ContextMeta{Source: "vault", LoadedAt: s.now()}}
+	if uc.Global, err = s.Global(project); err != nil {
+		return uc, err
+	}
+	if o.TaskID == "" {
+		return uc, nil
+	}
+	t, err := s.Task(project, o.TaskID)
+	if err != nil {
+		return uc, err
+	}
+	uc.Task = &t
+	if !o.NoRelationships {
+		tasks, err := s.tasksOf(project)
+		if err != nil {
+			return uc, err
+		}
+		byID := taskIndex(tasks)
+		r := &Relationships{Blocks: refs(byID, t.Blocks), DependsOn: refs(byID, t.DependsOn), RelatedTo: refs(byID, t.RelatedTo), BlockedBy: []TaskRef{}}
+		for _, o := range tasks {
+			if contains(o.Blocks, t.ID) {
+				r.BlockedBy = append(r.BlockedBy, TaskRef{TaskID: o.ID, Name: o.Name, Status: o.Status})
+			}
+			if contains(o.RelatedTo, t.ID) && !contains(t.RelatedTo, o.ID) {
+				r.RelatedTo = append(r.RelatedTo, TaskRef{TaskID: o.ID, Name: o.Name, Status: o.Status})
+			}
+		}
+		uc.Relationships = r
+	}
+	if o.IncludeVersionHistory {
+		max := o.MaxVersions
+		if max <= 0 {
+			max = 5
+		}
+		if uc.VersionHistory, err = s.TaskVersions(project, t.ID, max); err != nil {
+			return uc, err
+		}
+	}
+	recorded, err := s.recordedConflicts(project)
+	if err != nil {
+		return uc, err
+	}
+	for _, c := range recorded {
+		if c.Status == ResolutionUnresolved && (c.TaskA == t.ID || c.TaskB == t.ID) {
+			uc.Conflicts = append(uc.Conflicts, ConflictBrief{ID: c.ID, Type: c.Type, Severity: c.Severity, Description: c.Description})
+		}
+	}
+	return uc, nil
+}
