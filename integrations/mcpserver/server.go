@@ -181,7 +181,12 @@ type (
 	StateOut struct {
 		State map[string]any `json:"state" jsonschema:"the session state read from the current-state note"`
 	}
+	RecoveryIn struct {
+		MarkRecovered  string `json:"mark_recovered,omitempty" jsonschema:"a session id to mark recovered (a crashed one is resumed)"`
+		IncludeHistory bool   `json:"include_history,omitempty" jsonschema:"include the last 10 tool calls the PostToolUse hook saw"`
+	}
 	RecoveryOut struct {
+		session.RecoveryReport
 		Crashed        bool   `json:"crashed" jsonschema:"the active session shows no sign of life for the heartbeat timeout"`
 		Session        string `json:"session,omitempty"`
 		LastSignOfLife string `json:"last_sign_of_life,omitempty"`
@@ -190,6 +195,7 @@ type (
 	ContextOut struct {
 		Prompt string         `json:"prompt" jsonschema:"the bounded resume prompt (8 KB at most)"`
 		State  map[string]any `json:"state"`
+		session.UnifiedContext
 	}
 	GateOut struct {
 		Phase   string            `json:"phase"`
@@ -225,6 +231,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		s.addRecordEvidence,
 		s.addGetBlockedReason,
 		s.addSetMode,
+		s.addOrchestrationTools,
 	} {
 		add(srv)
 	}
@@ -342,15 +349,22 @@ func (s *Server) addSessionRecover(srv *mcp.Server) {
 		})
 }
 
-// addCheckRecovery adds the check_recovery tool.
+// addCheckRecovery adds the check_recovery tool (seed 002 §4.1.8).
 func (s *Server) addCheckRecovery(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "check_recovery", Description: "Whether the active session crashed (stale heartbeat) and how to recover.", Annotations: readOnly()},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, RecoveryOut, error) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "check_recovery", Description: "Sessions needing recovery (crash: stale heartbeat; compaction: a PreCompact recovery point), each with the seed's resume prompt; mark_recovered resumes one."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in RecoveryIn) (*mcp.CallToolResult, RecoveryOut, error) {
+			rep, err := s.svc.CheckRecovery(session.RecoveryOptions{Project: s.project, MarkRecovered: in.MarkRecovered, IncludeHistory: in.IncludeHistory})
+			if err != nil {
+				return nil, RecoveryOut{}, s.toolErr(err)
+			}
 			st, err := s.svc.Status(s.project)
 			if err != nil {
 				return nil, RecoveryOut{}, s.toolErr(err)
 			}
-			out := RecoveryOut{Session: st.Session, Crashed: st.Status == session.StatusCrashed}
+			out := RecoveryOut{RecoveryReport: rep, Session: st.Session, Crashed: st.Status == session.StatusCrashed}
+			for i := range out.Sessions {
+				out.Sessions[i].ResumePrompt = s.say(s.project, out.Sessions[i].ResumePrompt)
+			}
 			if st.LastSign != nil {
 				out.LastSignOfLife = note.FormatTime(*st.LastSign)
 			}
@@ -361,10 +375,10 @@ func (s *Server) addCheckRecovery(srv *mcp.Server) {
 		})
 }
 
-// addGetUnifiedContext adds the get_unified_context tool.
+// addGetUnifiedContext adds the get_unified_context tool (seed 002 §4.1.1).
 func (s *Server) addGetUnifiedContext(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "get_unified_context", Description: "The bounded resume prompt plus the structured state.", Annotations: readOnly()},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, ContextOut, error) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "get_unified_context", Description: "The bounded resume prompt and the structured state, the global context, and with task_id the task, its relationships, version history and unresolved conflicts.", Annotations: readOnly()},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in UnifiedIn) (*mcp.CallToolResult, ContextOut, error) {
 			project, err := s.svc.Project(s.project)
 			if err != nil {
 				return nil, ContextOut{}, s.toolErr(err)
@@ -373,8 +387,13 @@ func (s *Server) addGetUnifiedContext(srv *mcp.Server) {
 			if err != nil {
 				return nil, ContextOut{}, s.toolErr(err)
 			}
+			uc, err := s.svc.UnifiedContext(session.UnifiedOptions{Project: project, TaskID: in.TaskID,
+				NoRelationships: in.IncludeRelationships != nil && !*in.IncludeRelationships, IncludeVersionHistory: in.IncludeVersionHistory, MaxVersions: in.MaxVersions})
+			if err != nil {
+				return nil, ContextOut{}, s.toolErr(err)
+			}
 			proto, _ := s.svc.Protocol(project)
-			return nil, ContextOut{Prompt: s.say(project, s.opts.ResumePrompt(st, proto, 8<<10)), State: asMap(st)}, nil
+			return nil, ContextOut{Prompt: s.say(project, s.opts.ResumePrompt(st, proto, 8<<10)), State: asMap(st), UnifiedContext: uc}, nil
 		})
 }
 

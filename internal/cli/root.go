@@ -88,6 +88,7 @@ or above the current one that holds .sessionvault/.`,
 		a.gateCommand(), a.blockedReasonCommand(), a.protocolCommand(), a.phaseCommand(),
 		a.syncCommand(), a.linearCommand(), a.serveCommand(), a.mcpCommand(), a.linkCommand(), a.doctorCommand(),
 		a.remoteCommand(), a.mergeDriverCommand(),
+		a.taskCommand(), a.checkpointCommand(), a.rollbackCommand(), a.conflictsCommand(), a.recoveryCommand(),
 	)
 	requireSubcommands(root)
 	return root

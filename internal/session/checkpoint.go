@@ -591,3 +591,87 @@ func engineSections(rel string) map[string]bool {
 	}
 	return m
 }
+
+// HotSync is what SyncHotContext did (seed 002 §4.1.10, on a vault: the
+// notes are the store, git the history; only the engine's derived notes can
+// lag behind).
+type HotSync struct {
+	Success bool `json:"success"`
+	// CheckpointsListed counts the checkpoint tags added to checkpoints.md
+	// (tags fetched from a remote, or a listing a kill lost).
+	CheckpointsListed int          `json:"checkpoints_listed"`
+	TaskContexts      int          `json:"task_contexts"`
+	ActiveTask        string       `json:"active_task,omitempty"`
+	Errors            []string     `json:"errors"`
+	Timestamp         time.Time    `json:"timestamp"`
+	Result            vault.Result `json:"result"`
+}
+
+// SyncHotContext lists in checkpoints.md every checkpoint tag of the
+// project it does not list yet (one commit, none when nothing is missing),
+// and counts the task contexts (active ones, or those of taskIDs).
+func (s *Service) SyncHotContext(project string, taskIDs []string) (HotSync, error) {
+	project, err := s.Project(project)
+	if err != nil {
+		return HotSync{}, err
+	}
+	out := HotSync{Errors: []string{}, Timestamp: s.now()}
+	cps, err := s.Checkpoints(project)
+	if err != nil {
+		return out, err
+	}
+	out.Result, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+		listed := map[string]bool{}
+		rel := project + "/" + CheckpointsNote
+		if tx.Exists(rel) {
+			d, err := s.readDoc(tx, rel)
+			if err != nil {
+				return vault.Change{}, err
+			}
+			for _, l := range d.sectionLines(secCheckpoints) {
+				if id := lineID(string(l.Content())); id != "" {
+					listed[id] = true
+				}
+			}
+		}
+		for _, cp := range cps {
+			if listed[cp.ID] {
+				continue
+			}
+			if err := s.listCheckpoint(tx, project, cp); err != nil {
+				return vault.Change{}, err
+			}
+			out.CheckpointsListed++
+		}
+		if out.CheckpointsListed == 0 {
+			return vault.Change{}, nil
+		}
+		return vault.Change{Operation: "checkpoint-sync", Summary: fmt.Sprintf("%d checkpoints listed", out.CheckpointsListed)}, nil
+	})
+	if err != nil {
+		return out, err
+	}
+	tasks, err := s.tasksOf(project)
+	if err != nil {
+		return out, err
+	}
+	for _, t := range tasks {
+		if (len(taskIDs) == 0 && t.Active()) || contains(taskIDs, t.ID) {
+			out.TaskContexts++
+		}
+	}
+	g, _ := s.Global(project)
+	out.ActiveTask = g.ActiveTask
+	out.Success = true
+	return out, nil
+}
+
+// lineID returns the block id (^id) a line ends in, or "".
+func lineID(line string) string {
+	line = strings.TrimRight(line, " \t\r\n")
+	i := strings.LastIndex(line, " ^")
+	if i < 0 {
+		return ""
+	}
+	return line[i+2:]
+}
