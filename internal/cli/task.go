@@ -315,10 +315,8 @@ the active session's active task, all in one commit. Prints TASK's context.`,
 			}
 			o := session.SwitchOptions{Project: a.project, From: from, To: argv[0], NoSave: noSave}
 			if from != "" {
-				cur, err := svc.Task(a.project, from)
-				if err != nil {
-					return err
-				}
+				// A missing --from is the switch's own error (E1660).
+				cur, _ := svc.Task(a.project, from)
 				o.Updates = f.update(c, cur)
 			}
 			out, err := svc.SwitchTask(o)
