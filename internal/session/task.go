@@ -180,6 +180,10 @@ func (d *doc) readTask(project string) Task {
 	t.KeyFiles = unionStrings(d.listItems(secKeyFiles, unquoteCode), d.n.GetList("key_files"))
 	t.TechnicalDecisions = d.listItems(secTechDec, strings.TrimSpace)
 	t.ResumePrompt = strings.TrimSpace(d.sectionText(secResume))
+	// Lists are [] in JSON, never null.
+	for _, l := range []*[]string{&t.KeyFiles, &t.LockedElements, &t.Blocks, &t.DependsOn, &t.RelatedTo, &t.TechnicalDecisions, &t.Immediate.Blockers} {
+		*l = nonNil(*l)
+	}
 	return t
 }
 
