@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on the example vault: copy vault-example/ to a temporary
 # folder, make it a vault, and run a whole session lifecycle on it, printing
-# status and log. Usage: scripts/demo.sh [path/to/sessionvault]
+# status and log; on the way, its task graph, and a checkpoint, a change and
+# a rollback checked against the checkpoint's tag.
+# Usage: scripts/demo.sh [path/to/sessionvault]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$(cd "$root" && realpath "${1:-bin/sessionvault}")"
@@ -14,7 +16,34 @@ sv() { echo "\$ sessionvault $*"; "$bin" "$@"; echo; }
 sv init "$work/vault" --project demo
 sv status
 # The example's active session was last seen long ago: it is crashed.
+# recovery check prints its resume prompt (its task's immediate context).
+sv recovery check
 sv recover
+# The example's task graph (demo/tasks/*.md, linked by depends_on and blocks):
+# two tasks completed, two ready, one blocked, one waiting on it.
+sv task graph --include-completed
+sv task show account-linking-dialog
+# Checkpoints are git tags. The example was copied without .git, so the
+# checkpoints its demo/checkpoints.md lists (tags of the vault that made it)
+# are not in this copy: checkpoint list, which reads the tags, starts empty.
+sv checkpoint list
+# A checkpoint, a change, and a rollback to the checkpoint.
+cp=$("$bin" checkpoint create "Before the demo's change" --task account-linking-dialog)
+echo "\$ sessionvault checkpoint create ... -> $cp"
+sv task update account-linking-dialog --status in_progress --next-step "Build the dialog without the mock-up" --summary "a change to roll back"
+sv task show account-linking-dialog --no-relationships
+sv rollback --checkpoint "$cp"
+sv task show account-linking-dialog --no-relationships
+echo "\$ git diff --exit-code checkpoint/$cp HEAD -- demo/tasks/account-linking-dialog.md   (no output: the note is as the checkpoint has it)"
+git -C "$work/vault" diff --exit-code "checkpoint/$cp" HEAD -- demo/tasks/account-linking-dialog.md
+echo
+sv task versions account-linking-dialog
+# The checkpoint and the backup the rollback made of the state before it.
+sv checkpoint list
+echo "\$ git log --oneline -3; git tag -l 'checkpoint/*'"
+git -C "$work/vault" log --oneline -3
+git -C "$work/vault" tag -l 'checkpoint/*'
+echo
 sv update "Read the example session and its decisions" --progress 70 --tag demo
 sv decide --title "Keep notes as the source of truth" --choice "Markdown notes in git" \
   --rationale "People edit them in Obsidian; git gives history and rollback" --alternative "SQLite" --impact high

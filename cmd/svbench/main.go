@@ -46,6 +46,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 40, "timed rounds per phase of the main table (each runs every variant once, in random order)")
 	flag.StringVar(&o.phaseNames, "phases", "quiet,busy,dirty", "the main table's phases (comma-separated): quiet, busy (beside a writer flushing large files), dirty (the same without flushing)")
 	flag.IntVar(&o.hookUpdates, "hook-updates", 10000, "updates in the session the PreToolUse hook is timed on")
+	flag.IntVar(&o.graphTasks, "graph-tasks", 1000, "tasks in the vault get_task_graph is timed on")
 	flag.BoolVar(&o.curves, "curves", true, "measure the curves (vault size, history length, session length)")
 	flag.IntVar(&o.curveRounds, "curve-rounds", 20, "timed rounds per curve point")
 	o.sizes = intList{1000, 10000, 100000}
@@ -135,6 +136,9 @@ func run(o options) error {
 	}
 	var figs figures
 	if err := mainTable(o, work, &figs); err != nil {
+		return err
+	}
+	if err := taskGraphFigure(o, work, &figs); err != nil {
 		return err
 	}
 	if o.curves {

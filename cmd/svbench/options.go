@@ -22,6 +22,7 @@ type options struct {
 	phaseNames     string
 	phases         []phase
 	hookUpdates    int
+	graphTasks     int
 
 	curves                       bool
 	curveRounds                  int
@@ -43,7 +44,7 @@ type options struct {
 // rounds.
 func quickDefaults() map[string]string {
 	return map[string]string{
-		"notes": "1000", "commits": "500", "rounds": "5", "hook-updates": "1000", "curve-rounds": "5",
+		"notes": "1000", "commits": "500", "rounds": "5", "hook-updates": "1000", "curve-rounds": "5", "graph-tasks": "200",
 		"sizes": "200,1000,2000", "size-ref": "1000", "size-commits": "500",
 		"histories": "200,1000", "history-ref": "200", "history-notes": "1000",
 		"sessions": "10,100,1000", "session-ref": "10", "session-notes": "500", "session-commits": "100",
@@ -118,7 +119,7 @@ func (o *options) check() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"notes", o.notes}, {"commits", o.commits}, {"rounds", o.rounds}, {"hook-updates", o.hookUpdates}} {
+	}{{"notes", o.notes}, {"commits", o.commits}, {"rounds", o.rounds}, {"hook-updates", o.hookUpdates}, {"graph-tasks", o.graphTasks}} {
 		if f.v < 1 {
 			return fmt.Errorf("-%s must be at least 1 (got %d)", f.name, f.v)
 		}

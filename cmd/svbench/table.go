@@ -95,6 +95,14 @@ func mainTable(o options, work string, figs *figures) error {
 	return timeCheck(b, figs)
 }
 
+// benchTasks are the task notes the main table's vault gets for the seed
+// 002 rows (switch_task alternates between them).
+var benchTasks = []string{"bench-a", "bench-b"}
+
+// targetSeed002OverUpdate is issue 14's target: switch_task and
+// create_checkpoint at 10,000 notes, p50 within 2x one update.
+const targetSeed002OverUpdate = 2
+
 // setupBenchVault generates the main table's vault in work and starts a
 // session in it.
 func setupBenchVault(bin, work string, notes, commits int) (benchVault, error) {
@@ -108,6 +116,11 @@ func setupBenchVault(bin, work string, notes, commits int) (benchVault, error) {
 	var err error
 	if b.batch, err = openService(b.dir, ""); err != nil {
 		return b, err
+	}
+	for _, name := range benchTasks {
+		if _, err := b.batch.TaskNew(session.NewTaskOptions{Project: benchProject, Name: name, KeyFiles: []string{"internal/" + name + ".go"}}); err != nil {
+			return b, fmt.Errorf("task new: %w", err)
+		}
 	}
 	if b.fsync, err = openService(b.dir, "fsync"); err != nil {
 		return b, err
@@ -173,6 +186,20 @@ func tableVariants(o options, b benchVault, h hookEnv) []variant {
 		}},
 		{"update-cli", "sessionvault update (CLI process)", func(i int) error {
 			return runProc(b.dir, "", o.bin, "--vault", b.dir, "update", "cli update "+strconv.Itoa(i))
+		}},
+		{"task-save-in-process", "save_context_snapshot in process (batch)", func(i int) error {
+			phase := "phase " + strconv.Itoa(i)
+			_, err := b.batch.SaveTask(session.SaveTaskOptions{Project: benchProject, TaskID: benchTasks[0], Updates: session.TaskUpdate{Phase: &phase}})
+			return err
+		}},
+		{"switch-task-in-process", "switch_task in process (batch)", func(i int) error {
+			j := i & 1 // warm-up passes -1
+			_, err := b.batch.SwitchTask(session.SwitchOptions{Project: benchProject, From: benchTasks[j], To: benchTasks[1-j]})
+			return err
+		}},
+		{"checkpoint-in-process", "create_checkpoint in process (batch)", func(i int) error {
+			_, err := b.batch.CreateCheckpoint(session.CheckpointOptions{Project: benchProject, Label: "bench " + strconv.Itoa(i)})
+			return err
 		}},
 		{"git-add-commit", "git add && git commit (one note)", func(i int) error {
 			return gitCommitNote(b, i)
@@ -298,6 +325,9 @@ func ratioRows() []ratioRow {
 		{"fsync-over-batch", "update in process: fsync / batch", "update-in-process-fsync", "update-in-process", 0, false},
 		{"syncfs-over-batch", "update in process: syncfs / batch", "update-in-process-syncfs", "update-in-process", 0, false},
 		{"git-add-commit-over-update-cli", "git add && git commit / sessionvault update", "git-add-commit", "update-cli", 0, false},
+		{"switch-task-over-update", "switch_task / update in process (batch)", "switch-task-in-process", "update-in-process", targetSeed002OverUpdate, false},
+		{"checkpoint-over-update", "create_checkpoint / update in process (batch)", "checkpoint-in-process", "update-in-process", targetSeed002OverUpdate, false},
+		{"task-save-over-update", "save_context_snapshot / update in process (batch)", "task-save-in-process", "update-in-process", 0, false},
 		{"hook-edit-over-git-rev-parse", "hook Edit / git rev-parse HEAD", "hook-edit", "git-rev-parse", targetHookOverRevParse, false},
 	}
 }

@@ -2,7 +2,9 @@
 // schedule (runs never overlap), watches the vault with fsnotify and commits
 // a person's edits promptly (debounced), marks sessions with a stale
 // heartbeat as crashed, and serves /healthz and Prometheus /metrics on a
-// loopback address. It stops when its context ends, after the running job.
+// loopback address: its own counters and seed 002 §9.1.1's
+// session_orchestration_* metrics, read from the vault (orchestration.go).
+// It stops when its context ends, after the running job.
 package daemon
 
 import (
@@ -98,6 +100,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.RemoteDebounce = 30 * time.Second
 	}
 	d.metrics = newMetrics()
+	d.metrics.reg.MustRegister(newOrchestration(d.Svc, d.Projects, d.Log))
 	host, _, err := net.SplitHostPort(d.Listen)
 	if err != nil {
 		return fmt.Errorf("--listen %q: %w", d.Listen, err)

@@ -80,6 +80,11 @@ func TestServe(t *testing.T) {
 	if m := get("/metrics"); !strings.Contains(m, `sessionvault_sync_runs_total{result="ok"}`) || !strings.Contains(m, "sessionvault_commits_total") {
 		t.Errorf("/metrics lacks the counters:\n%.400s", m)
 	}
+	// Seed 002 §9.1.1's metrics are served too (orchestration_test.go has
+	// their values).
+	if m := get("/metrics"); !strings.Contains(m, "\nsession_orchestration_sessions_active 0\n") || !strings.Contains(m, `session_orchestration_context_saves_total{backend="vault"} 0`) {
+		t.Errorf("/metrics lacks the session_orchestration metrics:\n%s", m)
+	}
 	start := time.Now()
 	cancel()
 	select {

@@ -65,7 +65,7 @@ type RecoveryPoint struct {
 }
 
 func recoveryPointFile(project string) string { return "recovery-" + project }
-func toolHistoryFile(project string) string   { return "tools-" + project }
+func toolHistoryFile(project string) string   { return "tool-history-" + project }
 
 // RecordRecoveryPoint records a compaction recovery point of the active
 // session (the PreCompact hook). No commit.

@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -482,19 +484,21 @@ func (s *Service) TaskNew(o NewTaskOptions) (TaskOutcome, error) {
 		if err := vault.CheckName("task id", id); err != nil {
 			return vault.Change{}, err
 		}
-		tasks, err := s.readTasks(tx, project)
-		if err != nil {
-			return vault.Change{}, err
-		}
-		byID := taskIndex(tasks)
 		for _, ref := range append(append(append(append([]string(nil), o.DependsOn...), o.Blocks...), o.RelatedTo...), nonEmpty(o.Parent)...) {
-			if _, ok := byID[ref]; !ok {
+			if vault.CheckName("task id", ref) != nil || !tx.Exists(taskPath(project, ref)) {
 				return vault.Change{}, errs.New(errs.TaskNotFound, "task %q not found in %s/%s (see `%s`)", ref, project, TasksDir, s.Command(project, "task list")).With("task", ref)
 			}
 		}
-		t := Task{ID: id, Name: o.Name, Status: TaskPending, DependsOn: o.DependsOn, Blocks: o.Blocks, Project: project}
-		if cyc := findCycle(append(tasks, t)); cyc != nil {
-			return vault.Change{}, errs.New(errs.TaskGraphCycle, "task %s would close a cycle: %s", id, strings.Join(cyc, " → ")).With("cycle", cyc)
+		if len(o.DependsOn)+len(o.Blocks) > 0 {
+			// Only an ordering link can close a cycle.
+			tasks, err := s.readTasks(tx, project)
+			if err != nil {
+				return vault.Change{}, err
+			}
+			t := Task{ID: id, Name: o.Name, Status: TaskPending, DependsOn: o.DependsOn, Blocks: o.Blocks, Project: project}
+			if cyc := findCycle(append(tasks, t)); cyc != nil {
+				return vault.Change{}, errs.New(errs.TaskGraphCycle, "task %s would close a cycle: %s", id, strings.Join(cyc, " → ")).With("cycle", cyc)
+			}
 		}
 		parent := `""`
 		if o.Parent != "" {
@@ -581,16 +585,32 @@ func (s *Service) tasksOf(project string) ([]Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing %s/%s: %w", project, TasksDir, err)
 	}
-	out := make([]Task, 0, len(ents))
+	var ids []string
 	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-			continue
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".md") {
+			ids = append(ids, strings.TrimSuffix(e.Name(), ".md"))
 		}
-		t, err := s.readTaskFile(project, strings.TrimSuffix(e.Name(), ".md"))
+	}
+	// The notes are read and parsed on every core: a graph of 1,000 tasks
+	// is mostly YAML parsing.
+	out := make([]Task, len(ids))
+	errs := make([]error, len(ids))
+	workers := min(runtime.GOMAXPROCS(0), len(ids))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(ids); i += workers {
+				out[i], errs[i] = s.readTaskFile(project, ids[i])
+			}
+		}(w)
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil

@@ -191,21 +191,32 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 // openBlockers are the tasks t waits for that are not completed: those it
 // depends on and those that block it.
 func openBlockers(t Task, tasks []Task) []TaskRef {
-	byID := taskIndex(tasks)
-	out := []TaskRef{}
-	seen := map[string]bool{}
-	add := func(id string) {
-		if o, ok := byID[id]; ok && o.Status != TaskCompleted && o.Status != TaskArchived && !seen[id] {
-			seen[id] = true
-			out = append(out, TaskRef{TaskID: id, Name: o.Name, Status: o.Status})
+	return newTaskSet(tasks).openBlockers(t)
+}
+
+// taskSet indexes tasks by id and by the tasks that block each.
+type taskSet struct {
+	byID      map[string]Task
+	blockedBy map[string][]string
+}
+
+func newTaskSet(tasks []Task) taskSet {
+	ts := taskSet{byID: taskIndex(tasks), blockedBy: map[string][]string{}}
+	for _, o := range tasks {
+		for _, b := range o.Blocks {
+			ts.blockedBy[b] = append(ts.blockedBy[b], o.ID)
 		}
 	}
-	for _, id := range t.DependsOn {
-		add(id)
-	}
-	for _, o := range tasks {
-		if contains(o.Blocks, t.ID) {
-			add(o.ID)
+	return ts
+}
+
+func (ts taskSet) openBlockers(t Task) []TaskRef {
+	out := []TaskRef{}
+	seen := map[string]bool{}
+	for _, id := range append(append([]string(nil), t.DependsOn...), ts.blockedBy[t.ID]...) {
+		if o, ok := ts.byID[id]; ok && o.Active() && !seen[id] {
+			seen[id] = true
+			out = append(out, TaskRef{TaskID: id, Name: o.Name, Status: o.Status})
 		}
 	}
 	return out

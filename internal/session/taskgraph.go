@@ -85,7 +85,8 @@ func (s *Service) TaskGraphOf(o GraphOptions) (TaskGraph, error) {
 	if cyc := findCycle(tasks); cyc != nil {
 		return TaskGraph{}, errs.New(errs.TaskGraphCycle, "the tasks' dependencies form a cycle: %s; remove one of its depends_on or blocks links", strings.Join(cyc, " → ")).With("cycle", cyc)
 	}
-	byID := taskIndex(tasks)
+	set := newTaskSet(tasks)
+	byID := set.byID
 	g := TaskGraph{Nodes: []TaskNode{}, Edges: []TaskEdge{}, ReadyTasks: []TaskNode{}, BlockedTasks: []TaskNode{}}
 	for _, t := range tasks {
 		g.Summary.TotalTasks++
@@ -142,7 +143,7 @@ func (s *Service) TaskGraphOf(o GraphOptions) (TaskGraph, error) {
 		if !t.Active() {
 			continue
 		}
-		if t.Status == TaskBlocked || len(openBlockers(t, tasks)) > 0 {
+		if t.Status == TaskBlocked || len(set.openBlockers(t)) > 0 {
 			g.BlockedTasks = append(g.BlockedTasks, node(t))
 		} else {
 			g.ReadyTasks = append(g.ReadyTasks, node(t))
@@ -166,10 +167,10 @@ func (s *Service) TaskGraphOf(o GraphOptions) (TaskGraph, error) {
 				f.RelatedTo = append(f.RelatedTo, node(x))
 			}
 		}
+		for _, id := range set.blockedBy[t.ID] {
+			f.BlockedBy = append(f.BlockedBy, node(byID[id]))
+		}
 		for _, x := range tasks {
-			if contains(x.Blocks, t.ID) {
-				f.BlockedBy = append(f.BlockedBy, node(x))
-			}
 			if contains(x.DependsOn, t.ID) {
 				f.DependencyOf = append(f.DependencyOf, node(x))
 			}
