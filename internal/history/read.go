@@ -446,3 +446,59 @@ func (r *Repo) Changed(paths []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// PathChangesSince counts the commits that changed path (its blob, mode or
+// presence) on the first-parent chain from HEAD back to since (40 hex
+// digits, not counted), and returns HEAD. ok is false when since is not on
+// that chain within limit commits, or a merge is met on the way (a merge's
+// other parents may hold changes the chain does not show): count them
+// another way then. It reads commits and trees only.
+func (r *Repo) PathChangesSince(since, path string, limit int) (n int, head string, ok bool, err error) {
+	if err := validatePath(path); err != nil {
+		return 0, "", false, err
+	}
+	if !plumbing.IsHash(since) {
+		return 0, "", false, fmt.Errorf("history: %q is not a commit hash", since)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hs, err := r.readHead()
+	if err != nil || hs.hash.IsZero() {
+		return 0, "", false, err
+	}
+	stop := plumbing.NewHash(since)
+	entry := func(c plumbing.Hash) (object.TreeEntry, bool, error) {
+		root, err := r.commitTreeHash(c)
+		if err != nil {
+			return object.TreeEntry{}, false, err
+		}
+		return r.lookup(root, path)
+	}
+	h := hs.hash
+	cur, found, err := entry(h)
+	if err != nil {
+		return 0, "", false, err
+	}
+	for i := 0; h != stop; i++ {
+		if i >= limit {
+			return 0, hs.hash.String(), false, nil
+		}
+		c, err := r.commit(h)
+		if err != nil {
+			return 0, "", false, err
+		}
+		if len(c.ParentHashes) != 1 {
+			return 0, hs.hash.String(), false, nil
+		}
+		p := c.ParentHashes[0]
+		pe, pfound, err := entry(p)
+		if err != nil {
+			return 0, "", false, err
+		}
+		if pfound != found || pe.Hash != cur.Hash || pe.Mode != cur.Mode {
+			n++
+		}
+		h, cur, found = p, pe, pfound
+	}
+	return n, hs.hash.String(), true, nil
+}

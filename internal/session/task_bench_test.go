@@ -48,3 +48,33 @@ func BenchmarkTaskGraph1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSwitchTask is switch_task between two tasks of an active
+// session; BenchmarkUpdateBeside is one update in the same vault (issue 14:
+// switch within 2x of an update; make bench measures it at 10,000 notes).
+func BenchmarkSwitchTask(b *testing.B) {
+	s := benchTaskVault(b, 2)
+	if _, err := s.Start(StartOptions{Project: "demo", Objective: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j := i & 1
+		if _, err := s.SwitchTask(SwitchOptions{Project: "demo", From: "task-" + strconv.Itoa(j), To: "task-" + strconv.Itoa(1-j)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUpdateBeside(b *testing.B) {
+	s := benchTaskVault(b, 2)
+	if _, err := s.Start(StartOptions{Project: "demo", Objective: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Update(UpdateOptions{Project: "demo", Message: "step " + strconv.Itoa(i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -49,8 +50,47 @@ func (s *Service) TaskVersions(project, id string, max int) ([]TaskVersion, erro
 	return out, nil
 }
 
+// versionMark is a known fact about a task note's history: Count commits
+// reachable from Commit changed it.
+type versionMark struct {
+	Commit string `json:"commit"`
+	Count  int    `json:"count"`
+}
+
+// taskVersionCount is the number of commits that changed task id's note
+// (its current version). It extends the count last recorded for the task
+// (.sessionvault/state/task-versions-<project>, a fact about one commit,
+// true whoever wrote it last) over the few commits since, in process, and
+// asks git to count the whole history only when the chain since holds a
+// merge or is long.
 func (s *Service) taskVersionCount(project, id string) (int, error) {
-	return s.V.PathCommitCount(taskPath(project, id))
+	rel := taskPath(project, id)
+	name := "task-versions-" + project
+	marks := map[string]versionMark{}
+	if data, err := s.V.ReadState(name); err == nil {
+		_ = json.Unmarshal(data, &marks) // a broken record is counted again
+	}
+	count := -1
+	var head string
+	if m, ok := marks[id]; ok && m.Commit != "" {
+		if n, h, ok, err := s.V.PathChangesSince(m.Commit, rel, 64); err == nil && ok {
+			count, head = m.Count+n, h
+		}
+	}
+	if count < 0 {
+		var err error
+		if head, err = s.V.Head(); err != nil {
+			return 0, err
+		}
+		if count, err = s.V.PathCommitCount(head, rel); err != nil {
+			return 0, err
+		}
+	}
+	marks[id] = versionMark{Commit: head, Count: count}
+	if b, err := json.Marshal(marks); err == nil {
+		_ = s.V.WriteState(name, b) // only a cache: the next count asks git
+	}
+	return count, nil
 }
 
 // TaskRef names a task (seed 002 TaskRef).

@@ -49,12 +49,13 @@ func (v *Vault) PathLog(rel string) ([]PathCommit, error) {
 	return log, nil
 }
 
-// PathCommitCount is len(PathLog(rel)) without reading the messages.
-func (v *Vault) PathCommitCount(rel string) (int, error) {
+// PathCommitCount is len(PathLog(rel)) at commit (a hash, or "HEAD")
+// without reading the messages.
+func (v *Vault) PathCommitCount(commit, rel string) (int, error) {
 	if err := CheckPath(rel); err != nil {
 		return 0, err
 	}
-	out, err := v.git("rev-list", "--count", "HEAD", "--", rel)
+	out, err := v.git("rev-list", "--count", commit, "--", rel)
 	if err != nil {
 		return 0, errs.Wrap(errs.GitWriteFailed, err, "counting the versions of "+rel)
 	}
@@ -214,4 +215,17 @@ func (v *Vault) Uncommitted(dir string) ([]PendingFile, error) {
 		files = append(files, PendingFile{Kind: kind, Path: rec[3:]})
 	}
 	return files, nil
+}
+
+// PathChangesSince is history.Repo.PathChangesSince on the vault's
+// repository: the commits that changed rel on the first-parent chain from
+// HEAD back to since, HEAD, and ok false when that cannot be told that way.
+func (v *Vault) PathChangesSince(since, rel string, limit int) (n int, head string, ok bool, err error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	r, err := v.repo()
+	if err != nil {
+		return 0, "", false, err
+	}
+	return r.PathChangesSince(since, rel, limit)
 }
