@@ -36,6 +36,7 @@ var toolFor = map[string]struct {
 	"conflicts detect":  {"detect_conflicts", nil},
 	"conflicts resolve": {"resolve_conflict", []string{"conflict_id"}},
 	"checkpoint create": {"create_checkpoint", []string{"label"}},
+	"checkpoint sync":   {"sync_hot_context", nil},
 }
 
 // flagArgument maps a CLI flag to its MCP argument name where they differ.

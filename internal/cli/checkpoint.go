@@ -16,7 +16,32 @@ func (a *app) checkpointCommand() *cobra.Command {
 		Use:   "checkpoint",
 		Short: "Checkpoints: named points in the vault's history (annotated tags checkpoint/<id>)",
 	}
-	c.AddCommand(a.checkpointCreateCommand(), a.checkpointListCommand())
+	c.AddCommand(a.checkpointCreateCommand(), a.checkpointListCommand(), a.checkpointSyncCommand())
+	return c
+}
+
+func (a *app) checkpointSyncCommand() *cobra.Command {
+	var tasks []string
+	c := &cobra.Command{
+		Use:   "sync",
+		Short: "List every checkpoint tag in checkpoints.md and count the task contexts (seed 002 sync_hot_context)",
+		Long: `The notes are the store and git the history, so only the engine's derived notes
+can lag behind: checkpoints.md gets a line for each checkpoint tag it does not list
+(a tag fetched without its commit, or a listing a kill lost), in one commit.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
+			out, err := svc.SyncHotContext(a.project, tasks)
+			if err != nil {
+				return err
+			}
+			return a.emit(out, fmt.Sprintf("%d checkpoint(s) listed; %d task context(s); active task %s", out.CheckpointsListed, out.TaskContexts, dash(out.ActiveTask)))
+		},
+	}
+	c.Flags().StringArrayVar(&tasks, "task", nil, "count only these tasks (repeatable)")
 	return c
 }
 

@@ -144,7 +144,7 @@ func remoteSync(svc *session.Service, remote, branch string) (remoteSyncResult, 
 		return out, err
 	}
 	res, err := svc.V.SyncRemote(vault.SyncOptions{Remote: remote, Branch: branch, AfterMerge: after,
-		SideRefs: session.HeartbeatRefs, PushRefs: []string{session.HeartbeatRefs + m.Name}})
+		SideRefs: session.HeartbeatRefs, PushRefs: []string{session.HeartbeatRefs + m.Name}, Tags: session.CheckpointTags})
 	out.SyncResult = res
 	return out, err
 }

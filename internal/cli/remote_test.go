@@ -530,3 +530,58 @@ func TestGitPullOfConcurrentStarts(t *testing.T) {
 		t.Errorf("the record of %s:\n%s", idB, rec)
 	}
 }
+
+// A task and its checkpoint made on one clone travel with `remote sync`: the
+// other clone lists the checkpoint (its tag came too) and rolls back to it;
+// two clones that took one task's lock before a sync agree on the earlier
+// taker after it.
+func TestCheckpointsAndLocksTravel(t *testing.T) {
+	clones := newRemoteVault(t, 2)
+	a, b := clones[0], clones[1]
+	a.sv("task", "new", "Parser", "--key-file", "parser.go")
+	a.sv("task", "update", "parser", "--phase", "design")
+	cp := strings.TrimSpace(a.sv("checkpoint", "create", "designed", "--task", "parser"))
+	a.sv("task", "update", "parser", "--phase", "implementation")
+	a.sv("remote", "sync")
+	b.sv("remote", "sync")
+	if out := b.sv("checkpoint", "list"); !strings.Contains(out, cp) {
+		t.Fatalf("b does not list a's checkpoint %s:\n%s", cp, out)
+	}
+	b.sv("rollback", "--checkpoint", cp, "--task", "parser")
+	if note := b.read("demo/tasks/parser.md"); !strings.Contains(note, "phase: design\n") {
+		t.Fatalf("b's rollback to a's checkpoint:\n%s", note)
+	}
+	b.sv("remote", "sync")
+	a.sv("remote", "sync")
+
+	t0 := time.Now().UTC().Add(-time.Minute)
+	at := func(c *clone, d time.Duration) *clone {
+		cc := *c
+		cc.env = append(append([]string(nil), c.env...), "SESSIONVAULT_NOW="+t0.Add(d).Format(time.RFC3339))
+		return &cc
+	}
+	at(b, 0).sv("task", "lock", "parser", "--holder", "session-on-b")
+	at(a, 10*time.Second).sv("task", "lock", "parser", "--holder", "session-on-a")
+	a.sv("remote", "sync")
+	b.sv("remote", "sync")
+	a.sv("remote", "sync")
+	for _, c := range []*clone{a, b} {
+		if note := c.read("demo/tasks/parser.md"); !strings.Contains(note, "locked_by: session-on-b\n") {
+			t.Errorf("%s after the sync:\n%s", c.name, note)
+		}
+	}
+	// a learns it does not hold the lock.
+	if out, err := at(a, 20*time.Second).try("task", "update", "parser", "--phase", "x"); err == nil || !strings.Contains(out, "E1613 TASK_LOCKED") || !strings.Contains(out, "session-on-b") {
+		t.Errorf("a's save of b's locked task: %v\n%s", err, out)
+	}
+}
+
+// read returns a vault file of the clone.
+func (c *clone) read(rel string) string {
+	c.t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(rel)))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return string(b)
+}

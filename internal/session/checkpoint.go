@@ -27,6 +27,9 @@ const (
 	CheckpointsNote = "checkpoints.md"
 	secCheckpoints  = "Checkpoints"
 	checkpointRef   = "checkpoint/"
+	// CheckpointTags is the tag namespace of checkpoints, which `remote
+	// sync` fetches and pushes.
+	CheckpointTags = checkpointRef
 )
 
 // CheckpointTypes are seed 002 §4.2.3's types.

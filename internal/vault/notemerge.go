@@ -211,6 +211,7 @@ func mergeProperties(o, a, b []byte) []byte {
 		return a
 	}
 	om, am, bm := propMap(op), propMap(ap), propMap(bp)
+	lock := lockWinner(am, bm)
 	var out strings.Builder
 	out.WriteString(aOpen)
 	emitted := map[string]bool{}
@@ -219,6 +220,10 @@ func mergeProperties(o, a, b []byte) []byte {
 			return
 		}
 		emitted[key] = true
+		if lock != nil && lockKeys[key] {
+			out.WriteString(lock[key])
+			return
+		}
 		ov, inO := om[key]
 		av, inA := am[key]
 		bv, inB := bm[key]
@@ -272,6 +277,27 @@ func mergeProperties(o, a, b []byte) []byte {
 	}
 	out.WriteString(aClose)
 	return []byte(out.String())
+}
+
+// lockKeys are a task note's lock properties (seed 002 §8.2.1), merged as
+// one.
+var lockKeys = map[string]bool{"locked_by": true, "locked_at": true, "lock_expires": true}
+
+// lockWinner returns the properties of the side whose task lock stands when
+// both sides hold it for different holders — two clones took it before a
+// sync: the earlier taker (locked_at; on a tie the smaller holder), so every
+// clone keeps the same one and the other learns it does not hold it. nil
+// when the sides do not both hold it.
+func lockWinner(a, b map[string]string) map[string]string {
+	ha, hb := propScalar(a["locked_by"]), propScalar(b["locked_by"])
+	if ha == "" || hb == "" || ha == hb {
+		return nil
+	}
+	ta, tb := propScalar(a["locked_at"]), propScalar(b["locked_at"])
+	if tb < ta || (tb == ta && hb < ha) {
+		return b
+	}
+	return a
 }
 
 // statusRank orders a session's statuses for a merge where both sides

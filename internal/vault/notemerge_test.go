@@ -150,3 +150,28 @@ func TestMergeNotesLineAddedTwiceKeptOnce(t *testing.T) {
 		}
 	}
 }
+
+// Two clones took one task's lock before a sync: after the merge, on both
+// clones, the earlier taker holds it — holder, time and expiry from one side.
+func TestMergeNotesTaskLockEarlierTakerWins(t *testing.T) {
+	base := "---\ntype: task\ntask_id: docs\nstatus: pending\nupdated: 2026-11-23T10:00:00Z\n---\n# Docs\n"
+	lock := func(holder, at, exp string) string {
+		return strings.Replace(base, "updated: 2026-11-23T10:00:00Z\n", "updated: "+at+"\nlocked_by: "+holder+"\nlocked_at: "+at+"\nlock_expires: "+exp+"\n", 1)
+	}
+	early := lock("session-b", "2026-11-23T10:01:00Z", "2026-11-23T10:06:00Z")
+	late := lock("session-a", "2026-11-23T10:02:00Z", "2026-11-23T10:07:00Z")
+	for _, c := range []struct{ name, ours, theirs string }{{"ours late", late, early}, {"ours early", early, late}} {
+		m, conflicted := MergeNotes([]byte(base), []byte(c.ours), []byte(c.theirs))
+		if conflicted {
+			t.Fatalf("%s: conflicted:\n%s", c.name, m)
+		}
+		for _, want := range []string{"locked_by: session-b\n", "locked_at: 2026-11-23T10:01:00Z\n", "lock_expires: 2026-11-23T10:06:00Z\n"} {
+			if !strings.Contains(string(m), want) {
+				t.Errorf("%s: merged lock lacks %q:\n%s", c.name, want, m)
+			}
+		}
+		if strings.Contains(string(m), "session-a") || strings.Contains(string(m), "10:07:00Z") {
+			t.Errorf("%s: the later taker's lock survived:\n%s", c.name, m)
+		}
+	}
+}

@@ -50,6 +50,11 @@ type SyncOptions struct {
 	// the branch, forced. Nothing under it is ever merged.
 	SideRefs string
 	PushRefs []string
+	// Tags, when set, is a tag namespace (e.g. "checkpoint/") that travels
+	// both ways: each round fetches the remote's tags under it and pushes
+	// the local ones. Tags are never forced: one made on two clones under
+	// the same name stays as each made it.
+	Tags string
 }
 
 // SyncResult is what one `remote sync` did.
@@ -348,6 +353,12 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 				return errs.Wrap(errs.RemoteSyncFailed, err, "fetching "+opts.SideRefs+" from "+opts.Remote)
 			}
 		}
+		if opts.Tags != "" {
+			spec := "refs/tags/" + opts.Tags + "*:refs/tags/" + opts.Tags + "*"
+			if _, err := v.git(append(auth, "fetch", "--quiet", "--no-tags", opts.Remote, spec)...); err != nil && !strings.Contains(err.Error(), "would clobber") {
+				return errs.Wrap(errs.RemoteSyncFailed, err, "fetching the tags "+opts.Tags+"* from "+opts.Remote)
+			}
+		}
 		return nil
 	}
 	push := func() error {
@@ -356,6 +367,9 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 			if _, err := v.git("rev-parse", "--verify", "--quiet", r); err == nil {
 				args = append(args, "+"+r+":"+r)
 			}
+		}
+		if opts.Tags != "" {
+			args = append(args, "refs/tags/"+opts.Tags+"*:refs/tags/"+opts.Tags+"*")
 		}
 		_, err := v.git(args...)
 		return err
