@@ -152,17 +152,7 @@ func (s *Service) tagCheckpoint(cp Checkpoint, commit string) error {
 
 // listCheckpoint adds cp's line to checkpoints.md (made when missing).
 func (s *Service) listCheckpoint(tx *vault.Tx, project string, cp Checkpoint) error {
-	rel := project + "/" + CheckpointsNote
-	var d *doc
-	var err error
-	if tx.Exists(rel) {
-		d, err = s.readDoc(tx, rel)
-	} else {
-		var b []byte
-		if b, err = s.render(CheckpointsNote, map[string]string{"Project": note.Scalar(project)}); err == nil {
-			d, err = s.parseDoc(rel, b)
-		}
-	}
+	d, err := s.listNote(tx, project, CheckpointsNote)
 	if err != nil {
 		return err
 	}
@@ -180,7 +170,7 @@ func (s *Service) listCheckpoint(tx *vault.Tx, project string, cp Checkpoint) er
 	if err != nil {
 		return err
 	}
-	return tx.Write(rel, b)
+	return tx.Write(d.path, b)
 }
 
 // Checkpoints lists project's checkpoints, oldest first, from their tags.

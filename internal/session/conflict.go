@@ -379,21 +379,26 @@ func path0(v string) string {
 
 // conflictsDoc reads (or makes) conflicts.md and its entries.
 func (s *Service) conflictsDoc(tx *vault.Tx, project string) (*doc, []Conflict, error) {
-	rel := project + "/" + ConflictsNote
-	var d *doc
-	var err error
-	if tx.Exists(rel) {
-		d, err = s.readDoc(tx, rel)
-	} else {
-		var b []byte
-		if b, err = s.render(ConflictsNote, map[string]string{"Project": note.Scalar(project)}); err == nil {
-			d, err = s.parseDoc(rel, b)
-		}
-	}
+	d, err := s.listNote(tx, project, ConflictsNote)
 	if err != nil {
 		return nil, nil, err
 	}
 	return d, d.conflicts(), nil
+}
+
+// listNote reads a list the engine keeps in a project (checkpoints.md,
+// conflicts.md) through tx, or — missing — opens it as its template makes
+// it, to be written with the first line.
+func (s *Service) listNote(tx *vault.Tx, project, name string) (*doc, error) {
+	rel := project + "/" + name
+	if tx.Exists(rel) {
+		return s.readDoc(tx, rel)
+	}
+	b, err := s.render(name, map[string]string{"Project": note.Scalar(project)})
+	if err != nil {
+		return nil, err
+	}
+	return s.parseDoc(rel, b)
 }
 
 func (d *doc) conflicts() []Conflict {

@@ -696,18 +696,9 @@ func (s *Service) SaveTask(o SaveTaskOptions) (TaskOutcome, error) {
 			return vault.Change{}, err
 		}
 		d.applyTask(t, o.Updates, now)
-		b, err := d.bytes()
-		if err != nil {
+		if out.Task, err = s.writeTaskDoc(tx, d, project); err != nil {
 			return vault.Change{}, err
 		}
-		if err := tx.Write(d.path, b); err != nil {
-			return vault.Change{}, err
-		}
-		nd, err := s.parseDoc(d.path, b)
-		if err != nil {
-			return vault.Change{}, err
-		}
-		out.Task = nd.readTask(project)
 		summary := o.ChangeSummary
 		if summary == "" {
 			summary = "context saved"
@@ -800,15 +791,9 @@ func (s *Service) LockTask(project, id, holder string, elements []string) (TaskO
 		if len(elements) > 0 {
 			d.set("locked_elements", unionStrings(t.LockedElements, elements))
 		}
-		b, err := d.bytes()
-		if err != nil {
+		if out.Task, err = s.writeTaskDoc(tx, d, project); err != nil {
 			return vault.Change{}, err
 		}
-		if err := tx.Write(d.path, b); err != nil {
-			return vault.Change{}, err
-		}
-		nd, _ := s.parseDoc(d.path, b)
-		out.Task = nd.readTask(project)
 		return vault.Change{Operation: "task-lock", Summary: t.ID + " by " + holder, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}, nil
 	})
 	out.Result = res
@@ -848,19 +833,30 @@ func (s *Service) UnlockTask(project, id, holder string, elements []string, forc
 		} else {
 			clearLock(d)
 		}
-		b, err := d.bytes()
-		if err != nil {
+		if out.Task, err = s.writeTaskDoc(tx, d, project); err != nil {
 			return vault.Change{}, err
 		}
-		if err := tx.Write(d.path, b); err != nil {
-			return vault.Change{}, err
-		}
-		nd, _ := s.parseDoc(d.path, b)
-		out.Task = nd.readTask(project)
 		return vault.Change{Operation: "task-unlock", Summary: t.ID, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}, nil
 	})
 	out.Result = res
 	return out, err
+}
+
+// writeTaskDoc writes d's queued edits through tx and returns the task as
+// written.
+func (s *Service) writeTaskDoc(tx *vault.Tx, d *doc, project string) (Task, error) {
+	b, err := d.bytes()
+	if err != nil {
+		return Task{}, err
+	}
+	if err := tx.Write(d.path, b); err != nil {
+		return Task{}, err
+	}
+	nd, err := s.parseDoc(d.path, b)
+	if err != nil {
+		return Task{}, err
+	}
+	return nd.readTask(project), nil
 }
 
 func clearLock(d *doc) {
