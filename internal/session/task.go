@@ -660,9 +660,8 @@ type SaveTaskOptions struct {
 
 // SaveTask applies a partial update to a task's note in one commit whose
 // trailers name the task and the change type, and returns the task and its
-// new version. A task another holder has locked is refused
-// (errs.TaskLocked); so is a change of its locked elements by anyone but the
-// holder.
+// new version. A task another holder has locked (and whose lock has not
+// expired) is refused (errs.TaskLocked), its locked elements included.
 func (s *Service) SaveTask(o SaveTaskOptions) (TaskOutcome, error) {
 	if err := o.Updates.validate(); err != nil {
 		return TaskOutcome{}, err
