@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -328,7 +329,7 @@ func (o *orchestration) countCheckpoints() error {
 		o.tagsSeen[tag.Name] = true
 		delete(o.pendingTags, strings.TrimPrefix(tag.Name, "checkpoint/"))
 		t := parseTrailers(tag.Message)
-		if len(o.projects) > 0 && !contains(o.projects, t["Project"]) {
+		if len(o.projects) > 0 && !slices.Contains(o.projects, t["Project"]) {
 			continue
 		}
 		o.checkpoints.WithLabelValues(known(t["Checkpoint-Type"], session.CheckpointTypes), known(t["Checkpoint-Scope"], checkpointScopes)).Inc()
@@ -363,19 +364,10 @@ func parseTrailers(text string) map[string]string {
 // known returns v when list holds it, else "other": a value written by
 // hand cannot add label values without bound.
 func known(v string, list []string) string {
-	if contains(list, v) {
+	if slices.Contains(list, v) {
 		return v
 	}
 	return "other"
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func sum(v []float64) float64 {

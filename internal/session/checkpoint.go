@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,7 +94,7 @@ func (s *Service) CreateCheckpoint(o CheckpointOptions) (CheckpointOutcome, erro
 	if o.Type == "" {
 		o.Type = "manual"
 	}
-	if !contains(CheckpointTypes, o.Type) {
+	if !slices.Contains(CheckpointTypes, o.Type) {
 		return CheckpointOutcome{}, errs.New(errs.UpdateValidationFailed, "--type %q is not one of %s", o.Type, strings.Join(CheckpointTypes, ", ")).With("flag", "type")
 	}
 	seen := map[string]bool{}
@@ -326,6 +327,7 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 	}
 	out := RollbackOutcome{TaskID: o.TaskID, Restored: []string{}}
 	var target string
+	var cp Checkpoint // the checkpoint rolled back to, if one
 	var rels []string
 	if o.Version != 0 {
 		log, err := s.V.PathLog(taskPath(project, o.TaskID))
@@ -339,8 +341,8 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 		out.RolledBackTo = RollbackPoint{Type: "version", Identifier: o.Version}
 		rels = []string{taskPath(project, o.TaskID)}
 	} else {
-		cp, err := s.checkpoint(project, o.Checkpoint)
-		if err != nil {
+		var err error
+		if cp, err = s.checkpoint(project, o.Checkpoint); err != nil {
 			return out, err
 		}
 		target = cp.Commit
@@ -433,10 +435,8 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 				Type: "auto", Tasks: []string{}, CreatedAt: now, CreatedBy: holder, Project: project}
 			if o.TaskID != "" {
 				backup.Tasks = []string{o.TaskID}
-			} else if out.RolledBackTo.Type == "checkpoint" {
-				if cp, err := s.checkpoint(project, o.Checkpoint); err == nil {
-					backup.Tasks = cp.Tasks
-				}
+			} else {
+				backup.Tasks = nonNil(cp.Tasks)
 			}
 			backup.Scope = scopeOf(backup.Tasks)
 			if err := s.listCheckpoint(tx, project, backup); err != nil {
@@ -622,7 +622,7 @@ func (s *Service) SyncHotContext(project string, taskIDs []string) (HotSync, err
 				return vault.Change{}, err
 			}
 			for _, l := range d.sectionLines(secCheckpoints) {
-				if id := lineID(string(l.Content())); id != "" {
+				if id := vault.EntryID(string(l.Content())); id != "" {
 					listed[id] = true
 				}
 			}
@@ -649,7 +649,7 @@ func (s *Service) SyncHotContext(project string, taskIDs []string) (HotSync, err
 		return out, err
 	}
 	for _, t := range tasks {
-		if (len(taskIDs) == 0 && t.Active()) || contains(taskIDs, t.ID) {
+		if (len(taskIDs) == 0 && t.Active()) || slices.Contains(taskIDs, t.ID) {
 			out.TaskContexts++
 		}
 	}
@@ -657,14 +657,4 @@ func (s *Service) SyncHotContext(project string, taskIDs []string) (HotSync, err
 	out.ActiveTask = g.ActiveTask
 	out.Success = true
 	return out, nil
-}
-
-// lineID returns the block id (^id) a line ends in, or "".
-func lineID(line string) string {
-	line = strings.TrimRight(line, " \t\r\n")
-	i := strings.LastIndex(line, " ^")
-	if i < 0 {
-		return ""
-	}
-	return line[i+2:]
 }

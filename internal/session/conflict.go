@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,7 +109,7 @@ func (c Conflict) key() string {
 // type is errs.InvalidConflictType; an unknown task errs.TaskNotFound.
 func (s *Service) DetectConflicts(project string, taskIDs, types []string) (DetectResult, error) {
 	for _, t := range types {
-		if !contains(ConflictTypes, t) {
+		if !slices.Contains(ConflictTypes, t) {
 			return DetectResult{}, errs.New(errs.InvalidConflictType, "conflict type %q is not one of %s", t, strings.Join(ConflictTypes, ", ")).With("flag", "type")
 		}
 	}
@@ -126,8 +127,8 @@ func (s *Service) DetectConflicts(project string, taskIDs, types []string) (Dete
 			return DetectResult{}, s.taskNotFound(errs.TaskNotFound, project, id)
 		}
 	}
-	want := func(t string) bool { return len(types) == 0 || contains(types, t) }
-	in := func(id string) bool { return len(taskIDs) == 0 || contains(taskIDs, id) }
+	want := func(t string) bool { return len(types) == 0 || slices.Contains(types, t) }
+	in := func(id string) bool { return len(taskIDs) == 0 || slices.Contains(taskIDs, id) }
 	now := s.now()
 	var found []Conflict
 	if want(ConflictFile) {
@@ -257,7 +258,7 @@ func fileConflicts(tasks []Task, in func(string) bool) []Conflict {
 			}
 			var shared []string
 			for _, f := range a.KeyFiles {
-				if contains(b.KeyFiles, f) {
+				if slices.Contains(b.KeyFiles, f) {
 					shared = append(shared, f)
 				}
 			}
@@ -308,7 +309,7 @@ func (s *Service) divergences(project string, tasks []Task, in func(string) bool
 		}
 		for _, p := range ours {
 			id, ok := notes[p]
-			if !ok || !contains(theirs, p) {
+			if !ok || !slices.Contains(theirs, p) {
 				continue
 			}
 			out = append(out, Conflict{TaskA: id, Type: ConflictDivergence, Severity: "low", Strength: 0.5,
@@ -464,7 +465,7 @@ type ResolveOutcome struct {
 // reports it as existing. Unknown id: errs.ConflictNotFound; resolved or
 // ignored before: errs.ConflictAlreadyResolved.
 func (s *Service) ResolveConflict(o ResolveOptions) (ResolveOutcome, error) {
-	if !contains(ConflictActions, o.Action) {
+	if !slices.Contains(ConflictActions, o.Action) {
 		return ResolveOutcome{}, errs.New(errs.UpdateValidationFailed, "--action %q is not one of %s", o.Action, strings.Join(ConflictActions, ", ")).With("flag", "action")
 	}
 	if o.Action == "custom" && strings.TrimSpace(o.Value) == "" {

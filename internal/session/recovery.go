@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -96,25 +97,37 @@ func (s *Service) recoveryPoint(project string) *RecoveryPoint {
 	return &rp
 }
 
-// maxToolHistory is how many tool calls the history keeps.
+// maxToolHistory is how many tool calls the history keeps when it is cut
+// back.
 const maxToolHistory = 50
 
 // RecordToolUse appends a tool call to the project's tool history (the
-// PostToolUse hook), keeping the newest maxToolHistory. No commit.
+// PostToolUse hook: one append per call); past maxToolHistoryBytes the file
+// is cut back to its newest maxToolHistory calls. No commit.
 func (s *Service) RecordToolUse(project, tool string, success bool) error {
-	hist := s.toolHistory(project)
-	hist = append(hist, ToolUse{Timestamp: s.now(), Tool: tool, Success: success})
-	if len(hist) > maxToolHistory {
-		hist = hist[len(hist)-maxToolHistory:]
+	line, _ := json.Marshal(ToolUse{Timestamp: s.now(), Tool: tool, Success: success})
+	name := toolHistoryFile(project)
+	if err := s.appendState(name, string(line)+"\n"); err != nil {
+		return err
+	}
+	p, err := s.V.StatePath(name)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Size() <= maxToolHistoryBytes {
+		return nil
 	}
 	var b strings.Builder
-	for _, h := range hist {
-		line, _ := json.Marshal(h)
-		b.Write(line)
+	for _, h := range lastN(s.toolHistory(project), maxToolHistory) {
+		l, _ := json.Marshal(h)
+		b.Write(l)
 		b.WriteByte('\n')
 	}
-	return s.V.WriteState(toolHistoryFile(project), []byte(b.String()))
+	return s.V.WriteState(name, []byte(b.String()))
 }
+
+// maxToolHistoryBytes is the size past which the tool history is cut back.
+const maxToolHistoryBytes = 32 << 10
 
 func (s *Service) toolHistory(project string) []ToolUse {
 	data, err := s.V.ReadState(toolHistoryFile(project))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -327,7 +328,7 @@ type TaskUpdate struct {
 }
 
 func (u TaskUpdate) validate() error {
-	if u.Status != nil && !contains(TaskStatuses, *u.Status) {
+	if u.Status != nil && !slices.Contains(TaskStatuses, *u.Status) {
 		return errs.New(errs.UpdateValidationFailed, "status %q is not one of %s", *u.Status, strings.Join(TaskStatuses, ", ")).With("flag", "status")
 	}
 	if u.Iteration != nil && *u.Iteration < 0 {
@@ -354,15 +355,6 @@ func (u TaskUpdate) validate() error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // apply queues u's edits on d (a task note) at now.
@@ -669,47 +661,60 @@ func (s *Service) SaveTask(o SaveTaskOptions) (TaskOutcome, error) {
 	if o.ChangeType == "" {
 		o.ChangeType = "manual"
 	}
-	if !contains(ChangeTypes, o.ChangeType) {
+	if !slices.Contains(ChangeTypes, o.ChangeType) {
 		return TaskOutcome{}, errs.New(errs.UpdateValidationFailed, "change type %q is not one of %s", o.ChangeType, strings.Join(ChangeTypes, ", ")).With("flag", "change-type")
 	}
 	if err := checkText("summary", o.ChangeSummary, 500); err != nil && o.ChangeSummary != "" {
 		return TaskOutcome{}, err
 	}
-	project, err := s.Project(o.Project)
-	if err != nil {
-		return TaskOutcome{}, err
-	}
-	var out TaskOutcome
 	start := time.Now()
-	res, err := s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
-		holder := o.Holder
-		if holder == "" {
-			holder = s.holder(tx, project)
-		}
-		d, t, err := s.taskDoc(tx, project, o.TaskID, errs.TaskNotFound)
-		if err != nil {
-			return vault.Change{}, err
-		}
-		now := s.now()
-		if err := s.checkLock(project, t, holder, now); err != nil {
-			return vault.Change{}, err
-		}
+	out, err := s.onTask(o.Project, o.TaskID, o.Holder, true, func(d *doc, t Task, _ string, now time.Time) vault.Change {
 		d.applyTask(t, o.Updates, now)
-		if out.Task, err = s.writeTaskDoc(tx, d, project); err != nil {
-			return vault.Change{}, err
-		}
 		summary := o.ChangeSummary
 		if summary == "" {
 			summary = "context saved"
 		}
 		return vault.Change{Operation: "task-save", Summary: t.ID + ": " + oneLine(summary),
-			Trailers: map[string]string{"Task": t.ID, "Change-Type": o.ChangeType, "Duration-Ms": strconv.FormatInt(time.Since(start).Milliseconds(), 10)}}, nil
+			Trailers: map[string]string{"Task": t.ID, "Change-Type": o.ChangeType, "Duration-Ms": strconv.FormatInt(time.Since(start).Milliseconds(), 10)}}
 	})
-	out.Result = res
 	if err != nil {
 		return out, err
 	}
-	out.Version, err = s.taskVersionCount(project, out.Task.ID)
+	out.Version, err = s.taskVersionCount(out.Task.Project, out.Task.ID)
+	return out, err
+}
+
+// onTask runs edit on task id's note as one commit and returns the task as
+// written. edit gets the note to queue its edits on, the task as it reads,
+// the holder (holder, else the active session, else this machine) and the
+// time, and returns the commit's description. With checkLock, a task
+// another holder has locked is errs.TaskLocked.
+func (s *Service) onTask(project, id, holder string, checkLock bool, edit func(d *doc, t Task, holder string, now time.Time) vault.Change) (TaskOutcome, error) {
+	project, err := s.Project(project)
+	if err != nil {
+		return TaskOutcome{}, err
+	}
+	var out TaskOutcome
+	out.Result, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+		if holder == "" {
+			holder = s.holder(tx, project)
+		}
+		d, t, err := s.taskDoc(tx, project, id, errs.TaskNotFound)
+		if err != nil {
+			return vault.Change{}, err
+		}
+		now := s.now()
+		if checkLock {
+			if err := s.checkLock(project, t, holder, now); err != nil {
+				return vault.Change{}, err
+			}
+		}
+		ch := edit(d, t, holder, now)
+		if out.Task, err = s.writeTaskDoc(tx, d, project); err != nil {
+			return vault.Change{}, err
+		}
+		return ch, nil
+	})
 	return out, err
 }
 
@@ -765,23 +770,7 @@ func (s *Service) LockTask(project, id, holder string, elements []string) (TaskO
 	if err := (TaskUpdate{LockedElements: elements}).validate(); err != nil {
 		return TaskOutcome{}, err
 	}
-	project, err := s.Project(project)
-	if err != nil {
-		return TaskOutcome{}, err
-	}
-	var out TaskOutcome
-	res, err := s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
-		if holder == "" {
-			holder = s.holder(tx, project)
-		}
-		d, t, err := s.taskDoc(tx, project, id, errs.TaskNotFound)
-		if err != nil {
-			return vault.Change{}, err
-		}
-		now := s.now()
-		if err := s.checkLock(project, t, holder, now); err != nil {
-			return vault.Change{}, err
-		}
+	return s.onTask(project, id, holder, true, func(d *doc, t Task, holder string, now time.Time) vault.Change {
 		d.set("locked_by", holder)
 		if t.Lock == nil || t.Lock.Holder != holder || t.Lock.Expired(now) {
 			d.set("locked_at", now)
@@ -790,41 +779,19 @@ func (s *Service) LockTask(project, id, holder string, elements []string) (TaskO
 		if len(elements) > 0 {
 			d.set("locked_elements", unionStrings(t.LockedElements, elements))
 		}
-		if out.Task, err = s.writeTaskDoc(tx, d, project); err != nil {
-			return vault.Change{}, err
-		}
-		return vault.Change{Operation: "task-lock", Summary: t.ID + " by " + holder, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}, nil
+		return vault.Change{Operation: "task-lock", Summary: t.ID + " by " + holder, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}
 	})
-	out.Result = res
-	return out, err
 }
 
 // UnlockTask releases task id's lock (its holder, an expired lock, or
 // force) and removes elements from its locked elements; with elements and
 // no lock held, only the elements go.
 func (s *Service) UnlockTask(project, id, holder string, elements []string, force bool) (TaskOutcome, error) {
-	project, err := s.Project(project)
-	if err != nil {
-		return TaskOutcome{}, err
-	}
-	var out TaskOutcome
-	res, err := s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
-		if holder == "" {
-			holder = s.holder(tx, project)
-		}
-		d, t, err := s.taskDoc(tx, project, id, errs.TaskNotFound)
-		if err != nil {
-			return vault.Change{}, err
-		}
-		if !force {
-			if err := s.checkLock(project, t, holder, s.now()); err != nil {
-				return vault.Change{}, err
-			}
-		}
+	return s.onTask(project, id, holder, !force, func(d *doc, t Task, _ string, _ time.Time) vault.Change {
 		if len(elements) > 0 {
 			var keep []string
 			for _, e := range t.LockedElements {
-				if !contains(elements, e) {
+				if !slices.Contains(elements, e) {
 					keep = append(keep, e)
 				}
 			}
@@ -832,13 +799,8 @@ func (s *Service) UnlockTask(project, id, holder string, elements []string, forc
 		} else {
 			clearLock(d)
 		}
-		if out.Task, err = s.writeTaskDoc(tx, d, project); err != nil {
-			return vault.Change{}, err
-		}
-		return vault.Change{Operation: "task-unlock", Summary: t.ID, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}, nil
+		return vault.Change{Operation: "task-unlock", Summary: t.ID, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}
 	})
-	out.Result = res
-	return out, err
 }
 
 // writeTaskDoc writes d's queued edits through tx and returns the task as

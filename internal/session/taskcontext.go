@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,10 +25,11 @@ type TaskVersion struct {
 // TaskVersions lists task id's versions, oldest first; max > 0 keeps the
 // newest max.
 func (s *Service) TaskVersions(project, id string, max int) ([]TaskVersion, error) {
-	if _, err := s.Task(project, id); err != nil {
+	t, err := s.Task(project, id)
+	if err != nil {
 		return nil, err
 	}
-	project, _ = s.Project(project)
+	project = t.Project
 	log, err := s.V.PathLog(taskPath(project, id))
 	if err != nil {
 		return nil, err
@@ -206,11 +208,6 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 		if err := s.setActiveTask(tx, project, to.ID, now); err != nil {
 			return vault.Change{}, err
 		}
-		tasks, err := s.readTasks(tx, project)
-		if err != nil {
-			return vault.Change{}, err
-		}
-		out.BlockedBy = openBlockers(out.New, tasks)
 		session := ""
 		if h := holder; !strings.HasPrefix(h, "machine:") {
 			session = h
@@ -222,6 +219,13 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 	if err != nil {
 		return out, err
 	}
+	// What the new task waits for is read once the switch is made, from the
+	// notes on disk (every core), not through the switch's transaction.
+	tasks, err := s.tasksOf(project)
+	if err != nil {
+		return out, err
+	}
+	out.BlockedBy = openBlockers(out.New, tasks)
 	if out.Previous != nil {
 		out.Previous.Version, err = s.taskVersionCount(project, out.Previous.TaskID)
 	}
@@ -413,10 +417,10 @@ func (s *Service) UnifiedContext(o UnifiedOptions) (UnifiedContext, error) {
 		byID := taskIndex(tasks)
 		r := &Relationships{Blocks: refs(byID, t.Blocks), DependsOn: refs(byID, t.DependsOn), RelatedTo: refs(byID, t.RelatedTo), BlockedBy: []TaskRef{}}
 		for _, o := range tasks {
-			if contains(o.Blocks, t.ID) {
+			if slices.Contains(o.Blocks, t.ID) {
 				r.BlockedBy = append(r.BlockedBy, TaskRef{TaskID: o.ID, Name: o.Name, Status: o.Status})
 			}
-			if contains(o.RelatedTo, t.ID) && !contains(t.RelatedTo, o.ID) {
+			if slices.Contains(o.RelatedTo, t.ID) && !slices.Contains(t.RelatedTo, o.ID) {
 				r.RelatedTo = append(r.RelatedTo, TaskRef{TaskID: o.ID, Name: o.Name, Status: o.Status})
 			}
 		}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -171,7 +172,7 @@ func (s *Service) TaskGraphOf(o GraphOptions) (TaskGraph, error) {
 			f.BlockedBy = append(f.BlockedBy, node(byID[id]))
 		}
 		for _, x := range tasks {
-			if contains(x.DependsOn, t.ID) {
+			if slices.Contains(x.DependsOn, t.ID) {
 				f.DependencyOf = append(f.DependencyOf, node(x))
 			}
 		}

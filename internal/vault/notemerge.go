@@ -551,6 +551,10 @@ func orderEntries(merged, o, a, b []byte) []byte {
 	return []byte(strings.Join(kept, ""))
 }
 
+// EntryID is the block id an entry line ends in (" ^u-12" gives "u-12"),
+// or "".
+func EntryID(l string) string { return lineID(l) }
+
 // lineID is the block id of an entry line, or "".
 func lineID(l string) string {
 	if m := blockIDRe().FindStringSubmatch(l); m != nil {

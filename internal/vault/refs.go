@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,9 +60,9 @@ func (v *Vault) PathCommitCount(commit, rel string) (int, error) {
 	if err != nil {
 		return 0, errs.Wrap(errs.GitWriteFailed, err, "counting the versions of "+rel)
 	}
-	n := 0
-	for _, c := range out {
-		n = n*10 + int(c-'0')
+	n, err := strconv.Atoi(out)
+	if err != nil {
+		return 0, errs.Wrap(errs.GitWriteFailed, err, "counting the versions of "+rel)
 	}
 	return n, nil
 }
@@ -116,20 +117,16 @@ func (v *Vault) gitIn(stdin string, args ...string) (string, error) {
 }
 
 // ChangedSinceHead reports which of rels differ on disk from HEAD (missing
-// on one side counts as a difference).
+// on one side counts as a difference): history.Repo.Changed, which trusts
+// the index's stat data where it can and reads only the files it must.
 func (v *Vault) ChangedSinceHead(rels []string) ([]string, error) {
-	var changed []string
-	for _, rel := range rels {
-		disk, derr := v.ReadFile(rel)
-		head, herr := v.Committed(rel)
-		if derr != nil && herr != nil {
-			continue
-		}
-		if (derr == nil) != (herr == nil) || string(disk) != string(head) {
-			changed = append(changed, rel)
-		}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	r, err := v.repo()
+	if err != nil {
+		return nil, err
 	}
-	return changed, nil
+	return r.Changed(rels)
 }
 
 // MergeBase returns the best common ancestor of commits a and b ("" when
