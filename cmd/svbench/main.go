@@ -47,6 +47,8 @@ func main() {
 	flag.StringVar(&o.phaseNames, "phases", "quiet,busy,dirty", "the main table's phases (comma-separated): quiet, busy (beside a writer flushing large files), dirty (the same without flushing)")
 	flag.IntVar(&o.hookUpdates, "hook-updates", 10000, "updates in the session the PreToolUse hook is timed on")
 	flag.IntVar(&o.graphTasks, "graph-tasks", 1000, "tasks in the vault get_task_graph is timed on")
+	flag.IntVar(&o.longUpdates, "long-updates", 10000, "long session: updates the long session holds before its timed rounds")
+	flag.IntVar(&o.longRounds, "long-rounds", 300, "long session: interleaved updates timed on each of the fresh and the long session")
 	flag.BoolVar(&o.curves, "curves", true, "measure the curves (vault size, history length, session length)")
 	flag.IntVar(&o.curveRounds, "curve-rounds", 20, "timed rounds per curve point")
 	o.sizes = intList{1000, 10000, 100000}
@@ -139,6 +141,9 @@ func run(o options) error {
 		return err
 	}
 	if err := taskGraphFigure(o, work, &figs); err != nil {
+		return err
+	}
+	if err := longSessionFigures(o, work, &figs); err != nil {
 		return err
 	}
 	if o.curves {

@@ -23,6 +23,8 @@ type options struct {
 	phases         []phase
 	hookUpdates    int
 	graphTasks     int
+	longUpdates    int
+	longRounds     int
 
 	curves                       bool
 	curveRounds                  int
@@ -119,7 +121,7 @@ func (o *options) check() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"notes", o.notes}, {"commits", o.commits}, {"rounds", o.rounds}, {"hook-updates", o.hookUpdates}, {"graph-tasks", o.graphTasks}} {
+	}{{"notes", o.notes}, {"commits", o.commits}, {"rounds", o.rounds}, {"hook-updates", o.hookUpdates}, {"graph-tasks", o.graphTasks}, {"long-updates", o.longUpdates}, {"long-rounds", o.longRounds}} {
 		if f.v < 1 {
 			return fmt.Errorf("-%s must be at least 1 (got %d)", f.name, f.v)
 		}

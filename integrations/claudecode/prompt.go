@@ -34,7 +34,7 @@ func (h Handler) SessionStart(in Input) Response {
 		}
 		return contextResponse("sessionvault: the session state cannot be read (" + err.Error() + "). Ask a person to fix it.")
 	}
-	st, err := svc.Status(project)
+	st, err := svc.Current(project)
 	if err != nil {
 		return contextResponse("sessionvault: the session state cannot be read (" + err.Error() + "). Ask a person to fix it.")
 	}

@@ -259,7 +259,7 @@ func (s *Service) SetMode(project string, mode protocol.Mode) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	out.State, err = s.Status(project)
+	out.State, err = s.Current(project)
 	return out, err
 }
 

@@ -204,7 +204,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 	if !out.Repeat {
 		_ = s.writeHeartbeat(project, out.ID) // the commit's updated time is the sign of life; the heartbeat repeats it
 	}
-	out.State, err = s.Status(project)
+	out.State, err = s.Current(project)
 	return out, err
 }
 
@@ -593,7 +593,7 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 	if !out.Repeat {
 		_ = s.V.WriteState("heartbeat-"+project, nil) // a heartbeat names its session: an ended one's counts for nothing
 	}
-	out.State, err = s.Status(project)
+	out.State, err = s.Current(project)
 	return out, err
 }
 
@@ -874,13 +874,29 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 	if !out.Repeat {
 		_ = s.writeHeartbeat(project, out.ID) // the commit's updated time is the sign of life; the heartbeat repeats it
 	}
-	out.State, err = s.Status(project)
+	out.State, err = s.Current(project)
 	return out, err
 }
 
-// Status reads the project's current state (no lock, no commit). An active
-// session whose last sign of life is too old is reported as crashed.
+// Status reads the project's current state (no lock, no commit), in full:
+// the updates a compaction moved to the session's archive note are read
+// back before the note's own. An active session whose last sign of life is
+// too old is reported as crashed.
 func (s *Service) Status(project string) (State, error) {
+	return s.status(project, true)
+}
+
+// Current reads the project's current state as Status does, but only from
+// the current-state note: of a compacted session it lists the updates the
+// note still holds, and State.CompactedUpdates counts those in the archive.
+// Its cost does not grow with the session's length: the outcome of an
+// operation, the hooks and the resume prompt, which show the latest
+// entries, read it.
+func (s *Service) Current(project string) (State, error) {
+	return s.status(project, false)
+}
+
+func (s *Service) status(project string, full bool) (State, error) {
 	project, err := s.Project(project)
 	if err != nil {
 		return State{}, err
@@ -890,8 +906,12 @@ func (s *Service) Status(project string) (State, error) {
 		return State{}, err
 	}
 	st := d.readState(project)
-	if err := s.readCompacted(d, &st); err != nil {
-		return State{}, err
+	if full {
+		if err := s.readCompacted(d, &st); err != nil {
+			return State{}, err
+		}
+	} else {
+		st.CompactedUpdates = d.intProp(propCompacted)
 	}
 	if s.crashed(project, &st) {
 		st.Status = StatusCrashed

@@ -71,7 +71,7 @@ func toolHistoryFile(project string) string   { return "tool-history-" + project
 // RecordRecoveryPoint records a compaction recovery point of the active
 // session (the PreCompact hook). No commit.
 func (s *Service) RecordRecoveryPoint(project, trigger, summary string) error {
-	st, err := s.Status(project)
+	st, err := s.Current(project)
 	if err != nil || !st.Active() && st.Status != StatusCrashed {
 		return err
 	}
@@ -207,7 +207,7 @@ func (s *Service) CheckRecovery(o RecoveryOptions) (RecoveryReport, error) {
 }
 
 func (s *Service) recoveryNeeds(project string, withHistory bool) ([]RecoveryNeed, error) {
-	st, err := s.Status(project)
+	st, err := s.Current(project)
 	if err != nil {
 		return nil, err
 	}

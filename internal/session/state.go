@@ -73,10 +73,15 @@ type State struct {
 	StartChecklist []CheckItem `json:"start_checklist"`
 	EndChecklist   []CheckItem `json:"end_checklist"`
 	Updates        []Update    `json:"updates"`
-	Decisions      []Decision  `json:"decisions"`
-	Blockers       []Blocker   `json:"blockers"`
-	NextSteps      []string    `json:"next_steps,omitempty"`
-	Problems       []Problem   `json:"problems,omitempty"`
+	// CompactedUpdates is, when the state was read from the note only
+	// (Current), the note's compacted_updates: the highest update number a
+	// compaction moved to the session's archive note, whose updates are not
+	// in Updates. 0 when read in full (Status) or never compacted.
+	CompactedUpdates int        `json:"compacted_updates,omitempty"`
+	Decisions        []Decision `json:"decisions"`
+	Blockers         []Blocker  `json:"blockers"`
+	NextSteps        []string   `json:"next_steps,omitempty"`
+	Problems         []Problem  `json:"problems,omitempty"`
 }
 
 // Active reports whether the state holds a session that accepts entries.
