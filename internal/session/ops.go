@@ -297,6 +297,11 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 			return vault.Change{}, err
 		}
 		now := s.now()
+		if st.Updated != nil && now.Before(*st.Updated) {
+			// The clock went back (NTP, another machine's commit): entries
+			// stay monotonic (seed 003 "Ensure timestamps are monotonic").
+			now = *st.Updated
+		}
 		ch, id, err := op(tx, d, st, now)
 		if err != nil {
 			return vault.Change{}, err
@@ -334,6 +339,12 @@ type UpdateOptions struct {
 	Progress *int   // 0-100, optional
 	Type     string // progress, note, blocker, milestone (default progress, or note without --progress)
 	Tags     []string
+	// At is the time the update happened when it is recorded later (nil:
+	// now). It may not be in the future nor before the session's last
+	// update: the updates are a log whose times only go forward (seed 003
+	// "Ensure timestamps are monotonic"); either is UPDATE_VALIDATION_FAILED
+	// naming the flag --at and changes nothing.
+	At *time.Time
 }
 
 var tagRe = lazyRegexp(`^[\p{L}\p{N}_/-]+$`)
@@ -366,7 +377,14 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 		}
 	}
 	return s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
-		u := Update{ID: d.nextUpdateID() + s.idSuffix(), Time: now, Type: o.Type, Progress: o.Progress, Message: o.Message}
+		at := now
+		if o.At != nil {
+			if err := checkUpdateTime(d, st, *o.At, now); err != nil {
+				return vault.Change{}, "", err
+			}
+			at = o.At.UTC()
+		}
+		u := Update{ID: d.nextUpdateID() + s.idSuffix(), Time: at, Type: o.Type, Progress: o.Progress, Message: o.Message}
 		for _, t := range o.Tags {
 			u.Tags = append(u.Tags, strings.TrimPrefix(t, "#"))
 		}
@@ -376,6 +394,29 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 		}
 		return vault.Change{Operation: "update", Summary: o.Message}, u.ID, nil
 	})
+}
+
+// checkUpdateTime refuses an explicit update time at that is in the future
+// (more than a minute past now, for clocks a little apart) or before the
+// last update of the session in d, whose entries stay in time order.
+func checkUpdateTime(d *doc, st State, at, now time.Time) error {
+	if at.After(now.Add(time.Minute)) {
+		return errs.New(errs.UpdateValidationFailed, "--at %s is in the future (now is %s); give the time the update happened, or leave --at out",
+			at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)).With("flag", "at")
+	}
+	lines := d.sectionLines(secUpdates)
+	for i := len(lines) - 1; i >= 0; i-- {
+		u, ok := parseUpdate(string(lines[i].Content()))
+		if !ok {
+			continue
+		}
+		if at.Before(u.Time) {
+			return errs.New(errs.UpdateValidationFailed, "--at %s is before the session's last update %s (%s): updates are a log in time order; use --at %s or later, or leave --at out",
+				at.UTC().Format(time.RFC3339), u.ID, u.Time.UTC().Format(time.RFC3339), u.Time.UTC().Format(time.RFC3339)).With("flag", "at")
+		}
+		break
+	}
+	return nil
 }
 
 // DecideOptions are the inputs of Decide (seed 000 DECIDE operation).
