@@ -399,10 +399,10 @@ func (s *scenario) check(personCount int) {
 			}
 		}
 	}
-	// Entries are counted across the note and the update logs that history
-	// compaction moved the older updates to (demo/sessions/<id>/updates.md),
+	// Entries are counted across the note and the archive notes that history
+	// compaction moved the older updates to (demo/sessions/<id>/archive.md),
 	// as `status` reads them: each exactly once in all.
-	logs, err := filepath.Glob(filepath.Join(s.vault, "demo", "sessions", "*", "updates.md"))
+	logs, err := filepath.Glob(filepath.Join(s.vault, "demo", "sessions", "*", "archive.md"))
 	if err != nil {
 		r.problem("finding the update logs: %v", err)
 	}

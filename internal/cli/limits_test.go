@@ -32,7 +32,8 @@ func TestTenThousandUpdates(t *testing.T) {
 			Updates []struct {
 				ID string `json:"id"`
 			} `json:"updates"`
-			Progress int `json:"progress"`
+			Progress int    `json:"progress"`
+			Session  string `json:"session"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(mustRun(t, v, "status", "--json")), &res); err != nil {
@@ -40,6 +41,34 @@ func TestTenThousandUpdates(t *testing.T) {
 	}
 	if n := len(res.Data.Updates); n != 10001 || res.Data.Updates[n-1].ID != "u-10001" || res.Data.Progress != 99 {
 		t.Fatalf("status shows %d updates (last %v), progress %d", n, res.Data.Updates[n-1:], res.Data.Progress)
+	}
+	// Compaction (on by default) kept the note small; 120 more updates
+	// compact again, and every update is read back exactly once.
+	for i := 1; i <= 120; i++ {
+		mustRun(t, v, "update", fmt.Sprintf("later update %d", i))
+	}
+	if data, _ := os.ReadFile(note); len(data) >= 64<<10 {
+		t.Fatalf("the current-state note is %d bytes after 10,121 updates, want < 64 KB", len(data))
+	}
+	res.Data.Updates = nil
+	if err := json.Unmarshal([]byte(mustRun(t, v, "status", "--json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, u := range res.Data.Updates {
+		seen[u.ID]++
+	}
+	for i := 1; i <= 10121; i++ {
+		if id := fmt.Sprintf("u-%d", i); seen[id] != 1 {
+			t.Fatalf("%s is read back %d times, want once", id, seen[id])
+		}
+	}
+	archive, _ := os.ReadFile(filepath.Join(v, "demo", "sessions", res.Data.Session, "archive.md"))
+	if n := strings.Count(string(archive), " ^u-"); n < 10000 {
+		t.Fatalf("the archive note holds %d updates, want the 10,000+ moved", n)
+	}
+	if cur, _ := os.ReadFile(note); !strings.Contains(string(cur), "## Compactions") || !strings.Contains(string(cur), " ^k-2") {
+		t.Fatalf("the current state records no second compaction:\n%s", cur)
 	}
 	mustRun(t, v, "end", "--summary", "long")
 	assertClean(t, v)

@@ -70,11 +70,17 @@ type Config struct {
 	Durability string `yaml:"durability"`
 	// CompactUpdates bounds the updates an active session's current-state
 	// note holds (seed 004 component 7, history compaction): past it, the
-	// older half moves to the session's update log,
-	// <project>/sessions/<session>/updates.md, so that an operation on a long
+	// older half moves to the session's archive note,
+	// <project>/sessions/<session>/archive.md, so that an operation on a long
 	// session costs what it costs on a short one. Default 200; negative =
 	// never compact.
 	CompactUpdates int `yaml:"compact_updates"`
+	// CompactInvocations bounds the agent invocations (seed 004
+	// orchestrator workflow) the current-state note holds: past it, all but
+	// the newest 3 move to the session's archive note (seed 004 component 7:
+	// "Trigger compaction when agentHistory.length > 10, keep last 3").
+	// Default 10; negative = never compact.
+	CompactInvocations int `yaml:"compact_invocations"`
 	// Linear configures the sync to Linear (DESIGN §8).
 	Linear Linear `yaml:"linear"`
 	// Remote configures `remote sync` with a git remote (DESIGN §6).
@@ -131,13 +137,14 @@ func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 // Default returns the settings used for anything the file leaves out.
 func Default() Config {
 	return Config{
-		Version:          1,
-		Agent:            Identity{Name: "sessionvault agent", Email: "agent@sessionvault.invalid"},
-		Person:           Identity{Name: "vault editor", Email: "person@sessionvault.invalid"},
-		HeartbeatTimeout: Duration{30 * time.Minute},
-		HistoryFull:      10,
-		LockTimeout:      Duration{30 * time.Second},
-		CompactUpdates:   DefaultCompactUpdates,
+		Version:            1,
+		Agent:              Identity{Name: "sessionvault agent", Email: "agent@sessionvault.invalid"},
+		Person:             Identity{Name: "vault editor", Email: "person@sessionvault.invalid"},
+		HeartbeatTimeout:   Duration{30 * time.Minute},
+		HistoryFull:        10,
+		LockTimeout:        Duration{30 * time.Second},
+		CompactUpdates:     DefaultCompactUpdates,
+		CompactInvocations: DefaultCompactInvocations,
 	}
 }
 
@@ -154,6 +161,23 @@ func (c Config) UpdatesKept() int {
 		return 0
 	}
 	return c.CompactUpdates
+}
+
+// DefaultCompactInvocations is CompactInvocations when the config leaves it
+// out (seed 004 component 7).
+const DefaultCompactInvocations = 10
+
+// InvocationsKept is CompactInvocations with its default: the most agent
+// invocations a current-state note holds before all but the newest 3 are
+// compacted; 0 = never.
+func (c Config) InvocationsKept() int {
+	switch {
+	case c.CompactInvocations == 0:
+		return DefaultCompactInvocations
+	case c.CompactInvocations < 0:
+		return 0
+	}
+	return c.CompactInvocations
 }
 
 // Load reads vaultDir/.sessionvault/config.yaml over the defaults, then the

@@ -1,9 +1,10 @@
 package session
 
 // History compaction (seed 004 component 7): a long session's older updates
-// move from the current-state note to the session's update log, so that the
-// note, and every operation that rewrites and commits it, stays small
-// however long the session runs. Decisions and blockers never move.
+// and agent invocations move from the current-state note to the session's
+// archive note, so that the note, and every operation that rewrites and
+// commits it, stays small however long the session runs. Decisions,
+// verdicts and blockers never move.
 
 import (
 	"bytes"
@@ -11,94 +12,245 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 
+	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// Properties of the current state that compaction keeps: the highest update
-// id moved to the log (ids go on from it), and a link to the log.
+// Properties of the current state that compaction keeps: the highest
+// number of each entry kind moved to the archive (ids go on from it), how
+// many compactions ran, and a link to the archive note. updates_log is the
+// link sessions compacted before the archive note had its name kept.
 const (
-	propCompacted  = "compacted_updates"
-	propUpdatesLog = "updates_log"
+	propCompacted            = "compacted_updates"
+	propCompactedInvocations = "compacted_invocations"
+	propCompactions          = "compactions"
+	propArchive              = "archive"
+	propUpdatesLog           = "updates_log"
 )
 
-// UpdatesLogPath is the vault-relative path of a session's update log, the
-// note its compacted updates move to: <project>/sessions/<session>/updates.md.
+// Sections compaction reads and writes beside the Updates: seed 004's agent
+// invocations, and the record of the compactions themselves.
+const (
+	secInvocations = "Agent invocations"
+	secCompactions = "Compactions"
+)
+
+// compactionsKept bounds the Compactions section of the current state:
+// past it, all but the newest compactionsKeep entries move to the archive.
+const (
+	compactionsKept = 10
+	compactionsKeep = 5
+)
+
+// ArchivePath is the vault-relative path of a session's archive note, the
+// note a compaction moves the older entries of its current state to:
+// <project>/sessions/<session>/archive.md, one H2 section per kind
+// (Updates, Agent invocations, Compactions), newest last.
+func ArchivePath(project, session string) string {
+	return project + "/" + SessionsDir + "/" + session + "/archive.md"
+}
+
+// UpdatesLogPath is the path of the update log of a session compacted
+// before the archive note (<project>/sessions/<session>/updates.md): it is
+// read back as the archive's oldest part, never written.
 func UpdatesLogPath(project, session string) string {
 	return project + "/" + SessionsDir + "/" + session + "/updates.md"
 }
 
+// compactKind is a kind of session entry compaction moves: the lines of an
+// H2 section whose block ids start with letter, moved when there are more
+// than limit (0: never), all but the newest keep.
+type compactKind struct {
+	section string
+	letter  byte
+	prop    string // the current state's property: the highest number moved
+	limit   int
+	keep    int
+}
+
+// compactKinds returns the kinds this vault compacts: updates
+// (compact_updates, the newest half kept) and agent invocations
+// (compact_invocations, the newest 3 kept: seed 004 component 7).
+// Decisions, verdicts and blockers never move.
+func (s *Service) compactKinds() []compactKind {
+	u, a := s.V.Config.UpdatesKept(), s.V.Config.InvocationsKept()
+	return []compactKind{
+		{secUpdates, 'u', propCompacted, u, u / 2},
+		{secInvocations, 'a', propCompactedInvocations, a, min(3, a)},
+	}
+}
+
 // nextUpdateID is the id of the next update of the session in d: one past
-// the highest in its Updates section or already moved to its log.
+// the highest in its Updates section or already moved to its archive.
 func (d *doc) nextUpdateID() string {
 	return "u-" + strconv.Itoa(max(d.lastEntryNumber(secUpdates, 'u'), d.intProp(propCompacted))+1)
 }
 
-// compact moves the oldest updates of the session in d to its update log
-// when the Updates section holds more than the vault's compact_updates
-// (config.UpdatesKept), keeping the newest half: the lines move as they are
-// (ids included), appended to the log in the order they had; the note
-// records the highest id moved and links the log. Lines of the section that
-// are not updates (a person's) stay where they are.
-func (s *Service) compact(tx *vault.Tx, d *doc, st State) error {
-	limit := s.V.Config.UpdatesKept()
-	if limit <= 0 {
-		return nil
-	}
-	var entries []int // indexes in lines of the update entries
-	lines := d.sectionLines(secUpdates)
-	for i, l := range lines {
-		if m := idTail(l.Content()); m != nil && m[0] == 'u' {
-			entries = append(entries, i)
+// compactMove is what one compaction takes out of one kind's section.
+type compactMove struct {
+	kind  compactKind
+	lines []markdown.Line // the entries moved, oldest first
+}
+
+// compact moves the oldest entries of each kind (compactKinds) of the
+// session in d to its archive note when a section holds more than the
+// kind's limit: the lines move as they are (ids included), appended to the
+// archive's section of that kind in the order they had; the note records
+// the highest number moved, links the archive and gains a compaction entry
+// in its Compactions section (`- <time> · N updates · M agent invocations →
+// [[archive]] ^k-K`; seed 004 CompactionEntry), whose own older entries
+// move to the archive past compactionsKept. Lines of a section that are not
+// entries of its kind (a person's) stay where they are.
+func (s *Service) compact(tx *vault.Tx, d *doc, st State, now time.Time) error {
+	var moves []compactMove
+	for _, k := range s.compactKinds() {
+		if k.limit <= 0 {
+			continue
+		}
+		entries := entryLines(d, k.section, k.letter)
+		if len(entries) > k.limit {
+			moves = append(moves, compactMove{k, entries[:len(entries)-k.keep]})
 		}
 	}
-	if len(entries) <= limit {
+	if len(moves) == 0 {
 		return nil
 	}
-	move := entries[:len(entries)-limit/2]
-	rel := UpdatesLogPath(st.Project, st.Session)
-	log, err := tx.Read(rel)
-	if errors.Is(err, os.ErrNotExist) {
-		log = []byte(fmt.Sprintf("---\nsession: %s\nkind: updates\n---\n\n# Updates of %s\n\nThe older updates of %s, moved here from the current state as the session grew (compaction; newest last).\n\n## Updates\n\n",
-			st.Session, st.Session, sessionLink(st.Project, st.Session)))
-	} else if err != nil {
+	rel := ArchivePath(st.Project, st.Session)
+	ad, known, err := s.openArchive(tx, st)
+	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	b.Write(log)
-	if len(log) > 0 && log[len(log)-1] != '\n' {
-		b.WriteString(d.newline())
+	counts := map[byte]int{}
+	for _, m := range moves {
+		highest := d.intProp(m.kind.prop)
+		n := s.moveLines(d, ad, known, m.kind.section, m.lines)
+		counts[m.kind.letter] = n
+		for _, l := range m.lines {
+			if k := idNumber(string(idTail(l.Content()))); k > highest {
+				highest = k
+			}
+		}
+		d.set(m.kind.prop, highest)
 	}
-	highest := d.intProp(propCompacted)
-	inLog := newKeyIndex(log)
-	for _, i := range move {
-		c := lines[i].Content()
-		// Already in the log (another machine moved it, and a merge
-		// brought it back into this state): only removed from the note.
-		if id := idTail(c); id == nil || !inLog.has("^"+string(id)) {
+	k := d.intProp(propCompactions) + 1
+	d.set(propCompactions, k)
+	archiveLink := link(rel, st.Session+" archive")
+	d.set(propArchive, archiveLink)
+	d.appendLine(secCompactions, formatCompaction(Compaction{ID: "k-" + strconv.Itoa(k), Time: now,
+		Updates: counts['u'], Invocations: counts['a'], Archive: archiveLink}))
+	if old := entryLines(d, secCompactions, 'k'); len(old)+1 > compactionsKept {
+		s.moveLines(d, ad, known, secCompactions, old[:len(old)+1-compactionsKeep])
+	}
+	b, err := ad.bytes()
+	if err != nil {
+		return err
+	}
+	return tx.Write(rel, b)
+}
+
+// entryLines returns the lines of d's section title that are entries of
+// the kind letter (end with a block id ^<letter>-N).
+func entryLines(d *doc, title string, letter byte) []markdown.Line {
+	var out []markdown.Line
+	for _, l := range d.sectionLines(title) {
+		if id := idTail(l.Content()); id != nil && id[0] == letter {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// moveLines appends lines of d (entries of section title) to the same
+// section of the archive ad, except those the archive already holds
+// (another machine moved them, and a merge brought them back into this
+// state), and removes them all from d, one edit per run of consecutive
+// lines. It returns how many it appended.
+func (s *Service) moveLines(d, ad *doc, known func(id []byte) bool, title string, lines []markdown.Line) int {
+	var b strings.Builder
+	n := 0
+	for _, l := range lines {
+		c := l.Content()
+		if id := idTail(c); id == nil || !known(id) {
+			if n > 0 {
+				b.WriteString(ad.newline())
+			}
 			b.Write(c)
-			b.WriteString(d.newline())
-		}
-		if n := idNumber(string(idTail(c))); n > highest {
-			highest = n
+			n++
 		}
 	}
-	if err := tx.Write(rel, b.Bytes()); err != nil {
-		return err
+	if n > 0 {
+		ad.appendLine(title, b.String())
 	}
-	// Remove the moved lines, one edit per run of consecutive ones.
-	for k := 0; k < len(move); {
-		j := k
-		for j+1 < len(move) && move[j+1] == move[j]+1 {
+	for i := 0; i < len(lines); {
+		j := i
+		for j+1 < len(lines) && lines[j+1].Offset == lines[j].Offset+len(lines[j].Text) {
 			j++
 		}
-		first, last := lines[move[k]], lines[move[j]]
-		d.edit(first.Offset, last.Offset+len(last.Text), "")
-		k = j + 1
+		d.edit(lines[i].Offset, lines[j].Offset+len(lines[j].Text), "")
+		i = j + 1
 	}
-	d.set(propCompacted, highest)
-	d.set(propUpdatesLog, link(rel, st.Session+" updates"))
-	return nil
+	return n
+}
+
+// openArchive reads the archive note of st's session through tx (a new one
+// from its template when missing) and returns it with a test of whether an
+// entry id is already archived, in it or in the session's older update log.
+func (s *Service) openArchive(tx *vault.Tx, st State) (*doc, func([]byte) bool, error) {
+	rel := ArchivePath(st.Project, st.Session)
+	data, err := tx.Read(rel)
+	if errors.Is(err, os.ErrNotExist) {
+		data = []byte(fmt.Sprintf("---\nsession: %s\nkind: archive\n---\n\n# Archive of %s\n\nWhat compaction moved out of the current state of %s as the session grew: its older updates and agent invocations, and the record of each compaction (newest last in each section). Decisions, verdicts and blockers are never moved.\n",
+			st.Session, st.Session, sessionLink(st.Project, st.Session)))
+	} else if err != nil {
+		return nil, nil, err
+	}
+	ad, err := s.parseDoc(rel, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	in := newKeyIndex(data)
+	legacy, err := tx.Read(UpdatesLogPath(st.Project, st.Session))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	old := newKeyIndex(legacy)
+	return ad, func(id []byte) bool { return in.has("^"+string(id)) || old.has("^"+string(id)) }, nil
+}
+
+// Compaction is one compaction of a session's history (seed 004
+// CompactionEntry): when it ran, how many updates and agent invocations it
+// moved, and the archive note it moved them to.
+type Compaction struct {
+	ID          string    `json:"id"` // k-N
+	Time        time.Time `json:"compacted_at"`
+	Updates     int       `json:"updates"`
+	Invocations int       `json:"agent_invocations"`
+	Archive     string    `json:"note_path"` // wikilink to the archive note
+}
+
+// formatCompaction is a compaction entry's line.
+func formatCompaction(c Compaction) string {
+	return fmt.Sprintf("- %s · %d updates · %d agent invocations → %s ^%s", c.Time.UTC().Format(time.RFC3339), c.Updates, c.Invocations, c.Archive, c.ID)
+}
+
+var compactionRe = lazyRegexp(`^- (\S+) · (\d+) updates · (\d+) agent invocations → (\[\[[^\]]*\]\]) \^(k-\d+)\s*$`)
+
+// parseCompaction reads a compaction entry's line back.
+func parseCompaction(line string) (Compaction, bool) {
+	m := compactionRe().FindStringSubmatch(line)
+	if m == nil {
+		return Compaction{}, false
+	}
+	t, err := time.Parse(time.RFC3339, m[1])
+	if err != nil {
+		return Compaction{}, false
+	}
+	u, _ := strconv.Atoi(m[2])
+	a, _ := strconv.Atoi(m[3])
+	return Compaction{ID: m[5], Time: t, Updates: u, Invocations: a, Archive: m[4]}, true
 }
 
 // idTail returns the block id ending an entry line (`^u-12`, or
@@ -130,24 +282,31 @@ func idTail(line []byte) []byte {
 	return id
 }
 
-// readCompacted puts the updates a compaction moved to the session's update
-// log before those st read from d (the current state, or an archived
-// record), so that st holds the whole session. A note that was never
-// compacted reads nothing more; a log that is missing or broken is an error
-// naming it.
+// readCompacted puts the entries a compaction moved to the session's
+// archive note (and, before it, to its older update log) before those st
+// read from d (the current state, or an archived record), so that st holds
+// the whole session. A note that was never compacted reads nothing more; an
+// archive that is missing or broken is an error naming it.
 func (s *Service) readCompacted(d *doc, st *State) error {
-	if d.intProp(propCompacted) <= 0 || st.Session == "" {
+	if st.Session == "" || d.intProp(propCompacted) <= 0 && d.intProp(propCompactedInvocations) <= 0 {
 		return nil
 	}
-	rel := UpdatesLogPath(st.Project, st.Session)
-	data, err := s.V.ReadFile(rel)
-	if err != nil {
-		return fmt.Errorf("reading the compacted updates of session %s: %w", st.Session, err)
+	var updates []Update
+	for _, rel := range []string{UpdatesLogPath(st.Project, st.Session), ArchivePath(st.Project, st.Session)} {
+		data, err := s.V.ReadFile(rel)
+		if errors.Is(err, os.ErrNotExist) && !(rel == ArchivePath(st.Project, st.Session) && d.prop(propArchive) != "") {
+			continue // a session compacted before the archive note has only its update log, and the reverse
+		}
+		if err != nil {
+			return fmt.Errorf("reading the archived entries of session %s: %w", st.Session, err)
+		}
+		ad, err := s.parseDoc(rel, data)
+		if err != nil {
+			return err
+		}
+		updates = append(updates, readEntries(ad, st, secUpdates, parseUpdate)...)
+		st.Compactions = append(readEntries(ad, st, secCompactions, parseCompaction), st.Compactions...)
 	}
-	ld, err := s.parseDoc(rel, data)
-	if err != nil {
-		return err
-	}
-	st.Updates = append(readEntries(ld, st, secUpdates, parseUpdate), st.Updates...)
+	st.Updates = append(updates, st.Updates...)
 	return nil
 }

@@ -175,8 +175,12 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 			d.set("continues", "")
 		}
 		d.set("version", st.Version+1)
-		d.unset(propCompacted)
-		d.unset(propUpdatesLog)
+		for _, p := range []string{propCompacted, propCompactedInvocations, propCompactions, propArchive, propUpdatesLog} {
+			d.unset(p)
+		}
+		if _, ok := d.section(secCompactions); ok {
+			d.setSection(secCompactions, nil)
+		}
 		d.set("phase", PhaseInit)
 		// Every session starts in the vault's default mode (seed 004); the
 		// last session's mode, even a person's disabled, does not carry over.
@@ -306,7 +310,7 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 		if err != nil {
 			return vault.Change{}, err
 		}
-		if err := s.compact(tx, d, st); err != nil {
+		if err := s.compact(tx, d, st, now); err != nil {
 			return vault.Change{}, err
 		}
 		bumpVersion(d, st, now)
@@ -736,6 +740,9 @@ func resetState(tx *vault.Tx, d *doc, st State, status string, now time.Time) er
 	d.setSection(secObjective, []string{"_No active session._ The last one was " + sessionLink(st.Project, st.Session) + " (" + status + ")."})
 	for _, sec := range []string{secStart, secUpdates, secDecisions, secBlockers, secEnd, secNext} {
 		d.setSection(sec, nil)
+	}
+	if _, ok := d.section(secCompactions); ok {
+		d.setSection(secCompactions, nil)
 	}
 	b, err := d.bytes()
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -344,9 +345,10 @@ func lastContentEnd(body []byte, lines []markdown.Line, start int) int {
 	return start
 }
 
-// dropCompacted takes out of project's current state the updates its
-// session's update log already holds (a compaction moved them; a merge
-// brought them back) and returns how many.
+// dropCompacted takes out of project's current state the entries (updates,
+// agent invocations, compaction records) its session's archive note, or its
+// older update log, already holds (a compaction moved them; a merge brought
+// them back) and returns how many.
 func (s *Service) dropCompacted(tx *vault.Tx, project string) (int, error) {
 	cur := project + "/" + CurrentStateNote
 	d, err := s.readDoc(tx, cur)
@@ -354,22 +356,35 @@ func (s *Service) dropCompacted(tx *vault.Tx, project string) (int, error) {
 		return 0, err
 	}
 	st := d.readState(project)
-	if d.intProp(propCompacted) <= 0 || st.Session == "" {
+	if st.Session == "" || d.intProp(propCompacted) <= 0 && d.intProp(propCompactedInvocations) <= 0 {
 		return 0, nil
 	}
-	log, err := tx.Read(UpdatesLogPath(project, st.Session))
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+	var logs [][]byte
+	for _, rel := range []string{UpdatesLogPath(project, st.Session), ArchivePath(project, st.Session)} {
+		log, err := tx.Read(rel)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		logs = append(logs, log)
 	}
-	if err != nil {
-		return 0, err
+	var ins []*keyIndex
+	for _, log := range logs {
+		ins = append(ins, newKeyIndex(log))
 	}
-	in := newKeyIndex(log)
 	n := 0
-	for _, l := range d.sectionLines(secUpdates) {
-		if id := idTail(l.Content()); id != nil && id[0] == 'u' && in.has("^"+string(id)) {
-			d.edit(l.Offset, l.Offset+len(l.Text), "")
-			n++
+	for _, k := range []struct {
+		section string
+		letter  byte
+	}{{secUpdates, 'u'}, {secInvocations, 'a'}, {secCompactions, 'k'}} {
+		for _, l := range entryLines(d, k.section, k.letter) {
+			key := "^" + string(idTail(l.Content()))
+			if slices.ContainsFunc(ins, func(in *keyIndex) bool { return in.has(key) }) {
+				d.edit(l.Offset, l.Offset+len(l.Text), "")
+				n++
+			}
 		}
 	}
 	if n == 0 {

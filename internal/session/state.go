@@ -77,11 +77,14 @@ type State struct {
 	// (Current), the note's compacted_updates: the highest update number a
 	// compaction moved to the session's archive note, whose updates are not
 	// in Updates. 0 when read in full (Status) or never compacted.
-	CompactedUpdates int        `json:"compacted_updates,omitempty"`
-	Decisions        []Decision `json:"decisions"`
-	Blockers         []Blocker  `json:"blockers"`
-	NextSteps        []string   `json:"next_steps,omitempty"`
-	Problems         []Problem  `json:"problems,omitempty"`
+	CompactedUpdates int `json:"compacted_updates,omitempty"`
+	// Compactions are the session's compactions (seed 004
+	// compactionHistory), oldest first.
+	Compactions []Compaction `json:"compaction_history,omitempty"`
+	Decisions   []Decision   `json:"decisions"`
+	Blockers    []Blocker    `json:"blockers"`
+	NextSteps   []string     `json:"next_steps,omitempty"`
+	Problems    []Problem    `json:"problems,omitempty"`
 }
 
 // Active reports whether the state holds a session that accepts entries.
@@ -147,6 +150,7 @@ func (d *doc) intProp(key string) int {
 func (d *doc) readState(project string) State {
 	st := d.readLite(project)
 	st.Updates = readEntries(d, &st, secUpdates, parseUpdate)
+	st.Compactions = readEntries(d, &st, secCompactions, parseCompaction)
 	st.Decisions = d.readDecisions(&st)
 	st.Blockers = readEntries(d, &st, secBlockers, parseBlocker)
 	st.Problems = append(st.Problems, d.timeProblems()...)
