@@ -240,7 +240,7 @@ changes nothing.`,
 // handoffs and the verdicts (the last n). Nothing when the session has no
 // workflow.
 func workflowLines(w session.Workflow, n int) []string {
-	if w.WorkflowPhase == "" && w.ActiveAgent == "" && len(w.AgentHistory) == 0 && len(w.Handoffs) == 0 && len(w.Verdicts) == 0 {
+	if w.Empty() {
 		return []string{"workflow: no agent has started"}
 	}
 	last := func(k int) int {

@@ -104,8 +104,8 @@ func formatStatus(st session.State, limit int) string {
 	if len(st.Decisions) > 0 {
 		fmt.Fprintf(&b, "decisions: %d\n", len(st.Decisions))
 	}
-	if w := st.Workflow; w.WorkflowPhase != "" || w.ActiveAgent != "" || len(w.AgentHistory) > 0 || len(w.Verdicts) > 0 || len(w.Handoffs) > 0 {
-		for _, l := range workflowLines(w, 3) {
+	if !st.Workflow.Empty() {
+		for _, l := range workflowLines(st.Workflow, 3) {
 			fmt.Fprintln(&b, l)
 		}
 	}

@@ -925,3 +925,62 @@ func (s *Service) Invocation(project, id string) (AgentInvocation, error) {
 	}
 	return AgentInvocation{}, errs.New(errs.InvocationNotFound, "session %s has no agent invocation %s (see `sessionvault agent list`)", firstNonEmpty(st.Session, "(none)"), id).With("invocation", id)
 }
+
+// Empty reports whether no agent has worked in the session yet: no phase,
+// no active agent, no invocation, handoff or verdict.
+func (w *Workflow) Empty() bool {
+	return w.WorkflowPhase == "" && w.ActiveAgent == "" && len(w.AgentHistory) == 0 && len(w.Handoffs) == 0 && len(w.Verdicts) == 0
+}
+
+// WorkflowSummary renders the workflow for a resume prompt (markdown list
+// lines, no heading): the phase, the active agent and its input, how to end
+// or hand it over, the pending handoffs and the latest verdicts (at most
+// verdicts of them). "" when the workflow is Empty.
+func WorkflowSummary(w Workflow, verdicts int) string {
+	if w.Empty() {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "- Workflow phase: %s\n", firstNonEmpty(w.WorkflowPhase, "—"))
+	if c := w.Current(); c != nil {
+		fmt.Fprintf(&b, "- Active agent: %s (%s, since %s", c.Agent, c.ID, note.FormatTime(c.StartedAt))
+		if c.HandoffFrom != "" {
+			fmt.Fprintf(&b, ", handed over by %s", c.HandoffFrom)
+		}
+		b.WriteString(")")
+		if c.Input.Prompt != "" {
+			fmt.Fprintf(&b, ": %s", c.Input.Prompt)
+		}
+		if len(c.Input.Artifacts) > 0 {
+			fmt.Fprintf(&b, " [artifacts: %s]", strings.Join(c.Input.Artifacts, ", "))
+		}
+		b.WriteString("\n  When it is done: `sessionvault agent end --summary ...`, or hand over with `sessionvault agent handoff --to AGENT --reason ...`\n")
+	} else {
+		fmt.Fprintf(&b, "- Active agent: %s\n", firstNonEmpty(w.ActiveAgent, "none"))
+	}
+	for i, h := range w.PendingHandoffs {
+		if i == 5 {
+			fmt.Fprintf(&b, "- … and %d more pending handoffs\n", len(w.PendingHandoffs)-5)
+			break
+		}
+		fmt.Fprintf(&b, "- Pending handoff %s: %s → %s: %s", h.ID, h.FromAgent, h.ToAgent, h.Reason)
+		if h.Context != "" {
+			fmt.Fprintf(&b, " (context: %s)", h.Context)
+		}
+		fmt.Fprintf(&b, "; `sessionvault agent start %s` takes it\n", h.ToAgent)
+	}
+	if n := len(w.Verdicts); n > 0 && verdicts > 0 {
+		b.WriteString("- Latest verdicts:\n")
+		for _, v := range w.Verdicts[max(0, n-verdicts):] {
+			fmt.Fprintf(&b, "  - %s %s %s (confidence %s): %s", v.ID, v.Agent, v.Decision, strconv.FormatFloat(v.Confidence, 'f', -1, 64), v.Reasoning)
+			if len(v.Conditions) > 0 {
+				fmt.Fprintf(&b, "; conditions: %s", strings.Join(v.Conditions, "; "))
+			}
+			if len(v.Blockers) > 0 {
+				fmt.Fprintf(&b, "; blockers: %s", strings.Join(v.Blockers, "; "))
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
