@@ -911,8 +911,9 @@ func (s *Service) workflowOutcome(project string, out Outcome, err error, inv, h
 	return w, nil
 }
 
-// Invocation returns the invocation id of the project's current session
-// (errs.InvocationNotFound when there is none such).
+// Invocation returns the agent invocation with id (e.g. "a-3") of the
+// project's current session, read through Status; errs.InvocationNotFound
+// when the session has none with that id.
 func (s *Service) Invocation(project, id string) (AgentInvocation, error) {
 	st, err := s.Status(project)
 	if err != nil {
