@@ -110,6 +110,9 @@ func resumeText(svc *session.Service, st session.State, proto *protocol.Protocol
 			}
 		}
 	}
+	if wf := session.WorkflowSummary(st.Workflow, 3); wf != "" {
+		b.WriteString("\n## Orchestrator workflow\n\n" + wf)
+	}
 	if st.Status == session.StatusCrashed {
 		b.WriteString("\nThe session shows no recent sign of life: run `sessionvault recover` to resume it.\n")
 	}

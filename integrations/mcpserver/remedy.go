@@ -37,16 +37,23 @@ var toolFor = map[string]struct {
 	"conflicts resolve": {"resolve_conflict", []string{"conflict_id"}},
 	"checkpoint create": {"create_checkpoint", []string{"label"}},
 	"checkpoint sync":   {"sync_hot_context", nil},
+	"agent start":       {"start_agent", []string{"agent"}},
+	"agent end":         {"end_agent", nil},
+	"agent handoff":     {"handoff_agent", nil},
+	"verdict":           {"record_verdict", []string{"agent", "decision"}},
+	"workflow phase":    {"set_workflow_phase", []string{"phase"}},
 }
 
 // flagArgument maps a CLI flag to its MCP argument name where they differ.
-var flagArgument = map[string]string{"next": "next", "alternative": "alternatives", "tag": "tags", "op-id": "op_id", "blocker": "blocker_id"}
+var flagArgument = map[string]string{"next": "next", "alternative": "alternatives", "tag": "tags", "op-id": "op_id", "blocker": "blocker_id",
+	"artifact": "artifacts", "recommendation": "recommendations", "condition": "conditions"}
 
 // boolFlags are the CLI flags that take no value.
-var boolFlags = map[string]bool{"force": true, "run": true, "dry-run": true}
+var boolFlags = map[string]bool{"force": true, "run": true, "dry-run": true, "pending": true}
 
 // listArguments are the MCP arguments that are lists (a repeated CLI flag).
-var listArguments = map[string]bool{"next": true, "alternatives": true, "tags": true}
+var listArguments = map[string]bool{"next": true, "alternatives": true, "tags": true,
+	"artifacts": true, "recommendations": true, "conditions": true, "approved_by": true, "rejected_by": true}
 
 // operationFlags are the flags of the session operations a message may name
 // ("--progress 120 is out of range"); other text that looks like a flag (a
@@ -55,7 +62,11 @@ var operationFlags = map[string]bool{"objective": true, "epic": true, "linear": 
 	"continue": true, "force": true, "progress": true, "type": true, "tag": true, "title": true, "choice": true,
 	"rationale": true, "alternative": true, "impact": true, "category": true, "severity": true, "resolution": true,
 	"summary": true, "next": true, "file": true, "sha": true, "run": true, "session": true, "tool": true,
-	"command": true, "op-id": true}
+	"command": true, "op-id": true,
+	// the orchestrator workflow's (seed 004)
+	"prompt": true, "artifact": true, "phase": true, "status": true, "recommendation": true, "to": true,
+	"reason": true, "context": true, "pending": true, "confidence": true, "reasoning": true, "condition": true,
+	"decided-by": true, "approved-by": true, "rejected-by": true}
 
 var (
 	quotedCommandRe = regexp.MustCompile("(run )?`sessionvault ([^`]*)`")

@@ -126,6 +126,9 @@ type (
 		Alternatives []string `json:"alternatives,omitempty" jsonschema:"alternatives considered"`
 		Impact       string   `json:"impact,omitempty" jsonschema:"low, medium or high (default medium)"`
 		Category     string   `json:"category,omitempty" jsonschema:"category, e.g. architecture"`
+		DecidedBy    string   `json:"decided_by,omitempty" jsonschema:"the agent type that decided it (seed 004), e.g. architect"`
+		ApprovedBy   []string `json:"approved_by,omitempty" jsonschema:"agent types that approved it"`
+		RejectedBy   []string `json:"rejected_by,omitempty" jsonschema:"agent types that rejected it"`
 		OpID         string   `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 	BlockIn struct {
@@ -234,6 +237,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		s.addGetBlockedReason,
 		s.addSetMode,
 		s.addOrchestrationTools,
+		s.addWorkflowTools,
 	} {
 		add(srv)
 	}
@@ -277,7 +281,8 @@ func (s *Server) addSessionUpdate(srv *mcp.Server) {
 func (s *Server) addRecordDecision(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "record_decision", Description: "Record a decision: an entry, its own note in decisions/, a line in session-decisions.md."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in DecideIn) (*mcp.CallToolResult, Result, error) {
-			o, err := s.svc.WithOp(in.OpID).Decide(session.DecideOptions{Project: s.project, Title: in.Title, Choice: in.Choice, Rationale: in.Rationale, Alternatives: in.Alternatives, Impact: in.Impact, Category: in.Category})
+			o, err := s.svc.WithOp(in.OpID).Decide(session.DecideOptions{Project: s.project, Title: in.Title, Choice: in.Choice, Rationale: in.Rationale, Alternatives: in.Alternatives, Impact: in.Impact, Category: in.Category,
+				DecidedBy: in.DecidedBy, ApprovedBy: in.ApprovedBy, RejectedBy: in.RejectedBy})
 			if err != nil {
 				return nil, Result{}, s.toolErr(err)
 			}

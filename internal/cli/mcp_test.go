@@ -21,10 +21,10 @@ import (
 )
 
 // allTools is every tool the issue names, sorted.
-var allTools = []string{"advance_phase", "check_recovery", "create_checkpoint", "create_task", "detect_conflicts", "get_blocked_reason",
-	"get_task_graph", "get_unified_context", "heartbeat", "record_blocker", "record_decision", "record_evidence", "resolve_blocker",
+var allTools = []string{"advance_phase", "check_recovery", "create_checkpoint", "create_task", "detect_conflicts", "end_agent", "get_blocked_reason",
+	"get_task_graph", "get_unified_context", "handoff_agent", "heartbeat", "record_blocker", "record_decision", "record_evidence", "record_verdict", "resolve_blocker",
 	"resolve_conflict", "rollback_to", "save_context_snapshot", "session_end", "session_recover", "session_start",
-	"session_status", "session_update", "set_mode", "switch_task", "sync_hot_context", "validate_gate"}
+	"session_status", "session_update", "set_mode", "set_workflow_phase", "start_agent", "switch_task", "sync_hot_context", "validate_gate"}
 
 // seed002Tools are seed 002 §4.1's tools, all of which the server has.
 var seed002Tools = []string{"get_unified_context", "save_context_snapshot", "create_checkpoint", "rollback_to", "switch_task",

@@ -89,6 +89,7 @@ or above the current one that holds .sessionvault/.`,
 		a.syncCommand(), a.linearCommand(), a.serveCommand(), a.mcpCommand(), a.linkCommand(), a.doctorCommand(),
 		a.remoteCommand(), a.mergeDriverCommand(),
 		a.taskCommand(), a.checkpointCommand(), a.rollbackCommand(), a.conflictsCommand(), a.recoveryCommand(),
+		a.agentCommand(), a.verdictCommand(), a.workflowCommand(),
 	)
 	requireSubcommands(root)
 	return root
@@ -165,13 +166,18 @@ func (a *app) projectService() (*session.Service, string, error) {
 // emit prints a result: data as {"success":true,"data":...} with --json,
 // else the text.
 func (a *app) emit(data any, text string) error {
-	if o, ok := data.(session.Outcome); ok {
-		// What failed after the commit: the operation stands (exit 0), and
-		// the warning says what failed and what to do (also in --json's
-		// git.warnings).
-		for _, w := range o.Result.Warnings {
-			fmt.Fprintln(a.stderr, "sessionvault: warning:", w)
-		}
+	var warnings []string
+	switch o := data.(type) {
+	case session.Outcome:
+		warnings = o.Result.Warnings
+	case session.WorkflowOutcome:
+		warnings = o.Result.Warnings
+	}
+	// What failed after the commit: the operation stands (exit 0), and the
+	// warning says what failed and what to do (also in --json's
+	// git.warnings).
+	for _, w := range warnings {
+		fmt.Fprintln(a.stderr, "sessionvault: warning:", w)
 	}
 	if a.jsonOut {
 		enc := json.NewEncoder(a.stdout)

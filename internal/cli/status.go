@@ -104,6 +104,15 @@ func formatStatus(st session.State, limit int) string {
 	if len(st.Decisions) > 0 {
 		fmt.Fprintf(&b, "decisions: %d\n", len(st.Decisions))
 	}
+	if !st.Workflow.Empty() {
+		for _, l := range workflowLines(st.Workflow, 3) {
+			fmt.Fprintln(&b, l)
+		}
+	}
+	if n := len(st.ModeHistory); n > 0 {
+		m := st.ModeHistory[n-1]
+		fmt.Fprintf(&b, "mode: %s (%d change(s); last %s → %s at %s)\n", st.ModeOrDefault(), n, m.From, m.Mode, note.FormatTime(m.At))
+	}
 	for _, p := range st.Problems {
 		fmt.Fprintf(&b, "problem: %s\n", p)
 	}

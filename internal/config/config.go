@@ -81,6 +81,11 @@ type Config struct {
 	// "Trigger compaction when agentHistory.length > 10, keep last 3").
 	// Default 10; negative = never compact.
 	CompactInvocations int `yaml:"compact_invocations"`
+	// AgentTypes are agent types the orchestrator workflow accepts besides
+	// seed 004's built-in ones (orchestrator, analyst, ..., see
+	// session.BuiltinAgentTypes): names of lowercase letters, digits and '-',
+	// e.g. [docs-writer, release-manager].
+	AgentTypes []string `yaml:"agent_types"`
 	// Linear configures the sync to Linear (DESIGN §8).
 	Linear Linear `yaml:"linear"`
 	// Remote configures `remote sync` with a git remote (DESIGN §6).
@@ -217,6 +222,11 @@ func Load(vaultDir string) (Config, error) {
 	default:
 		return c, fmt.Errorf("%s: durability: %q is not batch, fsync or syncfs", path, c.Durability)
 	}
+	for i, a := range c.AgentTypes {
+		if !ValidAgentType(a) {
+			return c, fmt.Errorf("%s: agent_types[%d]: %q is not an agent type name (lowercase letters, digits and '-', starting with a letter, e.g. docs-writer)", path, i, a)
+		}
+	}
 	envOverride(&c.Agent.Name, "SESSIONVAULT_AGENT_NAME")
 	envOverride(&c.Agent.Email, "SESSIONVAULT_AGENT_EMAIL")
 	envOverride(&c.Person.Name, "SESSIONVAULT_PERSON_NAME")
@@ -228,6 +238,21 @@ func Load(vaultDir string) (Config, error) {
 		c.Person = d.Person
 	}
 	return c, nil
+}
+
+// ValidAgentType reports whether name has the form of an agent type (seed
+// 004 AgentType, e.g. "independent-thinker"): lowercase ASCII letters,
+// digits and '-', starting with a letter, at most 64 bytes.
+func ValidAgentType(name string) bool {
+	if name == "" || len(name) > 64 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // Location returns the zone of TimeZone (the machine's local zone when
@@ -286,6 +311,9 @@ lock_timeout: 30s
 # mode_blocks:
 #   analysis: [Edit, MultiEdit, Write, NotebookEdit, Bash]
 #   planning: [Edit, MultiEdit, Write, NotebookEdit]
+# Agent types the orchestrator workflow accepts besides the built-in ones
+# (orchestrator, analyst, architect, planner, implementer, critic, qa, ...):
+# agent_types: [docs-writer]
 # Linear sync (sessionvault sync linear / serve). The API key comes from
 # LINEAR_API_KEY only, never from this file.
 linear:

@@ -19,7 +19,8 @@ type Code struct {
 // The registry. Ranges (seed 002): E1600-E1609 session, E1610-E1619 notes and
 // input, tasks (E1610 and E1613 as seed 002 numbers them), E1620-E1629
 // checkpoints and rollback, E1630-E1639 recovery, E1640-E1649 conflicts, E1650-E1659 git and
-// sync, E1660-E1669 task switching, E1690-E1699 configuration and vault.
+// sync, E1660-E1669 task switching, E1680-E1689 the orchestrator workflow
+// (seed 004; their own block below), E1690-E1699 configuration and vault.
 var (
 	SessionNotFound          = Code{"E1600", "SESSION_NOT_FOUND"}
 	SessionAlreadyActive     = Code{"E1601", "SESSION_ALREADY_ACTIVE"}
@@ -70,12 +71,32 @@ var (
 	InternalError       = Code{"E1699", "INTERNAL_ERROR"}
 )
 
+// The orchestrator workflow (seed 004 Component 1: agents, invocations,
+// handoffs, verdicts, workflow phases).
+var (
+	// UnknownAgent: an agent name that is neither one of seed 004's agent
+	// types nor in the vault's agent_types.
+	UnknownAgent = Code{"E1680", "UNKNOWN_AGENT"}
+	// NoActiveAgent: agent end or handoff with no agent invocation in progress.
+	NoActiveAgent = Code{"E1681", "NO_ACTIVE_AGENT"}
+	// AgentAlreadyActive: agent start while another agent's invocation is in progress.
+	AgentAlreadyActive = Code{"E1682", "AGENT_ALREADY_ACTIVE"}
+	// InvalidWorkflowPhase: a workflow phase that is not planning,
+	// implementation, validation or complete, or a move back without --force.
+	InvalidWorkflowPhase = Code{"E1683", "INVALID_WORKFLOW_PHASE"}
+	// InvalidVerdict: a verdict's decision or confidence outside its range.
+	InvalidVerdict = Code{"E1684", "INVALID_VERDICT"}
+	// InvocationNotFound: no agent invocation with the id asked for.
+	InvocationNotFound = Code{"E1685", "INVOCATION_NOT_FOUND"}
+)
+
 // All lists every code, for documentation and tests.
 var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, SessionCrashed, DuplicateDecisionTitle,
 	BlockerNotFound, BlockerAlreadyResolved, UpdateValidationFailed, StateParseError, NoteTooLarge, PathOutsideVault, NoteNotAFile, SessionNotCrashed,
 	TaskNotFound, TaskLocked, TaskGraphCycle, CheckpointCreationFailed, InvalidCheckpointScope, CheckpointNotFound, VersionNotFound, RollbackFailed,
 	RecoverySessionNotFound, ConflictNotFound, ConflictAlreadyResolved, ResolutionFailed, InvalidConflictType, SourceTaskNotFound, TargetTaskNotFound, TaskSwitchFailed,
-	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError}
+	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError,
+	UnknownAgent, NoActiveAgent, AgentAlreadyActive, InvalidWorkflowPhase, InvalidVerdict, InvocationNotFound}
 
 // Error is an error with a stable code. Details holds machine-readable
 // context (e.g. {"note": "demo/session-current-state.md", "line": 3}).

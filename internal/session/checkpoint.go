@@ -553,7 +553,8 @@ var engineProps = func() map[string]bool {
 	for _, k := range append(taskProps, "project", "session", "objective", "progress", "progress_start", "epic", "linear",
 		"branch", "commit", "started", "continues", "last_session", "version", "active_task", "mode", "ended",
 		"end_commit", "duration_minutes", "summary", "issues", "machine", "recovered", "sessions", "source",
-		"source_format", "source_status", "violations", "decisions", "checkpoints", "unresolved") {
+		"source_format", "source_status", "violations", "decisions", "checkpoints", "unresolved",
+		propActiveAgent, propWorkflowPhase, propLastAgentChange, "decided_by", "approved_by", "rejected_by") {
 		m[k] = true
 	}
 	return m

@@ -31,12 +31,9 @@ const (
 	propUpdatesLog           = "updates_log"
 )
 
-// Sections compaction reads and writes beside the Updates: seed 004's agent
-// invocations, and the record of the compactions themselves.
-const (
-	secInvocations = "Agent invocations"
-	secCompactions = "Compactions"
-)
+// secCompactions is the section of the current state (and of the archive
+// note) that records each compaction.
+const secCompactions = "Compactions"
 
 // compactionsKept bounds the Compactions section of the current state:
 // past it, all but the newest compactionsKeep entries move to the archive.
@@ -69,6 +66,9 @@ type compactKind struct {
 	prop    string // the current state's property: the highest number moved
 	limit   int
 	keep    int
+	// stays reports an entry that never moves (an agent invocation still in
+	// progress: agent end and handoff find it in the note); nil: none.
+	stays func(line []byte) bool
 }
 
 // compactKinds returns the kinds this vault compacts: updates
@@ -78,8 +78,11 @@ type compactKind struct {
 func (s *Service) compactKinds() []compactKind {
 	u, a := s.V.Config.UpdatesKept(), s.V.Config.InvocationsKept()
 	return []compactKind{
-		{secUpdates, 'u', propCompacted, u, u / 2},
-		{secInvocations, 'a', propCompactedInvocations, a, min(3, a)},
+		{secUpdates, 'u', propCompacted, u, u / 2, nil},
+		{secInvocations, 'a', propCompactedInvocations, a, min(3, a), func(line []byte) bool {
+			inv, ok := parseInvocation(string(line))
+			return ok && inv.Status == InvocationInProgress
+		}},
 	}
 }
 
@@ -111,8 +114,17 @@ func (s *Service) compact(tx *vault.Tx, d *doc, st State, now time.Time) error {
 			continue
 		}
 		entries := entryLines(d, k.section, k.letter)
-		if len(entries) > k.limit {
-			moves = append(moves, compactMove{k, entries[:len(entries)-k.keep]})
+		if len(entries) <= k.limit {
+			continue
+		}
+		var move []markdown.Line
+		for _, l := range entries[:len(entries)-k.keep] {
+			if (k.stays == nil || !k.stays(l.Content())) && !d.edited(l.Offset, l.Offset+len(l.Text)) {
+				move = append(move, l)
+			}
+		}
+		if len(move) > 0 {
+			moves = append(moves, compactMove{k, move})
 		}
 	}
 	if len(moves) == 0 {
@@ -149,6 +161,18 @@ func (s *Service) compact(tx *vault.Tx, d *doc, st State, now time.Time) error {
 		return err
 	}
 	return tx.Write(rel, b)
+}
+
+// edited reports whether an edit queued on d touches the body range
+// [start, end) (the operation changed that line: it stays for this
+// compaction, which moves lines as they were read).
+func (d *doc) edited(start, end int) bool {
+	for _, e := range d.edits {
+		if e.start < end && e.end > start || e.start == e.end && e.start >= start && e.start < end {
+			return true
+		}
+	}
+	return false
 }
 
 // entryLines returns the lines of d's section title that are entries of
@@ -292,6 +316,7 @@ func (s *Service) readCompacted(d *doc, st *State) error {
 		return nil
 	}
 	var updates []Update
+	var invocations []AgentInvocation
 	for _, rel := range []string{UpdatesLogPath(st.Project, st.Session), ArchivePath(st.Project, st.Session)} {
 		data, err := s.V.ReadFile(rel)
 		if errors.Is(err, os.ErrNotExist) && !(rel == ArchivePath(st.Project, st.Session) && d.prop(propArchive) != "") {
@@ -305,8 +330,10 @@ func (s *Service) readCompacted(d *doc, st *State) error {
 			return err
 		}
 		updates = append(updates, readEntries(ad, st, secUpdates, parseUpdate)...)
+		invocations = append(invocations, readEntries(ad, st, secInvocations, parseInvocation)...)
 		st.Compactions = append(readEntries(ad, st, secCompactions, parseCompaction), st.Compactions...)
 	}
 	st.Updates = append(updates, st.Updates...)
+	st.Workflow.AgentHistory = append(invocations, st.Workflow.AgentHistory...)
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 // block id, so a person can edit it in place and the engine reads it back:
 //
 //	update:    - 2026-11-22T14:31:00Z · progress · 40% · Wrote the handler #auth ^u-1
-//	decision:  - 2026-11-22T14:40:00Z · [[demo/decisions/2026-11-22-use-flock|Use flock]] · **choice:** flock · **why:** … · **alternatives:** a; b · **impact:** medium · **category:** infra ^d-1
+//	decision:  - 2026-11-22T14:40:00Z · [[demo/decisions/2026-11-22-use-flock|Use flock]] · **choice:** flock · **why:** … · **alternatives:** a; b · **impact:** medium · **category:** infra[ · **decided by:** architect][ · **approved by:** critic, qa][ · **rejected by:** security] ^d-1
 //	blocker:   - [ ] 2026-11-22T14:41:00Z · **high** · CI is red ^b-1
 //	           - [x] 2026-11-22T14:41:00Z · **high** · CI is red · **resolved:** 2026-11-22T15:02:00Z flaky test fixed ^b-1
 //	checklist: - [ ] **MUST** Read the session history ^c-1   (^e-N for the end checklist)
@@ -42,7 +42,12 @@ type Decision struct {
 	Alternatives []string  `json:"alternatives,omitempty"`
 	Impact       string    `json:"impact,omitempty"`
 	Category     string    `json:"category,omitempty"`
-	Line         int       `json:"line"`
+	// Who decided, approved and rejected it: agent types (seed 004
+	// Decision decidedBy, approvedBy, rejectedBy).
+	DecidedBy  string   `json:"decided_by,omitempty"`
+	ApprovedBy []string `json:"approved_by,omitempty"`
+	RejectedBy []string `json:"rejected_by,omitempty"`
+	Line       int      `json:"line"`
 }
 
 // Blocker is one blocker of a session (seed 000 Blocker model).
@@ -99,7 +104,7 @@ var (
 	idTailRe    = lazyRegexp(`\^([a-z])-(\d+)` + machineSuffix + `\s*$`)
 	updateRe    = lazyRegexp(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+` + machineSuffix + `)\s*$`)
 	decisionRe  = lazyRegexp(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+` + machineSuffix + `)\s*$`)
-	fieldRe     = lazyRegexp(` · \*\*(choice|why|alternatives|impact|category):\*\* `)
+	fieldRe     = lazyRegexp(` · \*\*(choice|why|alternatives|impact|category|decided by|approved by|rejected by):\*\* `)
 	blockerRe   = lazyRegexp(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+` + machineSuffix + `)\s*$`)
 	blockerIDRe = lazyRegexp(`^b-\d+` + machineSuffix + `$`)
 	checkRe     = lazyRegexp(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?)(?: · \*\*evidence:\*\* (.*?))? \^([ce]-\d+)\s*$`)
@@ -169,6 +174,15 @@ func formatDecision(d Decision) string {
 	if d.Category != "" {
 		b.WriteString(sep + "**category:** " + oneLine(d.Category))
 	}
+	if d.DecidedBy != "" {
+		b.WriteString(sep + "**decided by:** " + oneLine(d.DecidedBy))
+	}
+	if len(d.ApprovedBy) > 0 {
+		b.WriteString(sep + "**approved by:** " + strings.Join(d.ApprovedBy, ", "))
+	}
+	if len(d.RejectedBy) > 0 {
+		b.WriteString(sep + "**rejected by:** " + strings.Join(d.RejectedBy, ", "))
+	}
 	b.WriteString(" ^" + d.ID)
 	return b.String()
 }
@@ -206,6 +220,12 @@ func parseDecision(line string) (Decision, bool) {
 			d.Impact = val
 		case "category":
 			d.Category = val
+		case "decided by":
+			d.DecidedBy = val
+		case "approved by":
+			d.ApprovedBy = agentList(val)
+		case "rejected by":
+			d.RejectedBy = agentList(val)
 		}
 	}
 	return d, true
@@ -278,6 +298,18 @@ func parseCheck(line string) (CheckItem, bool) {
 		return CheckItem{}, false
 	}
 	return CheckItem{ID: m[5], Level: m[2], Step: m[3], Evidence: m[4], Done: m[1] == "x" || m[1] == "X"}, true
+}
+
+// agentList reads a list of agent types written "a, b" (a person may have
+// used ";" too).
+func agentList(v string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // idNumber returns N of an id "x-N" or "x-N-machine", or 0.

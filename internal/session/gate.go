@@ -222,7 +222,8 @@ func (s *Service) Gate(st State, proto *protocol.Protocol, phase protocol.Phase)
 }
 
 // SetMode records a mode change (seed 004) in the current state's mode
-// property and its Mode history section — one commit. Disabled is recorded as
+// property and its Mode history section (an "^m-N" line: when, from, to;
+// State.ModeHistory) — one commit. Disabled is recorded as
 // the person's escape hatch.
 func (s *Service) SetMode(project string, mode protocol.Mode) (Outcome, error) {
 	project, err := s.Project(project)
@@ -242,11 +243,11 @@ func (s *Service) SetMode(project string, mode protocol.Mode) (Outcome, error) {
 			return vault.Change{Operation: "mode"}, nil
 		}
 		now := s.now()
-		line := "- " + note.FormatTime(now) + sep + from + " → " + string(mode)
+		m := ModeChange{ID: d.nextEntryID(secModes, 'm') + s.idSuffix(), Mode: string(mode), From: from, At: now}
 		if mode == protocol.Disabled {
-			line += sep + "gates off: the person's escape hatch"
+			m.Note = "gates off: the person's escape hatch"
 		}
-		d.appendLine("Mode history", line)
+		d.appendLine(secModes, formatModeChange(m))
 		d.set("mode", string(mode))
 		bumpVersion(d, st, now)
 		b, err := d.bytes()

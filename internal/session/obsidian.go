@@ -29,6 +29,9 @@ var PropertyTypes = map[string]string{
 	"id": "text", "title": "text", "date": "datetime", "impact": "text", "category": "text",
 	"alternatives": "multitext", "violations": "number", "sessions": "number", "decisions": "number",
 	"tags": "tags",
+	// seed 004 orchestrator workflow
+	"active_agent": "text", "workflow_phase": "text", "last_agent_change": "datetime",
+	"decided_by": "text", "approved_by": "multitext", "rejected_by": "multitext",
 }
 
 // mergeTypes returns .obsidian/types.json with the engine's property types

@@ -192,6 +192,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		d.setSection(secBlockers, nil)
 		d.setSection(secEnd, checklistLines(proto.End, "e"))
 		d.setSection(secNext, d.otherLines(secNext))
+		d.resetWorkflow()
 		b, err := d.bytes()
 		if err != nil {
 			return vault.Change{}, err
@@ -432,6 +433,11 @@ type DecideOptions struct {
 	Alternatives []string
 	Impact       string // low, medium, high (default medium)
 	Category     string
+	// Who decided, approved and rejected it (seed 004 Decision): agent
+	// types (Service.AgentTypes); optional.
+	DecidedBy  string
+	ApprovedBy []string
+	RejectedBy []string
 }
 
 var slugRe = lazyRegexp(`[^a-z0-9]+`)
@@ -466,6 +472,20 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 	default:
 		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--impact %q is not one of low, medium, high", o.Impact).With("flag", "impact")
 	}
+	if o.DecidedBy != "" {
+		a, err := s.agentType("--decided-by", "decided-by", o.DecidedBy)
+		if err != nil {
+			return Outcome{}, err
+		}
+		o.DecidedBy = a
+	}
+	var err error
+	if o.ApprovedBy, err = s.agentTypes("approved-by", o.ApprovedBy); err != nil {
+		return Outcome{}, err
+	}
+	if o.RejectedBy, err = s.agentTypes("rejected-by", o.RejectedBy); err != nil {
+		return Outcome{}, err
+	}
 	return s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
 		for _, prev := range d.readDecisions(&st) {
 			if strings.EqualFold(strings.TrimSpace(prev.Title), strings.TrimSpace(linkLabel(o.Title))) {
@@ -479,7 +499,8 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 		}
 		dec := Decision{ID: "d-" + strconv.Itoa(d.lastEntryNumber(secDecisions, 'd')+1) + s.idSuffix(), Time: now, Title: o.Title,
 			Note: strings.TrimSuffix(rel, ".md"), Choice: o.Choice, Rationale: o.Rationale,
-			Alternatives: o.Alternatives, Impact: o.Impact, Category: o.Category}
+			Alternatives: o.Alternatives, Impact: o.Impact, Category: o.Category,
+			DecidedBy: o.DecidedBy, ApprovedBy: o.ApprovedBy, RejectedBy: o.RejectedBy}
 		d.appendLine(secDecisions, formatDecision(dec))
 		nb, err := s.decisionNote(st.Session, activeSessionLink(st.Project, st.Session), dec)
 		if err != nil {
@@ -532,6 +553,9 @@ func (s *Service) decisionNote(session, sessionLink string, d Decision) ([]byte,
 		"Impact":           note.Scalar(d.Impact),
 		"Category":         note.Scalar(d.Category),
 		"Alternatives":     note.ListValue(d.Alternatives),
+		"DecidedBy":        note.Scalar(d.DecidedBy),
+		"ApprovedBy":       note.ListValue(d.ApprovedBy),
+		"RejectedBy":       note.ListValue(d.RejectedBy),
 		"Heading":          oneLine(d.Title),
 		"SessionLink":      sessionLink,
 		"Choice":           d.Choice,
@@ -744,6 +768,7 @@ func resetState(tx *vault.Tx, d *doc, st State, status string, now time.Time) er
 	if _, ok := d.section(secCompactions); ok {
 		d.setSection(secCompactions, nil)
 	}
+	d.resetWorkflow()
 	b, err := d.bytes()
 	if err != nil {
 		return err

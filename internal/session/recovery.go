@@ -282,6 +282,9 @@ func (s *Service) recoveryPrompt(project, kind string, st State, t *Task, tools 
 	} else {
 		fmt.Fprintf(&b, "### Task: —\n- **Objective**: %s\n- **Progress**: %d%%\n\n", orNone(st.Objective), st.Progress)
 	}
+	if wf := WorkflowSummary(st.Workflow, 3); wf != "" {
+		b.WriteString("### Orchestrator Workflow\n" + wf + "\n")
+	}
 	b.WriteString("### Recent Tool Usage\n")
 	if len(tools) == 0 {
 		b.WriteString("- none recorded\n")

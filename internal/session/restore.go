@@ -18,7 +18,7 @@ var appendOnly = map[string][]struct {
 	title  string
 	blocks bool
 }{
-	CurrentStateNote: {{secUpdates, false}, {secDecisions, false}, {secBlockers, false}},
+	CurrentStateNote: {{secUpdates, false}, {secDecisions, false}, {secBlockers, false}, {secInvocations, false}, {secHandoffs, false}, {secVerdicts, false}, {secModes, false}},
 	DecisionsNote:    {{"Decisions", false}},
 	ViolationsNote:   {{"Violations", true}},
 	HistoryNote:      {{secRecent, true}, {secOlder, false}},

@@ -85,6 +85,12 @@ type State struct {
 	Blockers    []Blocker    `json:"blockers"`
 	NextSteps   []string     `json:"next_steps,omitempty"`
 	Problems    []Problem    `json:"problems,omitempty"`
+
+	// The orchestrator workflow and the mode history (seed 004 Component 1:
+	// orchestratorWorkflow, modeHistory; workflow.go). readLite reads only
+	// the workflow's properties.
+	Workflow    Workflow     `json:"orchestrator_workflow"`
+	ModeHistory []ModeChange `json:"mode_history"`
 }
 
 // Active reports whether the state holds a session that accepts entries.
@@ -124,7 +130,7 @@ func (d *doc) timeProp(key string) *time.Time {
 }
 
 // timeKeys are the time properties of session notes.
-var timeKeys = []string{"started", "updated", "ended"}
+var timeKeys = []string{"started", "updated", "ended", propLastAgentChange}
 
 // timeProblems reports each time property that is set but unreadable, with
 // its line.
@@ -153,6 +159,8 @@ func (d *doc) readState(project string) State {
 	st.Compactions = readEntries(d, &st, secCompactions, parseCompaction)
 	st.Decisions = d.readDecisions(&st)
 	st.Blockers = readEntries(d, &st, secBlockers, parseBlocker)
+	d.readWorkflow(&st)
+	st.ModeHistory = d.readModeHistory(&st)
 	st.Problems = append(st.Problems, d.timeProblems()...)
 	for _, l := range d.sectionLines(secNext) {
 		if t := strings.TrimSpace(string(l.Content())); strings.HasPrefix(t, "- ") {
@@ -209,6 +217,7 @@ func (d *doc) readLite(project string) State {
 		Updated:       d.timeProp("updated"),
 		Ended:         d.timeProp("ended"),
 		Version:       d.intProp("version"),
+		Workflow:      d.readWorkflowProps(),
 	}
 	if st.Status == "" {
 		st.Status = StatusIdle
@@ -285,6 +294,12 @@ func setLine(e any, line int) {
 	case *Blocker:
 		v.Line = line
 	case *CheckItem:
+		v.Line = line
+	case *AgentInvocation:
+		v.Line = line
+	case *Handoff:
+		v.Line = line
+	case *Verdict:
 		v.Line = line
 	}
 }
