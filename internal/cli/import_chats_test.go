@@ -155,8 +155,8 @@ func TestImportMemoryBank(t *testing.T) {
 		t.Errorf("first import: %+v", r)
 	}
 	copied := 0
-	filepath.WalkDir(filepath.Join(src, "memory-bank"), func(p string, e fs.DirEntry, err error) error {
-		if e.IsDir() || !strings.HasSuffix(p, ".md") {
+	filepath.WalkDir(filepath.Join(src, "memory-bank"), func(p string, e fs.DirEntry, walkErr error) error {
+		if walkErr != nil || e.IsDir() || !strings.HasSuffix(p, ".md") {
 			return nil
 		}
 		rel, _ := filepath.Rel(filepath.Join(src, "memory-bank"), p)

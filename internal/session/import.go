@@ -80,6 +80,10 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 	if err != nil {
 		return err
 	}
+	if len(data) > note.MaxSize {
+		rep.Skipped = append(rep.Skipped, importer.Skipped{Path: l.SourcePath, Reason: fmt.Sprintf("its record would be %d bytes, over the 10 MB a vault note may have", len(data))})
+		return nil
+	}
 	cur, err := tx.Read(rel)
 	switch {
 	case err == nil && bytes.Equal(cur, data):

@@ -174,7 +174,9 @@ func (s *Service) keptOriginal(rel string, data []byte) (text []byte, d *doc, ok
 		return nil, d, false
 	}
 	raw := bytes.Join(body, nil)
-	raw = bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n")) // the note's own endings
+	if d.newline() == "\r\n" {
+		raw = bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n")) // the note's own endings
+	}
 	for _, cand := range [][]byte{raw, bytes.TrimSuffix(raw, []byte("\n"))} {
 		for _, c := range [][]byte{cand, bytes.ReplaceAll(cand, []byte("\n"), []byte("\r\n"))} {
 			if sum := sha256.Sum256(c); hex.EncodeToString(sum[:]) == want {

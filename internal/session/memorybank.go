@@ -200,6 +200,9 @@ func (s *Service) noteHead(rel string) (lines []string, cut, ok bool) {
 		if i == memoryExcerptLines || size+len(l)+1 > memoryExcerptBytes {
 			if i == 0 { // one very long first line: its start
 				cutAt := memoryExcerptBytes
+				if cutAt >= len(l) {
+					return all[:1], len(all) > 1 || !whole, true
+				}
 				for cutAt > 0 && !utf8.RuneStart(l[cutAt]) {
 					cutAt--
 				}
