@@ -12,7 +12,7 @@ import (
 
 func (a *app) importCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "import serena|agents|memory-bank|claude-sessions DIR, import aider FILE",
+		Use:   "import serena|agents|memory-bank|claude-sessions|aider DIR|FILE",
 		Short: "Bring real data in: Serena memories, .agents session logs, memory banks, Claude Code session notes, aider chats",
 	}
 	c.AddCommand(&cobra.Command{
