@@ -49,12 +49,19 @@ at 2026-11-21T08:46:00Z task new "Account-linking endpoint" --id account-linking
 at 2026-11-21T08:46:20Z task new "End-to-end tests for account linking" --id linking-e2e-tests --priority 1 --related-to account-linking-api --key-file e2e/account-linking.spec.ts
 at 2026-11-21T08:46:40Z task new "Confirm dialog for account linking" --id account-linking-dialog --priority 2 --depends-on account-linking-api --blocks linking-e2e-tests --key-file web/src/account/LinkDialog.tsx --key-file web/src/account/api.ts
 at 2026-11-21T08:47:00Z task switch account-linking-api
+at 2026-11-21T08:48:00Z agent start analyst --prompt "How do existing users link a second login?" --artifact server/auth/session.go
+at 2026-11-21T09:12:00Z agent handoff --to architect --reason "flow understood" --context "Reuse the PKCE callback; match accounts on a verified email" --artifact docs/linking-flow.md
 at 2026-11-21T09:12:33Z update "Sketched the linking flow; reuses the PKCE callback" --progress 15
 at 2026-11-21T09:13:00Z task update account-linking-api --phase design --iteration 1 --working-on "The linking flow" --last-action "Sketched the linking flow; reuses the PKCE callback" --next-step "Decide how accounts are matched"
-at 2026-11-21T09:50:10Z decide --title "Link accounts by verified email" --choice "Match on verified email, then ask the user to confirm" --rationale "Avoids silent takeover of accounts with unverified emails" --impact high --category security
+at 2026-11-21T09:50:10Z decide --title "Link accounts by verified email" --choice "Match on verified email, then ask the user to confirm" --rationale "Avoids silent takeover of accounts with unverified emails" --impact high --category security \
+  --decided-by architect --approved-by security --rejected-by independent-thinker
+at 2026-11-21T09:51:00Z agent handoff --to implementer --reason "design approved" --context "POST /account/link; confirm before linking" --artifact docs/linking-flow.md
+at 2026-11-21T09:52:00Z workflow phase implementation
 at 2026-11-21T10:05:00Z task update account-linking-api --phase implement --last-action "POST /account/link matches on verified email; tests pass" --next-step "Review the endpoint with Lee before calling it done" \
   --decision "[[demo/decisions/2026-11-21-link-accounts-by-verified-email|Link accounts by verified email]]" \
   --resume-prompt "The endpoint is written and tested; ask Lee for a review of server/auth/link.go, then mark the task completed." --summary "endpoint written, review next"
+at 2026-11-21T10:05:30Z agent handoff --to critic --reason "endpoint written" --context "Review server/auth/link.go" --artifact server/auth/link.go --artifact server/auth/link_test.go
+at 2026-11-21T10:05:50Z verdict critic conditional --confidence 0.7 --reasoning "Matching is sound; rate-limit the endpoint" --condition "Rate-limit POST /account/link" --condition "Lee reviews before merge"
 cp=$(out 2026-11-21T10:06:00Z checkpoint create "Linking endpoint before review" --task account-linking-api --description "Endpoint written and tested, not reviewed")
 # Marked done before its review: rolled back to the checkpoint (the rollback
 # lists a backup checkpoint of the state before).

@@ -56,8 +56,17 @@ func contextResponse(text string) Response {
 // continue: at most limit bytes, cut at a line boundary. The commands it
 // names run as written from any folder (see session.Service.Runnable;
 // codeDir is the code repository, "" for the current folder).
+//
+// The project's imported memory bank, when it has one, follows: the first
+// lines of its active context and progress notes
+// (session.Service.MemoryBankExcerpt); being last, it is what the limit cuts
+// first.
 func ResumePrompt(svc *session.Service, st session.State, proto *protocol.Protocol, source, codeDir string, limit int) string {
-	return clip(svc.Runnable(st.Project, resumeText(svc, st, proto, source), codeDir), limit)
+	text := resumeText(svc, st, proto, source)
+	if mb := svc.MemoryBankExcerpt(st.Project, 2); mb != "" {
+		text = strings.TrimRight(text, "\n") + "\n\n" + mb
+	}
+	return clip(svc.Runnable(st.Project, text, codeDir), limit)
 }
 
 // resumeText is ResumePrompt's text, before its commands are made runnable

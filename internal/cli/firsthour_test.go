@@ -183,9 +183,9 @@ func TestGateValidateAfterHandEdits(t *testing.T) {
 // (exit 2) that names it; blocked-reason exits 1 when the tool is blocked.
 func TestUnknownSubcommandsAndBlockedReasonExit(t *testing.T) {
 	v := newVault(t)
-	_, errOut, code := run(t, v, "import", "memory-bank", "x")
-	if code != 2 || !strings.Contains(errOut, `unknown command "memory-bank" for "sessionvault import"`) {
-		t.Errorf("import memory-bank: exit %d\n%s", code, errOut)
+	_, errOut, code := run(t, v, "import", "cursor-rules", "x")
+	if code != 2 || !strings.Contains(errOut, `unknown command "cursor-rules" for "sessionvault import"`) || !strings.Contains(errOut, "memory-bank, serena") {
+		t.Errorf("import cursor-rules: exit %d\n%s", code, errOut)
 	}
 	if _, errOut, code := run(t, v, "hooks"); code != 2 || !strings.Contains(errOut, "needs a command: install") {
 		t.Errorf("hooks: exit %d\n%s", code, errOut)

@@ -12,8 +12,8 @@ import (
 
 func (a *app) importCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "import serena|agents DIR",
-		Short: "Bring real data in: Serena memories, or an .agents/sessions tree of session logs",
+		Use:   "import serena|agents|memory-bank|claude-sessions|aider DIR|FILE",
+		Short: "Bring real data in: Serena memories, .agents session logs, memory banks, Claude Code session notes, aider chats",
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "serena DIR",
@@ -39,6 +39,9 @@ the same name is kept and the memory skipped. Idempotent.`,
 		},
 	})
 	c.AddCommand(a.importAgentsCommand())
+	c.AddCommand(a.importMemoryBankCommand())
+	c.AddCommand(a.importClaudeSessionsCommand())
+	c.AddCommand(a.importAiderCommand())
 	return c
 }
 

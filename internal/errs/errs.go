@@ -59,6 +59,13 @@ var (
 	GitLocked           = Code{"E1652", "GIT_LOCKED"}
 	ImportFailed        = Code{"E1653", "IMPORT_FAILED"}
 	RemoteSyncFailed    = Code{"E1654", "REMOTE_SYNC_FAILED"}
+	// ImportSourceNotFound: the folder or file given to an import does not
+	// exist, or holds nothing of the kind (no memory bank, no
+	// .claude/sessions folder).
+	ImportSourceNotFound = Code{"E1655", "IMPORT_SOURCE_NOT_FOUND"}
+	// ImportFormatUnknown: the file given to an import is not in the format
+	// the importer reads (an aider history without a single chat).
+	ImportFormatUnknown = Code{"E1656", "IMPORT_FORMAT_UNKNOWN"}
 	SourceTaskNotFound  = Code{"E1660", "SOURCE_TASK_NOT_FOUND"}
 	TargetTaskNotFound  = Code{"E1661", "TARGET_TASK_NOT_FOUND"}
 	TaskSwitchFailed    = Code{"E1662", "TASK_SWITCH_FAILED"}
@@ -95,7 +102,7 @@ var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, Session
 	BlockerNotFound, BlockerAlreadyResolved, UpdateValidationFailed, StateParseError, NoteTooLarge, PathOutsideVault, NoteNotAFile, SessionNotCrashed,
 	TaskNotFound, TaskLocked, TaskGraphCycle, CheckpointCreationFailed, InvalidCheckpointScope, CheckpointNotFound, VersionNotFound, RollbackFailed,
 	RecoverySessionNotFound, ConflictNotFound, ConflictAlreadyResolved, ResolutionFailed, InvalidConflictType, SourceTaskNotFound, TargetTaskNotFound, TaskSwitchFailed,
-	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError,
+	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, ImportSourceNotFound, ImportFormatUnknown, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError,
 	UnknownAgent, NoActiveAgent, AgentAlreadyActive, InvalidWorkflowPhase, InvalidVerdict, InvocationNotFound}
 
 // Error is an error with a stable code. Details holds machine-readable

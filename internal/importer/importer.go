@@ -211,6 +211,17 @@ type Session struct {
 	// with two or more digits unless preceded by a word such as "Comment",
 	// "Step" or "Session" ("PR1"/"PR2" plan labels are not references).
 	Issues []string
+	// UpdateTimes, when not nil, has one entry per entry of Updates: the time
+	// the source gives that update, or the zero time when it gives none (the
+	// record then shows Date). Claude Code session notes: the time in each
+	// "### Update - …" heading.
+	UpdateTimes []time.Time
+	// Original is the text the session was read from, byte for byte: a whole
+	// Claude Code session note, or one chat of an aider history (without the
+	// blank lines that separate it from the next). nil for the .agents logs,
+	// whose records do not keep it. The archived record keeps it in its
+	// "Original text" section (see [Reparse] for reading it back).
+	Original []byte
 }
 
 // ChecklistItem is one step of a protocol checklist.
@@ -266,13 +277,13 @@ type Decision struct {
 type Skipped struct {
 	// Path is the file's path relative to the directory given to Scan,
 	// slash-separated.
-	Path string
+	Path string `json:"path"`
 	// Reason says why the file was skipped: "not a session log: …" (with
 	// the rule that failed), "empty file", "invalid JSON at line 12: …"
 	// (the encoding/json message), "not a .md or .json file",
 	// "unreadable: …", or `duplicate of session ID "X": kept
 	// sessions/X.md (its empty fields filled from this file)`.
-	Reason string
+	Reason string `json:"reason"`
 }
 
 // ErrNotSessionLog is returned (wrapped, with the reason) by the Parse

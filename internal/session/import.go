@@ -15,10 +15,18 @@ import (
 
 // ImportReport summarises an import of session logs.
 type ImportReport struct {
-	Sessions  int                `json:"sessions"`  // archived sessions written
-	Decisions int                `json:"decisions"` // decision notes written
-	Unchanged int                `json:"unchanged"` // sessions already in the vault with the same bytes
-	Skipped   []importer.Skipped `json:"skipped"`   // sessions not written, and why
+	Sessions  int `json:"sessions"`  // archived sessions written
+	Decisions int `json:"decisions"` // decision notes written
+	Unchanged int `json:"unchanged"` // sessions already in the vault with the same bytes (or, for sources whose text the record keeps, from the same text)
+	// Updated counts records rewritten because their source grew or changed
+	// since an earlier import and nobody had edited the record since
+	// (sources whose text the record keeps: Claude Code session notes,
+	// aider chats).
+	Updated int                `json:"updated"`
+	Skipped []importer.Skipped `json:"skipped"` // sessions not written, and why
+	// DryRun is true when nothing was written (--dry-run): the counts say
+	// what an import would do.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // ImportSessions writes parsed session logs as archived sessions of the
@@ -53,13 +61,8 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 		return nil
 	}
 	rel := project + "/" + SessionsDir + "/" + l.ID + ".md"
-	started := l.Date.UTC()
-	st := State{Project: project, Session: l.ID, Status: StatusComplete, Objective: firstNonEmpty(l.Objective, l.ID),
-		Branch: l.Branch, Commit: l.StartCommit, Started: &started}
-	if !l.Ended.IsZero() {
-		e := l.Ended.UTC()
-		st.Ended = &e
-	}
+	st := importedState(project, l)
+	started := *st.Started
 	// Decisions: a note each, named by the session's date.
 	seen := map[string]int{}
 	for i, d := range l.Decisions {
@@ -73,17 +76,21 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 		dec.Note = project + "/" + DecisionsDir + "/" + started.Format("2006-01-02") + "-" + slug(l.ID+"-"+title)
 		st.Decisions = append(st.Decisions, dec)
 	}
-	st.Summary = strings.Join(l.Outcomes, " ")
-	st.NextSteps = l.NextSteps
 	data, err := s.renderArchived(st, l)
 	if err != nil {
 		return err
+	}
+	if len(data) > note.MaxSize {
+		rep.Skipped = append(rep.Skipped, importer.Skipped{Path: l.SourcePath, Reason: fmt.Sprintf("its record would be %d bytes, over the 10 MB a vault note may have", len(data))})
+		return nil
 	}
 	cur, err := tx.Read(rel)
 	switch {
 	case err == nil && bytes.Equal(cur, data):
 		rep.Unchanged++
 		return nil
+	case err == nil && l.Original != nil:
+		return s.reimport(tx, rel, cur, data, st, l, rep)
 	case err == nil:
 		rep.Skipped = append(rep.Skipped, importer.Skipped{Path: l.SourcePath, Reason: "the vault already has a different " + rel + "; kept the vault's copy"})
 		return nil
@@ -116,6 +123,24 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 		when = *st.Ended
 	}
 	return s.addToHistory(tx, st, when)
+}
+
+// importedState is the State of an imported session's record (its
+// decisions are added by importOne).
+func importedState(project string, l importer.Session) State {
+	started := l.Date.UTC()
+	st := State{Project: project, Session: l.ID, Status: StatusComplete, Objective: firstNonEmpty(l.Objective, l.ID),
+		Branch: l.Branch, Commit: l.StartCommit, Started: &started}
+	if !l.Ended.IsZero() {
+		e := l.Ended.UTC()
+		st.Ended = &e
+	}
+	st.Summary = strings.Join(l.Outcomes, " ")
+	if l.Original != nil {
+		st.Summary = strings.Join(l.Outcomes, "; ")
+	}
+	st.NextSteps = l.NextSteps
+	return st
 }
 
 // renderArchived renders an imported session's record from the current-state
@@ -162,7 +187,11 @@ func (s *Service) renderArchived(st State, l importer.Session) ([]byte, error) {
 		if strings.TrimSpace(u) == "" {
 			continue
 		}
-		updates = append(updates, formatUpdate(Update{ID: "u-" + strconv.Itoa(i+1), Time: *st.Started, Type: "note", Message: u}))
+		at := *st.Started
+		if i < len(l.UpdateTimes) && !l.UpdateTimes[i].IsZero() {
+			at = l.UpdateTimes[i].UTC()
+		}
+		updates = append(updates, formatUpdate(Update{ID: "u-" + strconv.Itoa(i+1), Time: at, Type: "note", Message: u}))
 	}
 	d.setSection(secUpdates, updates)
 	var decisions []string
@@ -175,6 +204,9 @@ func (s *Service) renderArchived(st State, l importer.Session) ([]byte, error) {
 	d.setSection(secNext, bulletLines(st.NextSteps))
 	if len(l.Outcomes) > 0 {
 		d.setSection(secSummary, bulletLines(l.Outcomes))
+	}
+	if l.Original != nil {
+		keepOriginal(d, l)
 	}
 	return d.bytes()
 }

@@ -317,6 +317,9 @@ func (s *Service) recoveryPrompt(project, kind string, st State, t *Task, tools 
 		summary = "- " + orNone(st.Objective) + "\n"
 	}
 	b.WriteString(summary)
+	if mb := s.MemoryBankExcerpt(project, 3); mb != "" {
+		b.WriteString("\n" + mb)
+	}
 	b.WriteString("\n### Recommended Actions\n")
 	var acts []string
 	switch kind {

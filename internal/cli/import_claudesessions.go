@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/importer"
+	"github.com/sessionvault/sessionvault/internal/session"
+)
+
+func (a *app) importClaudeSessionsCommand() *cobra.Command {
+	var dryRun bool
+	c := &cobra.Command{
+		Use:   "claude-sessions DIR",
+		Short: "Import Claude Code session notes (.claude/sessions, from /session-start … /session-end) as archived sessions",
+		Long: `Reads the session notes the /session-start, /session-update and /session-end
+slash commands write in .claude/sessions/ (files named YYYY-MM-DD-HHMM-name.md).
+DIR is that folder, a .claude folder or a repository holding it, or another
+folder of such notes (e.g. ~/.claude/sessions/<project>). Each note becomes one
+archived session, sessions/<file name>.md, listed in session-history.md — one
+commit:
+
+  started      the file name's time, else the title's, else the overview's
+  objective    the session's name and its goals
+  updates      one per "### Update - <time>" block: its summary line, at its time
+  summary      the session-end summary's key accomplishments (ended sessions);
+               what it lists as not completed becomes the next steps
+  ended        the summary's end time, or the start plus its duration
+  Original text  the whole note, byte for byte (also notes started and never
+               ended, in other languages, with CRLF line endings)
+
+Left out, with the reason: .current-session (the pointer to the active session,
+whose record says it was active), files that are not .md, empty files, files
+that are neither named like a session nor titled as one, and notes over 9 MB.
+DIR is only read. Idempotent: a second run finds every session unchanged; a
+note that grew since (more updates, then the end) rewrites its record when
+nobody edited the record, and is skipped with the reason otherwise.`,
+		Example: `  sessionvault import claude-sessions ~/code/shop
+  sessionvault import claude-sessions ~/code/shop/.claude/sessions --dry-run`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, argv []string) error {
+			svc, err := a.service()
+			if err != nil {
+				return err
+			}
+			loc, err := svc.V.Config.Location()
+			if err != nil {
+				return errs.Wrap(errs.ConfigInvalid, err, "time_zone")
+			}
+			dir := argv[0]
+			logs, skipped, err := importer.ScanClaudeSessions(dir, loc, a.progress("session notes read"))
+			if err != nil {
+				return importSourceError(err, dir, "Claude Code session notes", "a .claude/sessions folder, or a repository holding one")
+			}
+			rep, res, err := svc.ImportRecords(a.project, logs, session.ImportOptions{DryRun: dryRun, What: "Claude Code session notes"}, a.progress("sessions written"))
+			if err != nil {
+				return errs.Wrap(errs.ImportFailed, err, "importing Claude Code session notes")
+			}
+			rep.Skipped = append(skipped, rep.Skipped...)
+			files := len(logs) + len(skipped)
+			text := fmt.Sprintf("Claude Code sessions from %s: %d files, %d sessions imported, %d updated, %d unchanged, %d skipped",
+				dir, files, rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
+			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
+			if dryRun {
+				text += "\ndry run: nothing was written"
+			}
+			return a.emit(map[string]any{"files": files, "report": rep, "git": res}, text)
+		},
+	}
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "read the notes and report what would be imported, writing nothing")
+	return c
+}
