@@ -151,35 +151,40 @@ func writeValue(b *strings.Builder, v any) {
 }
 
 // writeString writes s as a single-quoted Cypher string literal. Invalid
-// UTF-8 is written as U+FFFD.
+// UTF-8 is written as U+FFFD. A \uXXXX escape is never followed by a hex
+// digit as it is (that digit is escaped too), so no reader can take the
+// escape for the eight-digit form.
 func writeString(b *strings.Builder, s string) {
 	b.WriteByte('\'')
+	afterU := false
 	for _, r := range s {
-		switch r {
-		case '\\':
+		switch {
+		case r == '\\':
 			b.WriteString(`\\`)
-		case '\'':
+		case r == '\'':
 			b.WriteString(`\'`)
-		case '\n':
+		case r == '\n':
 			b.WriteString(`\n`)
-		case '\r':
+		case r == '\r':
 			b.WriteString(`\r`)
-		case '\t':
+		case r == '\t':
 			b.WriteString(`\t`)
-		case '\b':
+		case r == '\b':
 			b.WriteString(`\b`)
-		case '\f':
+		case r == '\f':
 			b.WriteString(`\f`)
+		case r < 0x10000 && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'),
+			afterU && strings.ContainsRune("0123456789abcdefABCDEF", r):
+			// Control and invisible format characters (NUL, ESC, a bidi
+			// override, a line separator) are escaped, so the file shows
+			// what it holds and no line is split.
+			fmt.Fprintf(b, `\u%04X`, r)
+			afterU = true
+			continue
 		default:
-			if r < 0x10000 && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029') {
-				// Control and invisible format characters (NUL, DEL, a
-				// bidi override, a line separator) are escaped, so the
-				// file shows what it holds and no line is split.
-				fmt.Fprintf(b, `\u%04X`, r)
-				continue
-			}
 			b.WriteRune(r)
 		}
+		afterU = false
 	}
 	b.WriteByte('\'')
 }
