@@ -89,6 +89,7 @@ or above the current one that holds .sessionvault/.`,
 		a.syncCommand(), a.linearCommand(), a.serveCommand(), a.mcpCommand(), a.linkCommand(), a.doctorCommand(),
 		a.remoteCommand(), a.mergeDriverCommand(),
 		a.taskCommand(), a.checkpointCommand(), a.rollbackCommand(), a.conflictsCommand(), a.recoveryCommand(),
+		a.exportCommand(),
 	)
 	requireSubcommands(root)
 	return root
