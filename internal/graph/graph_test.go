@@ -3,13 +3,16 @@ package graph_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/graph"
 	"github.com/sessionvault/sessionvault/internal/history"
 	"github.com/sessionvault/sessionvault/internal/session"
@@ -214,6 +217,20 @@ func TestBuildOneProject(t *testing.T) {
 	}
 	if _, err := graph.Build(svc, []string{"nope"}); err == nil {
 		t.Error("an unknown project was exported")
+	}
+}
+
+// A feature note a person broke (its YAML does not parse) stops the export
+// with the note and line named.
+func TestBuildNamesABrokenNote(t *testing.T) {
+	svc := openVault(t, fixtureVault)
+	if err := os.WriteFile(filepath.Join(svc.V.Root, "lab", "features", "broken.md"), []byte("---\nname: [unclosed\n---\n# Broken\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := graph.Build(svc, []string{"lab"})
+	var e *errs.Error
+	if !errors.As(err, &e) || e.Code != errs.StateParseError || !strings.HasPrefix(e.Message, "lab/features/broken.md:3: ") {
+		t.Fatalf("err = %v, want STATE_PARSE_ERROR naming lab/features/broken.md:3", err)
 	}
 }
 
