@@ -265,9 +265,9 @@ func (b *builder) decisionNotes(project string) error {
 		if _, ok := dn.Props["choice"]; !ok {
 			body := fm.Body()
 			doc := b.md.Parse(body)
-			for prop, title := range map[string]string{"choice": "Choice", "rationale": "Rationale"} {
-				if s, ok := doc.Find(2, title); ok {
-					dn.set(prop, strings.TrimSpace(string(body[s.BodyStart:s.End])))
+			for _, sec := range []struct{ key, title string }{{"choice", "Choice"}, {"rationale", "Rationale"}} {
+				if s, ok := doc.Find(2, sec.title); ok {
+					dn.set(sec.key, strings.TrimSpace(string(body[s.BodyStart:s.End])))
 				}
 			}
 		}
