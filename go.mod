@@ -5,6 +5,8 @@ go 1.26.8
 require (
 	github.com/Khan/genqlient v0.8.1
 	github.com/adrg/frontmatter v0.2.0
+	github.com/antlr/antlr4/runtime/Go/antlr v0.0.0-20210803070921-b358b509191a
+	github.com/cloudprivacylabs/opencypher v1.0.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/go-git/go-git/v5 v5.19.3

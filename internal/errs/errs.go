@@ -19,8 +19,9 @@ type Code struct {
 // The registry. Ranges (seed 002): E1600-E1609 session, E1610-E1619 notes and
 // input, tasks (E1610 and E1613 as seed 002 numbers them), E1620-E1629
 // checkpoints and rollback, E1630-E1639 recovery, E1640-E1649 conflicts, E1650-E1659 git and
-// sync, E1660-E1669 task switching, E1680-E1689 the orchestrator workflow
-// (seed 004; their own block below), E1690-E1699 configuration and vault.
+// sync, E1660-E1669 task switching, E1680-E1685 the orchestrator workflow
+// (seed 004; their own block below), E1686-E1689 export, E1690-E1699
+// configuration and vault.
 var (
 	SessionNotFound          = Code{"E1600", "SESSION_NOT_FOUND"}
 	SessionAlreadyActive     = Code{"E1601", "SESSION_ALREADY_ACTIVE"}
@@ -76,6 +77,10 @@ var (
 	PermissionDenied    = Code{"E1694", "PERMISSION_DENIED"}
 	DiskFull            = Code{"E1695", "DISK_FULL"}
 	InternalError       = Code{"E1699", "INTERNAL_ERROR"}
+
+	// ExportWriteFailed: an export's --output file could not be written
+	// (its folder is missing or not writable); nothing was written there.
+	ExportWriteFailed = Code{"E1686", "EXPORT_WRITE_FAILED"}
 )
 
 // The orchestrator workflow (seed 004 Component 1: agents, invocations,
@@ -101,7 +106,7 @@ var (
 var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, SessionCrashed, DuplicateDecisionTitle,
 	BlockerNotFound, BlockerAlreadyResolved, UpdateValidationFailed, StateParseError, NoteTooLarge, PathOutsideVault, NoteNotAFile, SessionNotCrashed,
 	TaskNotFound, TaskLocked, TaskGraphCycle, CheckpointCreationFailed, InvalidCheckpointScope, CheckpointNotFound, VersionNotFound, RollbackFailed,
-	RecoverySessionNotFound, ConflictNotFound, ConflictAlreadyResolved, ResolutionFailed, InvalidConflictType, SourceTaskNotFound, TargetTaskNotFound, TaskSwitchFailed,
+	RecoverySessionNotFound, ConflictNotFound, ConflictAlreadyResolved, ResolutionFailed, InvalidConflictType, SourceTaskNotFound, TargetTaskNotFound, TaskSwitchFailed, ExportWriteFailed,
 	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, ImportSourceNotFound, ImportFormatUnknown, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError,
 	UnknownAgent, NoActiveAgent, AgentAlreadyActive, InvalidWorkflowPhase, InvalidVerdict, InvocationNotFound}
 

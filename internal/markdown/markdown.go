@@ -151,6 +151,22 @@ func tableRange(src []byte, t *extast.Table) Table {
 	return Table{Start: start, End: end, Line: 1 + bytes.Count(src[:start], []byte{'\n'})}
 }
 
+// WikiLinks returns the targets of the wikilinks in src, in order, as
+// goldmark reads them: [[demo/tasks/x|x]] gives "demo/tasks/x"; a link's
+// fragment and alias are dropped, and links inside code, embeds (![[...]])
+// and links to a heading of the same note ([[#Foo]]) are left out.
+func (p *Parser) WikiLinks(src []byte) []string {
+	root := p.md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext()))
+	var out []string
+	_ = ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if l, ok := n.(*wikilink.Node); ok && entering && !l.Embed && len(l.Target) > 0 {
+			out = append(out, string(l.Target))
+		}
+		return ast.WalkContinue, nil
+	})
+	return out
+}
+
 // Find returns the first section with the given level and title (compared
 // case-insensitively), and whether there is one.
 func (d *Doc) Find(level int, title string) (Section, bool) {

@@ -29,3 +29,19 @@ func TestSectionsRangesIgnoreCodeFences(t *testing.T) {
 		t.Errorf("rows = %q", rows)
 	}
 }
+
+// Wikilinks are found as Obsidian shows them: targets without alias or
+// fragment, none from code or embeds.
+func TestWikiLinks(t *testing.T) {
+	src := []byte("## Phase 1\n\n- [ ] [[demo/tasks/login|login]] build it\n- [[demo/tasks/api#Resume prompt]] and [[#Local]]\n\n`[[demo/tasks/in-code]]`\n\n```\n[[demo/tasks/fenced]]\n```\n\n![[diagram.png]] | [[plain]]\n")
+	got := New().WikiLinks(src)
+	want := []string{"demo/tasks/login", "demo/tasks/api", "plain"}
+	if len(got) != len(want) {
+		t.Fatalf("links = %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("links = %q, want %q", got, want)
+		}
+	}
+}

@@ -119,6 +119,13 @@ func (s *Service) Project(name string) (string, error) {
 	return name, nil
 }
 
+// Projects lists the vault's projects: its top-level folders (not hidden)
+// that hold a current-state note, sorted by name. A vault with none gives an
+// empty list.
+func (s *Service) Projects() ([]string, error) {
+	return s.projects()
+}
+
 // readDoc reads and parses a note through tx. The read is stable (DESIGN
 // §5): a note that does not parse, or a canonical note that is empty or has
 // no front matter — a save caught half-way — is read again until it settles,
