@@ -94,17 +94,24 @@ func countTypes(g *graph.Graph) map[string]int {
 // nor Agent nodes.
 func TestBuildVaultExample(t *testing.T) {
 	g := build(t, openVault(t, exampleVault))
-	want := map[string]int{"Session": 2, "Update": 5, "Decision": 3, "Blocker": 2, "Task": 6}
+	want := map[string]int{"Session": 2, "Update": 5, "Decision": 3, "Blocker": 2, "Task": 6, "Agent": 6}
 	if got := countLabels(g); !maps.Equal(got, want) {
 		t.Errorf("nodes per label = %v, want %v", got, want)
 	}
-	wantEdges := map[string]int{"HAS_UPDATE": 5, "MADE_DECISION": 3, "ENCOUNTERED": 2, "WORKS_ON": 2, "DEPENDS_ON": 4, "BLOCKS": 1, "RELATED_TO": 2}
+	wantEdges := map[string]int{"HAS_UPDATE": 5, "MADE_DECISION": 3, "ENCOUNTERED": 2, "WORKS_ON": 2, "DEPENDS_ON": 4, "BLOCKS": 1, "RELATED_TO": 2,
+		"INVOKED": 4, "DECIDED": 1, "APPROVED": 1, "REJECTED": 1}
 	if got := countTypes(g); !maps.Equal(got, wantEdges) {
 		t.Errorf("edges per type = %v, want %v", got, wantEdges)
 	}
 	cur := "Session:demo/2026-11-21-session-01"
 	if !hasEdge(g, graph.WorksOn, cur, "Task:demo/account-linking-api") {
 		t.Error("the active session does not work on its active task")
+	}
+	// The orchestrator workflow: four agents invoked, a decision decided by one.
+	for _, a := range []string{"analyst", "architect", "implementer", "critic"} {
+		if !hasEdge(g, graph.Invoked, cur, "Agent:"+a) {
+			t.Errorf("the active session did not invoke %s", a)
+		}
 	}
 	// The example's active session has had no heartbeat for long: status
 	// says crashed on this machine, the note (and so the export) active.
