@@ -56,7 +56,9 @@ stress: build
 # Benchmarks (DESIGN §10): a generated vault of 10,000 notes and 5,000 commits;
 # one update to a durable commit in process (fsync, syncfs) and as a CLI
 # process, `git add && git commit`, the PreToolUse hook and `git rev-parse
-# HEAD`, interleaved, quiet and beside a busy writer; then curves against
+# HEAD`, interleaved, quiet and beside a busy writer; updates on a fresh
+# session against one of 10,000 updates (history compaction on: the note's
+# size, every update read back, the ratio); then curves against
 # vault size, history length and session length (long: the largest vaults
 # have 100,000 notes and 50,000 commits). Writes bench.json. Override the
 # size with SESSIONVAULT_BENCH_NOTES / SESSIONVAULT_BENCH_COMMITS, or pass
