@@ -37,6 +37,14 @@ var toolFor = map[string]struct {
 	"conflicts resolve": {"resolve_conflict", []string{"conflict_id"}},
 	"checkpoint create": {"create_checkpoint", []string{"label"}},
 	"checkpoint sync":   {"sync_hot_context", nil},
+
+	// seed 003 (features.go)
+	"feature new":        {"create_feature", []string{"name"}},
+	"feature list":       {"list_features", nil},
+	"feature show":       {"get_feature", []string{"feature_id"}},
+	"feature set-status": {"set_feature_status", []string{"feature_id", "status"}},
+	"feature switch":     {"switch_feature", []string{"feature_id"}},
+	"feature plan":       {"update_feature_plan", []string{"feature_id"}},
 }
 
 // flagArgument maps a CLI flag to its MCP argument name where they differ.

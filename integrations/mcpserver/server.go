@@ -232,6 +232,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		s.addGetBlockedReason,
 		s.addSetMode,
 		s.addOrchestrationTools,
+		s.addFeatureTools,
 	} {
 		add(srv)
 	}

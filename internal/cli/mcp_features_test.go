@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Seed 003's feature tools through a real MCP client: the same notes,
+// commits and errors as `sessionvault feature ...`.
+func TestMCPFeatureTools(t *testing.T) {
+	v := newVault(t)
+	cs := inMemory(t, v)
+	mustCall(t, cs, "session_start", map[string]any{"objective": "features over MCP"})
+	mustRun(t, v, "task", "new", "Implement core", "--id", "impl-core")
+
+	if _, isErr, text := call(t, cs, "create_feature", map[string]any{"name": "X", "feature_id": "Not_An_Id"}); !isErr || !strings.Contains(text, "E1670 INVALID_FEATURE_ID") {
+		t.Fatalf("create_feature with a bad id: %v %s", isErr, text)
+	}
+	out := mustCall(t, cs, "create_feature", map[string]any{"name": "AI orchestrator", "feature_id": "ai-orchestrator-2025-01-09", "description": "Build it"})
+	if out["feature_id"] != "ai-orchestrator-2025-01-09" || out["note"] != "demo/features/ai-orchestrator-2025-01-09.md" || out["session"] == "" || out["commit"] == "" {
+		t.Fatalf("create_feature = %v", out)
+	}
+	if st := frontMatter(t, filepath.Join(v, "demo", "session-current-state.md")); st["active_feature"] != "[[demo/features/ai-orchestrator-2025-01-09|ai-orchestrator-2025-01-09]]" {
+		t.Fatalf("active_feature = %q", st["active_feature"])
+	}
+
+	plan := mustCall(t, cs, "update_feature_plan", map[string]any{"feature_id": "ai-orchestrator-2025-01-09", "phase": "Core", "task_id": "impl-core",
+		"description": "Implement the core commands", "agent": "opus", "status": "in_progress", "started_at": "2025-01-09T10:00:00Z", "artifacts": []string{"cmd/main.go"}})
+	f, _ := plan["feature"].(map[string]any)
+	phases, _ := f["phases"].([]any)
+	if len(phases) != 1 {
+		t.Fatalf("update_feature_plan = %v", plan)
+	}
+	task := phases[0].(map[string]any)["tasks"].([]any)[0].(map[string]any)
+	if task["status"] != "in_progress" || task["started_at"] != "2025-01-09T10:00:00Z" || task["task_note"] != "demo/tasks/impl-core" {
+		t.Fatalf("the planned task = %v", task)
+	}
+	data, _ := os.ReadFile(filepath.Join(v, "demo", "features", "ai-orchestrator-2025-01-09.md"))
+	if !strings.Contains(string(data), "- [ ] [[demo/tasks/impl-core|impl-core]] · Implement the core commands · **agent:** opus · **status:** in_progress · **started:** 2025-01-09T10:00:00Z · **artifacts:** `cmd/main.go` ^t-1\n") {
+		t.Fatalf("the note does not hold the task line:\n%s", data)
+	}
+	if _, isErr, text := call(t, cs, "update_feature_plan", map[string]any{"feature_id": "ai-orchestrator-2025-01-09", "task_id": "impl-core", "status": "done"}); !isErr || !strings.Contains(text, "E1674 PLAN_VALIDATION_FAILED") {
+		t.Fatalf("a bad status: %v %s", isErr, text)
+	}
+	if _, isErr, text := call(t, cs, "get_feature", map[string]any{"feature_id": "nope-2025-01-09"}); !isErr || !strings.Contains(text, "E1671 FEATURE_NOT_FOUND") || !strings.Contains(text, "list_features") {
+		t.Fatalf("a missing feature: %v %s", isErr, text)
+	}
+	if got := mustCall(t, cs, "get_feature", map[string]any{"feature_id": "ai-orchestrator-2025-01-09"}); got["description"] != "Build it" {
+		t.Fatalf("get_feature = %v", got)
+	}
+
+	mustCall(t, cs, "create_feature", map[string]any{"name": "Docs", "feature_id": "docs-2025-01-09"})
+	mustCall(t, cs, "set_feature_status", map[string]any{"feature_id": "ai-orchestrator-2025-01-09", "status": "paused"})
+	list := mustCall(t, cs, "list_features", map[string]any{"status": "active"})
+	if fs, _ := list["features"].([]any); len(fs) != 1 || fs[0].(map[string]any)["feature_id"] != "docs-2025-01-09" || list["active_feature"] != "docs-2025-01-09" {
+		t.Fatalf("list_features active = %v", list)
+	}
+	sw := mustCall(t, cs, "switch_feature", map[string]any{"feature_id": "ai-orchestrator-2025-01-09"})
+	if sw["feature"].(map[string]any)["status"] != "active" {
+		t.Fatalf("switch_feature = %v", sw)
+	}
+	mustCall(t, cs, "set_feature_status", map[string]any{"feature_id": "ai-orchestrator-2025-01-09", "status": "completed"})
+	if _, isErr, text := call(t, cs, "set_feature_status", map[string]any{"feature_id": "ai-orchestrator-2025-01-09", "status": "paused"}); !isErr || !strings.Contains(text, "E1673 INVALID_FEATURE_TRANSITION") || !strings.Contains(text, "set_feature_status") {
+		t.Fatalf("completed to paused: %v %s", isErr, text)
+	}
+	if all := mustCall(t, cs, "list_features", nil); len(all["features"].([]any)) != 2 || all["active_feature"] != nil {
+		t.Fatalf("list_features = %v", all)
+	}
+	assertClean(t, v)
+}
