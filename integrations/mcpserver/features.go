@@ -66,6 +66,28 @@ type (
 	}
 )
 
+// Command history inputs.
+type (
+	RecordCommandIn struct {
+		Command    string `json:"command" jsonschema:"the command run (a command line, or a tool's name)"`
+		Arguments  string `json:"arguments,omitempty" jsonschema:"its arguments"`
+		Model      string `json:"model,omitempty" jsonschema:"the model that ran it, e.g. opus, sonnet, gemini"`
+		Agent      string `json:"agent,omitempty" jsonschema:"the agent that ran it"`
+		TaskID     string `json:"task_id,omitempty" jsonschema:"the task it was for (default: the session's active task; - for none)"`
+		FeatureID  string `json:"feature_id,omitempty" jsonschema:"the feature it was for (default: the session's active feature; - for none)"`
+		Status     string `json:"status,omitempty" jsonschema:"success (default) or failure"`
+		DurationMs *int64 `json:"duration_ms,omitempty" jsonschema:"how long it ran, in milliseconds"`
+		Error      string `json:"error,omitempty" jsonschema:"why it failed"`
+		Timestamp  string `json:"timestamp,omitempty" jsonschema:"when it ran, RFC 3339 (default now; one older than the log's last entry gets that entry's time)"`
+		Session    string `json:"session,omitempty" jsonschema:"the session whose log gets it (default: the active session)"`
+	}
+	HistoryIn struct {
+		Session   string `json:"session,omitempty" jsonschema:"the session (default: the active one, else the last one; all: every session)"`
+		FeatureID string `json:"feature_id,omitempty" jsonschema:"only commands recorded for this feature"`
+		Limit     int    `json:"limit,omitempty" jsonschema:"only the newest N entries"`
+	}
+)
+
 func featureOut(o session.FeatureOutcome) FeatureOut {
 	return FeatureOut{FeatureID: o.Feature.ID, Note: o.Feature.Note, Session: o.Session, Commit: o.Result.Commit, Feature: o.Feature}
 }
@@ -144,5 +166,30 @@ func (s *Server) addFeatureTools(srv *mcp.Server) {
 				return nil, FeatureOut{}, s.toolErr(err)
 			}
 			return nil, featureOut(out), nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "record_command", Description: "Append a command an agent ran to the session's command log (sessions/<id>/commands.md, seed 003 history) and commit it; for agents whose tool calls no hook sees."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in RecordCommandIn) (*mcp.CallToolResult, session.RecordOutcome, error) {
+			o := session.RecordOptions{Project: s.project, Session: in.Session, Command: in.Command, Arguments: in.Arguments, Model: in.Model, Agent: in.Agent,
+				TaskID: in.TaskID, FeatureID: in.FeatureID, Status: in.Status, DurationMs: in.DurationMs, Error: in.Error, Commit: true}
+			if in.Timestamp != "" {
+				t, err := note.ParseTime(in.Timestamp, time.UTC)
+				if err != nil {
+					return nil, session.RecordOutcome{}, s.toolErr(errs.New(errs.HistoryEntryInvalid, "timestamp: %v", err).With("argument", "timestamp"))
+				}
+				o.At = &t
+			}
+			out, err := s.svc.RecordCommand(o)
+			if err != nil {
+				return nil, session.RecordOutcome{}, s.toolErr(err)
+			}
+			return nil, out, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "get_command_history", Description: "A session's command history (every Bash and MCP call the hooks saw, and recorded commands), oldest first.", Annotations: readOnly()},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in HistoryIn) (*mcp.CallToolResult, session.History, error) {
+			h, err := s.svc.CommandHistory(session.HistoryOptions{Project: s.project, Session: in.Session, Feature: in.FeatureID, Limit: in.Limit})
+			if err != nil {
+				return nil, session.History{}, s.toolErr(err)
+			}
+			return nil, h, nil
 		})
 }

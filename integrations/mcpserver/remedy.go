@@ -45,6 +45,8 @@ var toolFor = map[string]struct {
 	"feature set-status": {"set_feature_status", []string{"feature_id", "status"}},
 	"feature switch":     {"switch_feature", []string{"feature_id"}},
 	"feature plan":       {"update_feature_plan", []string{"feature_id"}},
+	"history show":       {"get_command_history", nil},
+	"history record":     {"record_command", []string{"command"}},
 }
 
 // flagArgument maps a CLI flag to its MCP argument name where they differ.

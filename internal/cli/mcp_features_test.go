@@ -70,3 +70,39 @@ func TestMCPFeatureTools(t *testing.T) {
 	}
 	assertClean(t, v)
 }
+
+// The command history through a real MCP client: record_command appends to
+// the active session's log and commits it; get_command_history reads it
+// back, filtered by feature; an entry older than the log's last one gets
+// the last one's time.
+func TestMCPCommandHistory(t *testing.T) {
+	v := newVault(t)
+	cs := inMemory(t, v)
+	if _, isErr, text := call(t, cs, "record_command", map[string]any{"command": "make test"}); !isErr || !strings.Contains(text, "E1602 NO_ACTIVE_SESSION") {
+		t.Fatalf("record_command with no session: %v %s", isErr, text)
+	}
+	mustCall(t, cs, "session_start", map[string]any{"objective": "history over MCP"})
+	mustCall(t, cs, "create_feature", map[string]any{"name": "Orchestrator", "feature_id": "orch-2025-01-09"})
+	first := mustCall(t, cs, "record_command", map[string]any{"command": "make test", "arguments": "-j4", "model": "gemini", "agent": "agent-1",
+		"duration_ms": 5234, "timestamp": "2099-01-01T00:00:00Z"})
+	entry, _ := first["entry"].(map[string]any)
+	if entry["id"] != "h-1" || entry["feature_id"] != "orch-2025-01-09" || first["commit"] == "" {
+		t.Fatalf("record_command = %v", first)
+	}
+	second := mustCall(t, cs, "record_command", map[string]any{"command": "make lint", "status": "failure", "error": "exit 2", "feature_id": "-"})
+	if second["clamped"] != true || second["entry"].(map[string]any)["timestamp"] != "2099-01-01T00:00:00Z" {
+		t.Fatalf("an entry older than the last one = %v", second)
+	}
+	if _, isErr, text := call(t, cs, "record_command", map[string]any{"command": "x", "status": "maybe"}); !isErr || !strings.Contains(text, "E1675 HISTORY_ENTRY_INVALID") {
+		t.Fatalf("a bad status: %v %s", isErr, text)
+	}
+	h := mustCall(t, cs, "get_command_history", map[string]any{"feature_id": "orch-2025-01-09"})
+	entries, _ := h["entries"].([]any)
+	if len(entries) != 1 || entries[0].(map[string]any)["command"] != "make test" || entries[0].(map[string]any)["duration_ms"] != float64(5234) {
+		t.Fatalf("get_command_history = %v", h)
+	}
+	if all := mustCall(t, cs, "get_command_history", nil); len(all["entries"].([]any)) != 2 {
+		t.Fatalf("get_command_history = %v", all)
+	}
+	assertClean(t, v)
+}

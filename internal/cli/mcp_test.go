@@ -22,7 +22,7 @@ import (
 
 // allTools is every tool the issue names, sorted.
 var allTools = []string{"advance_phase", "check_recovery", "create_checkpoint", "create_feature", "create_task", "detect_conflicts", "get_blocked_reason",
-	"get_feature", "get_task_graph", "get_unified_context", "heartbeat", "list_features", "record_blocker", "record_decision", "record_evidence", "resolve_blocker",
+	"get_command_history", "get_feature", "get_task_graph", "get_unified_context", "heartbeat", "list_features", "record_blocker", "record_command", "record_decision", "record_evidence", "resolve_blocker",
 	"resolve_conflict", "rollback_to", "save_context_snapshot", "session_end", "session_recover", "session_start",
 	"session_status", "session_update", "set_feature_status", "set_mode", "switch_feature", "switch_task", "sync_hot_context", "update_feature_plan", "validate_gate"}
 
@@ -95,7 +95,7 @@ func TestMCPToolsInMemory(t *testing.T) {
 		}
 		ro := tl.Annotations != nil && tl.Annotations.ReadOnlyHint
 		wantRO := map[string]bool{"session_status": true, "get_unified_context": true, "validate_gate": true, "get_blocked_reason": true, "get_task_graph": true,
-			"list_features": true, "get_feature": true}[tl.Name]
+			"list_features": true, "get_feature": true, "get_command_history": true}[tl.Name]
 		if ro != wantRO {
 			t.Errorf("%s readOnlyHint = %v", tl.Name, ro)
 		}

@@ -90,7 +90,7 @@ or above the current one that holds .sessionvault/.`,
 		a.remoteCommand(), a.mergeDriverCommand(),
 		a.taskCommand(), a.checkpointCommand(), a.rollbackCommand(), a.conflictsCommand(), a.recoveryCommand(),
 	)
-	root.AddCommand(a.featureCommand())
+	root.AddCommand(a.featureCommand(), a.historyCommand())
 	requireSubcommands(root)
 	return root
 }

@@ -105,6 +105,9 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
+	if err := s.commitPendingLogs(project); err != nil { // a crashed session's command log, before the new one
+		return Outcome{}, err
+	}
 	proto, err := s.Protocol(project)
 	if err != nil {
 		return Outcome{}, err
@@ -560,6 +563,9 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	if err := s.commitPendingLogs(project); err != nil { // the session's command log is in git by its end
+		return Outcome{}, err
+	}
 	var out Outcome
 	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
 		d, st, err := s.activeDoc(tx, project, true)
@@ -837,6 +843,9 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 	}
 	project, err := s.Project(project)
 	if err != nil {
+		return Outcome{}, err
+	}
+	if err := s.commitPendingLogs(project); err != nil { // the session's command log is in git by its end
 		return Outcome{}, err
 	}
 	var out Outcome
