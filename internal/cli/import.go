@@ -12,8 +12,8 @@ import (
 
 func (a *app) importCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "import serena|agents DIR",
-		Short: "Bring real data in: Serena memories, or an .agents/sessions tree of session logs",
+		Use:   "import serena|agents|ai-session DIR",
+		Short: "Bring real data in: Serena memories, an .agents/sessions tree of session logs, a seed 003 .ai-session folder",
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "serena DIR",
@@ -39,6 +39,7 @@ the same name is kept and the memory skipped. Idempotent.`,
 		},
 	})
 	c.AddCommand(a.importAgentsCommand())
+	c.AddCommand(a.importAISessionCommand())
 	return c
 }
 

@@ -90,7 +90,7 @@ or above the current one that holds .sessionvault/.`,
 		a.remoteCommand(), a.mergeDriverCommand(),
 		a.taskCommand(), a.checkpointCommand(), a.rollbackCommand(), a.conflictsCommand(), a.recoveryCommand(),
 	)
-	root.AddCommand(a.featureCommand(), a.historyCommand())
+	root.AddCommand(a.featureCommand(), a.historyCommand(), a.exportCommand())
 	requireSubcommands(root)
 	return root
 }

@@ -945,23 +945,7 @@ func (s *Service) putPlanTask(tx *vault.Tx, d *doc, f Feature, phaseName, phaseI
 	if phaseID == "" {
 		phaseID = slugOr(phaseName, "phase-"+strconv.Itoa(len(f.Phases)+1))
 	}
-	nl := d.newline()
-	text := "## " + phaseTitlePrefix + oneLine(phaseName) + nl + nl + "phase_id:: " + phaseID + nl + nl + line + nl
-	at := len(d.body)
-	if n := len(f.Phases); n > 0 {
-		at = f.Phases[n-1].sec.End
-	}
-	prefix := ""
-	if at > 0 && !bytes.HasSuffix(d.body[:at], []byte("\n")) {
-		prefix = nl
-	}
-	if at > 0 && !bytes.HasSuffix(d.body[:at], []byte(nl+nl)) {
-		prefix += nl
-	}
-	if at < len(d.body) {
-		text += nl
-	}
-	d.edit(at, at, prefix+text)
+	d.addPhase(f, phaseName, phaseID, []string{line})
 	return nil
 }
 
@@ -978,4 +962,30 @@ func (d *doc) appendLineIn(sec markdown.Section, line string) {
 		return
 	}
 	d.edit(last, last, line+nl)
+}
+
+// addPhase queues the section of a new phase (name, id) holding lines
+// (none: an empty phase) after the last phase section of f, else at the
+// note's end.
+func (d *doc) addPhase(f Feature, name, id string, lines []string) {
+	nl := d.newline()
+	text := "## " + phaseTitlePrefix + oneLine(name) + nl + nl + "phase_id:: " + id + nl
+	if len(lines) > 0 {
+		text += nl + strings.Join(lines, nl) + nl
+	}
+	at := len(d.body)
+	if n := len(f.Phases); n > 0 {
+		at = f.Phases[n-1].sec.End
+	}
+	prefix := ""
+	if at > 0 && !bytes.HasSuffix(d.body[:at], []byte("\n")) {
+		prefix = nl
+	}
+	if at > 0 && !bytes.HasSuffix(d.body[:at], []byte(nl+nl)) {
+		prefix += nl
+	}
+	if at < len(d.body) {
+		text += nl
+	}
+	d.edit(at, at, prefix+text)
 }
