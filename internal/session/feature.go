@@ -42,7 +42,8 @@ import (
 // completed (RFC 3339), artifacts (code spans). The box is ticked exactly when
 // the status is completed. A person's edits of these lines are read back: a
 // ticked box, or the status word completed, makes the task completed (to
-// reopen a task, change its status word); the other fields as written.
+// reopen a task, untick it and change its status word); the other fields as
+// written.
 // Sections and lines that are not phases or task lines, and properties the
 // engine does not define, are the person's and kept byte for byte. The list
 // of active features is a query over these notes (Features, and the Obsidian

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	yaml "go.yaml.in/yaml/v3"
+
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
@@ -131,5 +133,56 @@ func TestFeatureLastActiveIsMonotonic(t *testing.T) {
 	}
 	if got := out.Feature.LastActive; got == nil || !got.Equal(time.Date(2025, 1, 9, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("last_active = %v after the clock went back, want it kept at 10:00", got)
+	}
+}
+
+// The features base shows properties every feature note has, each with an
+// Obsidian property type; its filter selects the feature notes by folder
+// and type.
+func TestFeaturesBase(t *testing.T) {
+	now := time.Date(2025, 1, 9, 10, 0, 0, 0, time.UTC)
+	s := testService(t, &now)
+	out, err := s.FeatureNew(NewFeatureOptions{Project: "demo", Name: "Orchestrator", Description: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(s.V.Root, "demo", featureBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base struct {
+		Filters struct {
+			And []string `yaml:"and"`
+		} `yaml:"filters"`
+		Views []struct {
+			Order []string `yaml:"order"`
+			Sort  []struct {
+				Property string `yaml:"property"`
+			} `yaml:"sort"`
+		} `yaml:"views"`
+	}
+	if err := yaml.Unmarshal(data, &base); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(base.Filters.And, " ") != `file.inFolder("demo/features") type == "feature"` {
+		t.Errorf("filters = %v", base.Filters.And)
+	}
+	props, _ := os.ReadFile(filepath.Join(s.V.Root, filepath.FromSlash(out.Feature.Note)))
+	for _, v := range base.Views {
+		cols := v.Order
+		for _, so := range v.Sort {
+			cols = append(cols, so.Property)
+		}
+		for _, c := range cols {
+			if strings.HasPrefix(c, "file.") {
+				continue
+			}
+			if PropertyTypes[c] == "" {
+				t.Errorf("the base shows %q, which has no property type", c)
+			}
+			if !strings.Contains(string(props), "\n"+c+": ") {
+				t.Errorf("the base shows %q, which a feature note lacks", c)
+			}
+		}
 	}
 }
