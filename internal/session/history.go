@@ -43,11 +43,12 @@ import (
 // O_APPEND under a lock on the file, and fsynced (vault.AppendNote); nothing
 // ever rewrites a line. Timestamps are monotonic: an entry older than the
 // log's last entry gets the last entry's time (a clock that went backwards,
-// or an explicit --at). The log reaches git as the agent's edit: with the
-// commit of the notes a tool call changed, at once for the first entry and
-// when the last commit of the logs is older than HistoryCommitEvery, for an
-// entry recorded by `history record` or record_command, before `start` and
-// `end`, and by `serve`'s watcher.
+// or an explicit --at). The log reaches git as the agent's edit, in a commit
+// of its own: by the hook for a log's first entry, for an entry of a session
+// no longer active (the call that ended it), and when the logs were last
+// committed longer than HistoryCommitEvery ago; at once for `history record`
+// and record_command; by `end` (its session's log) and `start` (an abandoned
+// session's); and by `serve`'s watcher.
 const (
 	CommandsNote = "commands.md"
 
@@ -605,33 +606,25 @@ func (s *Service) logsCommitDue(project string) bool {
 	return err != nil || time.Since(time.Unix(n, 0)) > HistoryCommitEvery
 }
 
-// commitPendingLogs commits every command log of project that differs from
-// HEAD (start and end call it, so a session's log is in git by its end, and
-// a crashed session's by the next start).
-func (s *Service) commitPendingLogs(project string) error {
-	ents, err := os.ReadDir(path.Join(s.V.Root, project, SessionsDir))
+// commitSessionLog commits session's command log when it differs from HEAD
+// (end, for the session it ended; start, for a session it abandoned): what
+// fails is a warning of res, the operation having taken effect.
+func (s *Service) commitSessionLog(project, session string, res *vault.Result) {
+	if session == "" || vault.CheckName("session id", session) != nil {
+		return
+	}
+	rel := commandLogPath(project, session)
+	if !s.noteExists(rel) {
+		return
+	}
+	changed, err := s.V.ChangedSinceHead([]string{rel})
+	if err == nil && len(changed) > 0 {
+		_, err = s.CommitCommandLogs(project, changed...)
+	}
 	if err != nil {
-		return nil // no sessions yet
+		res.Warnings = append(res.Warnings, "the command log "+rel+" was not committed ("+err.Error()+"); `"+s.GitCommand("status")+"` shows it")
 	}
-	var logs []string
-	for _, e := range ents {
-		if e.IsDir() {
-			rel := commandLogPath(project, e.Name())
-			if _, err := os.Stat(path.Join(s.V.Root, rel)); err == nil {
-				logs = append(logs, rel)
-			}
-		}
-	}
-	if len(logs) == 0 {
-		return nil
-	}
-	changed, err := s.V.ChangedSinceHead(logs)
-	if err != nil || len(changed) == 0 {
-		return err
-	}
-	_, err = s.CommitCommandLogs(project, changed...)
 	guard.PruneCallStarts(s.V.Root, time.Hour)
-	return err
 }
 
 // ToolCall is what the PostToolUse hook knows of one tool call (Claude Code

@@ -105,9 +105,6 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
-	if err := s.commitPendingLogs(project); err != nil { // a crashed session's command log, before the new one
-		return Outcome{}, err
-	}
 	proto, err := s.Protocol(project)
 	if err != nil {
 		return Outcome{}, err
@@ -208,6 +205,9 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		_ = s.writeHeartbeat(project, out.ID) // the commit's updated time is the sign of life; the heartbeat repeats it
 	}
 	out.State, err = s.Status(project)
+	if err == nil {
+		s.commitSessionLog(project, out.State.LastSession, &out.Result) // an abandoned session's command history
+	}
 	return out, err
 }
 
@@ -563,9 +563,6 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	if err := s.commitPendingLogs(project); err != nil { // the session's command log is in git by its end
-		return Outcome{}, err
-	}
 	var out Outcome
 	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
 		d, st, err := s.activeDoc(tx, project, true)
@@ -599,6 +596,7 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 	if !out.Repeat {
 		_ = s.V.WriteState("heartbeat-"+project, nil) // a heartbeat names its session: an ended one's counts for nothing
 	}
+	s.commitSessionLog(project, out.ID, &out.Result) // the session's command history is in git by its end
 	out.State, err = s.Status(project)
 	return out, err
 }
@@ -843,9 +841,6 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 	}
 	project, err := s.Project(project)
 	if err != nil {
-		return Outcome{}, err
-	}
-	if err := s.commitPendingLogs(project); err != nil { // the session's command log is in git by its end
 		return Outcome{}, err
 	}
 	var out Outcome
