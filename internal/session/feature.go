@@ -735,6 +735,7 @@ func (s *Service) SwitchFeature(project, id string) (FeatureOutcome, error) {
 		if f.Status == FeatureCompleted {
 			return vault.Change{}, false, errs.New(errs.InvalidFeatureTransition, "feature %s is completed; reopen it with `%s` (that also makes it the session's active feature)", f.ID, s.Command(f.Project, "feature set-status "+f.ID+" active")).With("feature", f.ID)
 		}
+		was := s.activeFeatureOf(tx, f.Project)
 		session, err := s.setActiveFeature(tx, f.Project, f.ID, now)
 		if err != nil {
 			return vault.Change{}, false, err
@@ -742,11 +743,11 @@ func (s *Service) SwitchFeature(project, id string) (FeatureOutcome, error) {
 		if session == "" {
 			return vault.Change{}, false, errs.New(errs.NoActiveSession, "no active session in project %s to switch the feature of; start one with `%s`", f.Project, s.Command(f.Project, "start --objective ...")).With("project", f.Project)
 		}
-		changed := f.Status != FeatureActive
-		if changed {
+		if f.Status != FeatureActive {
 			d.set("status", FeatureActive)
 		}
-		return vault.Change{Operation: "feature-switch", Session: session, Summary: "to " + f.ID}, true, nil
+		// Switching to the session's active feature changes nothing.
+		return vault.Change{Operation: "feature-switch", Session: session, Summary: "to " + f.ID}, f.Status != FeatureActive || was != f.ID, nil
 	})
 }
 

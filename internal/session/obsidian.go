@@ -31,7 +31,7 @@ var PropertyTypes = map[string]string{
 	"tags": "tags",
 	// seed 003: feature notes, the current state's active feature, command logs
 	"feature_id": "text", "name": "text", "description": "text", "created_at": "datetime",
-	"started_at": "datetime", "last_active": "datetime", "active_feature": "text", "entries": "number",
+	"started_at": "datetime", "last_active": "datetime", "active_feature": "text",
 }
 
 // mergeTypes returns .obsidian/types.json with the engine's property types
