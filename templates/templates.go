@@ -5,8 +5,9 @@ package templates
 
 import "embed"
 
-// FS holds the default templates: the four canonical notes, a decision note
-// and the default session protocol.
+// FS holds the default templates: the four canonical notes, a decision note,
+// task, feature and list notes, the default session protocol, and the
+// Obsidian base of a project's features (features.base).
 //
-//go:embed *.md
+//go:embed *.md *.base
 var FS embed.FS

@@ -4,7 +4,7 @@
 // `sessionvault hook` (see integrations/claudecode/leanhook). It links no
 // git, note parser or CLI. Usage:
 //
-//	sessionvault-hook [--vault DIR] [--project P] pre-tool-use|post-tool-use|session-start|pre-compact|stop
+//	sessionvault-hook [--vault DIR] [--project P] pre-tool-use|post-tool-use|post-tool-use-failure|session-start|pre-compact|stop
 package main
 
 import (

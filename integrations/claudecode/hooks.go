@@ -70,6 +70,12 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 	if !d.Allowed {
 		return hookio.Decided(false, d.Reason)
 	}
+	if guard.RecordsCommand(in.ToolName) {
+		// The command history's duration: PostToolUse takes it back.
+		if svc, err := h.Open(); err == nil {
+			_ = guard.NoteCallStart(svc.V.Root, in.ToolName, in.ToolUseID) // without it, the duration is the input's or none
+		}
+	}
 	if d.class == policy.Write && d.svc != nil {
 		// A call that may write files it does not name (a shell, an unknown
 		// tool; an editing tool's file was checked above): PostToolUse
@@ -134,19 +140,33 @@ func (h Handler) decide(in Input) decision {
 	return d
 }
 
-// PostToolUse commits the canonical notes the tool call changed (seen
-// against what PreToolUse recorded) as the agent's edit, and records a
-// heartbeat of the active session and, when the protocol has `tool:`
-// evidence matching the tool, the call as evidence (in .sessionvault/state,
-// no commit). It never blocks.
+// PostToolUse (and PostToolUseFailure) appends a Bash or MCP tool call to
+// the session's command history (sessions/<id>/commands.md, seed 003) and
+// commits the log when session.RecordToolCommand says it is due, commits
+// the canonical notes the tool call changed (seen against what PreToolUse
+// recorded) as the agent's edit, and records a heartbeat of the active
+// session and, when the protocol has `tool:` evidence matching the tool,
+// the call as evidence (in .sessionvault/state, no commit). It never
+// blocks.
 func (h Handler) PostToolUse(in Input) Response {
 	svc, err := h.Open()
 	if err != nil {
 		return Allow()
 	}
 	if project, err := svc.Project(h.Project); err == nil {
+		log, due, herr := svc.RecordToolCommand(project, session.ToolCall{Tool: in.ToolName, Input: in.ToolInput, Failed: in.ToolFailed(),
+			Error: in.ErrorText(), DurationMs: in.Duration(), ToolUseID: in.ToolUseID, AgentID: in.AgentID, AgentType: in.AgentType,
+			Model: in.Model, ClaudeSession: in.SessionID})
+		if due {
+			if _, err := svc.CommitCommandLogs(project, log); err != nil {
+				return Warn("the command history was not committed", err)
+			}
+		}
 		if _, err := svc.CommitToolEdits(project, in.ToolName); err != nil {
 			return Warn("the notes the tool call changed were not committed", err)
+		}
+		if herr != nil {
+			return Warn("the tool call was not recorded in the command history", herr)
 		}
 		if _, err := svc.RecordToolCall(project, in.ToolName); err != nil {
 			return Warn("the tool call was not recorded as evidence", err)

@@ -17,6 +17,7 @@ var hookEvents = []struct {
 }{
 	{"PreToolUse", ".*", "pre-tool-use"},
 	{"PostToolUse", ".*", "post-tool-use"},
+	{"PostToolUseFailure", ".*", "post-tool-use-failure"},
 	{"SessionStart", "startup|resume|clear|compact", "session-start"},
 	{"PreCompact", "manual|auto", "pre-compact"},
 	{"Stop", "", "stop"},

@@ -88,7 +88,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, newHandler N
 	switch a.Event {
 	case "pre-tool-use":
 		r = h.PreToolUse(in)
-	case "post-tool-use":
+	case "post-tool-use", "post-tool-use-failure":
 		r = h.PostToolUse(in)
 	case "session-start":
 		r = h.SessionStart(in)

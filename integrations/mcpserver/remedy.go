@@ -42,6 +42,16 @@ var toolFor = map[string]struct {
 	"agent handoff":     {"handoff_agent", nil},
 	"verdict":           {"record_verdict", []string{"agent", "decision"}},
 	"workflow phase":    {"set_workflow_phase", []string{"phase"}},
+
+	// seed 003 (features.go)
+	"feature new":        {"create_feature", []string{"name"}},
+	"feature list":       {"list_features", nil},
+	"feature show":       {"get_feature", []string{"feature_id"}},
+	"feature set-status": {"set_feature_status", []string{"feature_id", "status"}},
+	"feature switch":     {"switch_feature", []string{"feature_id"}},
+	"feature plan":       {"update_feature_plan", []string{"feature_id"}},
+	"history show":       {"get_command_history", nil},
+	"history record":     {"record_command", []string{"command"}},
 }
 
 // flagArgument maps a CLI flag to its MCP argument name where they differ.

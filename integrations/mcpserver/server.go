@@ -238,6 +238,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		s.addSetMode,
 		s.addOrchestrationTools,
 		s.addWorkflowTools,
+		s.addFeatureTools,
 	} {
 		add(srv)
 	}

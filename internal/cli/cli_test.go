@@ -44,7 +44,7 @@ func TestScripts(t *testing.T) {
 // same.
 func TestScriptsLeanHook(t *testing.T) {
 	var files []string
-	for _, f := range []string{"hooks", "hooks_tool", "forged_ticks", "agent_edits", "hooks_lean"} {
+	for _, f := range []string{"hooks", "hooks_tool", "forged_ticks", "agent_edits", "hooks_lean", "command_history"} {
 		files = append(files, filepath.Join("testdata", "script", f+".txtar"))
 	}
 	testscript.Run(t, testscript.Params{

@@ -19,12 +19,13 @@ import (
 func (a *app) exportCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "export",
-		Short: "Write the vault out for other tools (a graph as Cypher or JSON)",
+		Short: "Write the vault out for other tools (a graph as Cypher or JSON, seed 003's .ai-session layout)",
 		Long: `export writes what the vault holds in a form other tools read. It only reads
 the vault: no note changes and no commit is made.`,
 	}
 	c.AddCommand(a.exportCypherCommand())
 	c.AddCommand(a.exportJSONCommand())
+	c.AddCommand(a.exportAISessionCommand())
 	return c
 }
 

@@ -10,7 +10,7 @@ import (
 
 func (a *app) hookCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "hook pre-tool-use|post-tool-use|session-start|pre-compact|stop",
+		Use:   "hook pre-tool-use|post-tool-use|post-tool-use-failure|session-start|pre-compact|stop",
 		Short: "Answer a Claude Code hook: reads its JSON on stdin, answers by the hooks protocol",
 		Long: `Run by Claude Code (see ` + "`sessionvault hooks install`" + `). Reads the hook's JSON on
 stdin and answers by the hooks protocol:
@@ -18,7 +18,10 @@ stdin and answers by the hooks protocol:
   pre-tool-use   exit 2 with the reason on stderr to deny a tool call; fails closed
                  (denies) when the state cannot be read or verified, except for
                  read-only tools, which always pass
-  post-tool-use  records a heartbeat (no commit)
+  post-tool-use  records a heartbeat (no commit) and, for a Bash or MCP tool
+                 call, an entry of the session's command history
+                 (sessions/<id>/commands.md)
+  post-tool-use-failure  the same for a call that failed
   session-start  prints the resume prompt as additional context (8 KB at most)
   pre-compact    records a recovery point
   stop           {"decision":"block"} while MUST items of the end checklist are open,

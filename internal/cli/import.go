@@ -12,8 +12,8 @@ import (
 
 func (a *app) importCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "import serena|agents|memory-bank|claude-sessions|aider DIR|FILE",
-		Short: "Bring real data in: Serena memories, .agents session logs, memory banks, Claude Code session notes, aider chats",
+		Use:   "import serena|agents|memory-bank|claude-sessions|aider|ai-session DIR|FILE",
+		Short: "Bring real data in: Serena memories, .agents session logs, memory banks, Claude Code session notes, aider chats, a seed 003 .ai-session folder",
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "serena DIR",
@@ -42,6 +42,7 @@ the same name is kept and the memory skipped. Idempotent.`,
 	c.AddCommand(a.importMemoryBankCommand())
 	c.AddCommand(a.importClaudeSessionsCommand())
 	c.AddCommand(a.importAiderCommand())
+	c.AddCommand(a.importAISessionCommand())
 	return c
 }
 

@@ -21,10 +21,11 @@ import (
 )
 
 // allTools is every tool the issue names, sorted.
-var allTools = []string{"advance_phase", "check_recovery", "create_checkpoint", "create_task", "detect_conflicts", "end_agent", "get_blocked_reason",
-	"get_task_graph", "get_unified_context", "handoff_agent", "heartbeat", "record_blocker", "record_decision", "record_evidence", "record_verdict", "resolve_blocker",
-	"resolve_conflict", "rollback_to", "save_context_snapshot", "session_end", "session_recover", "session_start",
-	"session_status", "session_update", "set_mode", "set_workflow_phase", "start_agent", "switch_task", "sync_hot_context", "validate_gate"}
+var allTools = []string{"advance_phase", "check_recovery", "create_checkpoint", "create_feature", "create_task", "detect_conflicts", "end_agent",
+	"get_blocked_reason", "get_command_history", "get_feature", "get_task_graph", "get_unified_context", "handoff_agent", "heartbeat", "list_features",
+	"record_blocker", "record_command", "record_decision", "record_evidence", "record_verdict", "resolve_blocker", "resolve_conflict", "rollback_to",
+	"save_context_snapshot", "session_end", "session_recover", "session_start", "session_status", "session_update", "set_feature_status", "set_mode",
+	"set_workflow_phase", "start_agent", "switch_feature", "switch_task", "sync_hot_context", "update_feature_plan", "validate_gate"}
 
 // seed002Tools are seed 002 §4.1's tools, all of which the server has.
 var seed002Tools = []string{"get_unified_context", "save_context_snapshot", "create_checkpoint", "rollback_to", "switch_task",
@@ -94,7 +95,8 @@ func TestMCPToolsInMemory(t *testing.T) {
 			t.Errorf("%s lacks an input or output schema", tl.Name)
 		}
 		ro := tl.Annotations != nil && tl.Annotations.ReadOnlyHint
-		wantRO := map[string]bool{"session_status": true, "get_unified_context": true, "validate_gate": true, "get_blocked_reason": true, "get_task_graph": true}[tl.Name]
+		wantRO := map[string]bool{"session_status": true, "get_unified_context": true, "validate_gate": true, "get_blocked_reason": true, "get_task_graph": true,
+			"list_features": true, "get_feature": true, "get_command_history": true}[tl.Name]
 		if ro != wantRO {
 			t.Errorf("%s readOnlyHint = %v", tl.Name, ro)
 		}

@@ -92,6 +92,7 @@ or above the current one that holds .sessionvault/.`,
 		a.agentCommand(), a.verdictCommand(), a.workflowCommand(),
 		a.exportCommand(),
 	)
+	root.AddCommand(a.featureCommand(), a.historyCommand(), a.exportCommand())
 	requireSubcommands(root)
 	return root
 }

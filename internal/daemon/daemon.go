@@ -305,6 +305,14 @@ func (d *Daemon) watch(ctx context.Context, wg *sync.WaitGroup) error {
 			case <-timer.C:
 				var paths []string
 				for p := range pending {
+					if session.IsCommandLog(p) {
+						// The agent's command history (seed 003), not a person's edit.
+						project, _, _ := strings.Cut(p, "/")
+						if _, err := d.Svc.CommitCommandLogs(project, p); err != nil {
+							d.Log.Error("committing a command log", "log", p, "error", err.Error())
+						}
+						continue
+					}
 					paths = append(paths, p)
 				}
 				pending = map[string]bool{}

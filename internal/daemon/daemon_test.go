@@ -230,3 +230,57 @@ func TestServeRemoteSyncAfterCommits(t *testing.T) {
 	}
 	_ = dir
 }
+
+// serve's watcher commits a session's command log (seed 003) as the
+// agent's edit, not as a person's.
+func TestServeCommitsCommandLogsAsTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	history.Init(dir)
+	os.MkdirAll(filepath.Join(dir, ".sessionvault"), 0o755)
+	v, err := vault.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Transact(func(tx *vault.Tx) (vault.Change, error) {
+		return vault.Change{Operation: "init", Summary: "ignore"}, tx.Write(".gitignore", []byte(".sessionvault/state/\n"))
+	})
+	svc := session.New(v)
+	if _, err := svc.InitProject("demo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Start(session.StartOptions{Project: "demo", Objective: "logs"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.RecordCommand(session.RecordOptions{Project: "demo", Command: "first", Commit: true}); err != nil {
+		t.Fatal(err)
+	}
+	d := &Daemon{Svc: svc, Projects: []string{"demo"}, Schedule: "@every 1h", Listen: "127.0.0.1:0", Debounce: 100 * time.Millisecond,
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), ready: make(chan string, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	<-d.ready
+	head, _ := v.Head()
+	if _, err := svc.RecordCommand(session.RecordOptions{Project: "demo", Command: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		if now, _ := v.Head(); now != head {
+			out, _ := exec.Command("git", "-C", dir, "log", "-1", "--format=%an|%s").Output()
+			last = strings.TrimSpace(string(out))
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.HasPrefix(last, "sessionvault agent|agent-edit: demo/sessions/") || !strings.Contains(last, "command-history") {
+		t.Errorf("the command log was not committed as the agent's: last commit %q", last)
+	}
+	if s, _ := exec.Command("git", "-C", dir, "status", "--porcelain").Output(); len(s) != 0 {
+		t.Errorf("git status not clean: %s", s)
+	}
+	cancel()
+	<-done
+}

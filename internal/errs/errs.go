@@ -19,9 +19,10 @@ type Code struct {
 // The registry. Ranges (seed 002): E1600-E1609 session, E1610-E1619 notes and
 // input, tasks (E1610 and E1613 as seed 002 numbers them), E1620-E1629
 // checkpoints and rollback, E1630-E1639 recovery, E1640-E1649 conflicts, E1650-E1659 git and
-// sync, E1660-E1669 task switching, E1680-E1685 the orchestrator workflow
-// (seed 004; their own block below), E1686-E1689 export, E1690-E1699
-// configuration and vault.
+// sync, E1660-E1669 task switching, E1670-E1679 feature plans and command
+// history (seed 003, below), E1680-E1685 the orchestrator workflow (seed 004;
+// their own block below), E1686-E1689 export, E1690-E1699 configuration and
+// vault.
 var (
 	SessionNotFound          = Code{"E1600", "SESSION_NOT_FOUND"}
 	SessionAlreadyActive     = Code{"E1601", "SESSION_ALREADY_ACTIVE"}
@@ -102,11 +103,24 @@ var (
 	InvocationNotFound = Code{"E1685", "INVOCATION_NOT_FOUND"}
 )
 
+// Seed 003: feature plans, command history and the .ai-session exchange.
+var (
+	InvalidFeatureId         = Code{"E1670", "INVALID_FEATURE_ID"}
+	FeatureNotFound          = Code{"E1671", "FEATURE_NOT_FOUND"}
+	FeatureAlreadyExists     = Code{"E1672", "FEATURE_ALREADY_EXISTS"}
+	InvalidFeatureTransition = Code{"E1673", "INVALID_FEATURE_TRANSITION"}
+	PlanValidationFailed     = Code{"E1674", "PLAN_VALIDATION_FAILED"}
+	HistoryEntryInvalid      = Code{"E1675", "HISTORY_ENTRY_INVALID"}
+	AiSessionNotFound        = Code{"E1676", "AI_SESSION_NOT_FOUND"}
+	ExportFailed             = Code{"E1677", "EXPORT_FAILED"}
+)
+
 // All lists every code, for documentation and tests.
 var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, SessionCrashed, DuplicateDecisionTitle,
 	BlockerNotFound, BlockerAlreadyResolved, UpdateValidationFailed, StateParseError, NoteTooLarge, PathOutsideVault, NoteNotAFile, SessionNotCrashed,
 	TaskNotFound, TaskLocked, TaskGraphCycle, CheckpointCreationFailed, InvalidCheckpointScope, CheckpointNotFound, VersionNotFound, RollbackFailed,
 	RecoverySessionNotFound, ConflictNotFound, ConflictAlreadyResolved, ResolutionFailed, InvalidConflictType, SourceTaskNotFound, TargetTaskNotFound, TaskSwitchFailed, ExportWriteFailed,
+	InvalidFeatureId, FeatureNotFound, FeatureAlreadyExists, InvalidFeatureTransition, PlanValidationFailed, HistoryEntryInvalid, AiSessionNotFound, ExportFailed,
 	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, ImportSourceNotFound, ImportFormatUnknown, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError,
 	UnknownAgent, NoActiveAgent, AgentAlreadyActive, InvalidWorkflowPhase, InvalidVerdict, InvocationNotFound}
 

@@ -551,7 +551,7 @@ func (s *Service) restoreEngine(rel string, old, cur []byte) ([]byte, error) {
 var engineProps = func() map[string]bool {
 	m := map[string]bool{}
 	for _, k := range append(taskProps, "project", "session", "objective", "progress", "progress_start", "epic", "linear",
-		"branch", "commit", "started", "continues", "last_session", "version", "active_task", "mode", "ended",
+		"branch", "commit", "started", "continues", "last_session", "version", "active_task", "active_feature", "mode", "ended",
 		"end_commit", "duration_minutes", "summary", "issues", "machine", "recovered", "sessions", "source",
 		"source_format", "source_status", "violations", "decisions", "checkpoints", "unresolved",
 		propActiveAgent, propWorkflowPhase, propLastAgentChange, "decided_by", "approved_by", "rejected_by") {

@@ -32,6 +32,9 @@ var PropertyTypes = map[string]string{
 	// seed 004 orchestrator workflow
 	"active_agent": "text", "workflow_phase": "text", "last_agent_change": "datetime",
 	"decided_by": "text", "approved_by": "multitext", "rejected_by": "multitext",
+	// seed 003: feature notes, the current state's active feature, command logs
+	"feature_id": "text", "name": "text", "description": "text", "created_at": "datetime",
+	"started_at": "datetime", "last_active": "datetime", "active_feature": "text",
 }
 
 // mergeTypes returns .obsidian/types.json with the engine's property types
@@ -79,8 +82,9 @@ func mergeTypes(existing []byte) (out []byte, changed bool, err error) {
 
 // writeObsidianFiles adds, in tx, what makes a project's notes native in
 // Obsidian: the property types (merged into .obsidian/types.json) and a
-// base (Obsidian Bases) of the project's sessions and one of its decisions,
-// each only when missing. It returns the paths it writes.
+// base (Obsidian Bases) of the project's sessions, one of its decisions and
+// one of its features (the features.base template), each only when
+// missing. It returns the paths it writes.
 func (s *Service) writeObsidianFiles(tx *vault.Tx, project string) ([]string, error) {
 	var written []string
 	old, err := tx.Read(TypesFile)
@@ -103,6 +107,16 @@ func (s *Service) writeObsidianFiles(tx *vault.Tx, project string) ([]string, er
 			continue
 		}
 		if err := tx.Write(name, []byte(content)); err != nil {
+			return nil, err
+		}
+		written = append(written, name)
+	}
+	if name := project + "/" + featureBase; !tx.Exists(name) {
+		b, err := s.render(featureBase, map[string]string{"Project": project})
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.Write(name, b); err != nil {
 			return nil, err
 		}
 		written = append(written, name)

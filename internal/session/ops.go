@@ -210,6 +210,9 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		_ = s.writeHeartbeat(project, out.ID) // the commit's updated time is the sign of life; the heartbeat repeats it
 	}
 	out.State, err = s.Current(project)
+	if err == nil {
+		s.commitSessionLog(project, out.State.LastSession, &out.Result) // an abandoned session's command history
+	}
 	return out, err
 }
 
@@ -662,6 +665,7 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 	if !out.Repeat {
 		_ = s.V.WriteState("heartbeat-"+project, nil) // a heartbeat names its session: an ended one's counts for nothing
 	}
+	s.commitSessionLog(project, out.ID, &out.Result) // the session's command history is in git by its end
 	out.State, err = s.Current(project)
 	return out, err
 }

@@ -65,6 +65,7 @@ type State struct {
 	Summary        string      `json:"summary,omitempty"`
 	Mode           string      `json:"mode,omitempty"`
 	ActiveTask     string      `json:"active_task,omitempty"` // task id (seed 002 switch_task)
+	ActiveFeature  string      `json:"active_feature,omitempty"`
 	Started        *time.Time  `json:"started,omitempty"`
 	Updated        *time.Time  `json:"updated,omitempty"`
 	Ended          *time.Time  `json:"ended,omitempty"`
@@ -213,6 +214,7 @@ func (d *doc) readLite(project string) State {
 		Summary:       d.prop("summary"),
 		Mode:          d.prop("mode"),
 		ActiveTask:    firstNonEmpty(taskIDs(nonEmpty(d.prop("active_task")))...),
+		ActiveFeature: featureIDOf(d.prop("active_feature")),
 		Started:       d.timeProp("started"),
 		Updated:       d.timeProp("updated"),
 		Ended:         d.timeProp("ended"),

@@ -30,12 +30,29 @@ type Input struct {
 	CustomInstructions string `json:"custom_instructions"`
 	// ToolResponse is PostToolUse's: the tool's result.
 	ToolResponse json.RawMessage `json:"tool_response"`
+	// ToolUseID names one tool call in its PreToolUse, PostToolUse and
+	// PostToolUseFailure inputs.
+	ToolUseID string `json:"tool_use_id"`
+	// AgentID and AgentType name the subagent a call runs in (absent for
+	// the main agent).
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
+	// Model is SessionStart's: the model of the Claude Code session.
+	Model string `json:"model"`
+	// DurationMs is PostToolUse's (optional): how long the tool ran.
+	DurationMs *float64 `json:"duration_ms"`
+	// Error is PostToolUseFailure's: why the tool failed (a string; kept raw
+	// so another type never fails the whole input).
+	Error json.RawMessage `json:"error"`
 }
 
-// ToolFailed reports whether a PostToolUse tool_response says the call
-// failed: an object with "is_error": true, "success": false, or a
-// non-empty "error".
+// ToolFailed reports whether the call failed: the input is
+// PostToolUseFailure's, or a PostToolUse tool_response says so (an object
+// with "is_error": true, "success": false, or a non-empty "error").
 func (in Input) ToolFailed() bool {
+	if in.HookEventName == "PostToolUseFailure" {
+		return true
+	}
 	var r struct {
 		IsError bool            `json:"is_error"`
 		Success *bool           `json:"success"`
@@ -46,6 +63,36 @@ func (in Input) ToolFailed() bool {
 	}
 	e := string(r.Error)
 	return r.IsError || (r.Success != nil && !*r.Success) || (e != "" && e != "null" && e != `""` && e != "false")
+}
+
+// ErrorText is why a failed call failed: PostToolUseFailure's error, else
+// the tool_response's "error" or (Bash) "stderr" when they are strings; ""
+// when none says.
+func (in Input) ErrorText() string {
+	var e string
+	if json.Unmarshal(in.Error, &e) == nil && e != "" {
+		return e
+	}
+	var r struct {
+		Error  json.RawMessage `json:"error"`
+		Stderr string          `json:"stderr"`
+	}
+	if json.Unmarshal(in.ToolResponse, &r) == nil {
+		if json.Unmarshal(r.Error, &e) == nil && e != "" {
+			return e
+		}
+		return strings.TrimSpace(r.Stderr)
+	}
+	return ""
+}
+
+// Duration is the input's duration_ms rounded to a millisecond, or nil.
+func (in Input) Duration() *int64 {
+	if in.DurationMs == nil || *in.DurationMs < 0 {
+		return nil
+	}
+	d := int64(*in.DurationMs + 0.5)
+	return &d
 }
 
 // MaxInput bounds the hook input read from stdin (4 MiB).
@@ -102,7 +149,7 @@ func (r Response) Write(stdout, stderr io.Writer) int {
 }
 
 // Events are the hook names sessionvault answers.
-var Events = []string{"pre-tool-use", "post-tool-use", "session-start", "pre-compact", "stop"}
+var Events = []string{"pre-tool-use", "post-tool-use", "post-tool-use-failure", "session-start", "pre-compact", "stop"}
 
 // Args are a hook command's arguments: [--vault DIR] [--project P] [hook] EVENT.
 type Args struct {

@@ -48,52 +48,57 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil || in.ToolName == "" {
 		return delegate(a, bytes.NewReader(data), stdout, stderr)
 	}
-	if r, ok := decide(a, in); ok {
+	if r, root, ok := decide(a, in); ok {
+		if r.Exit != 2 {
+			// The command history's duration: PostToolUse takes it back.
+			_ = guard.NoteCallStart(root, in.ToolName, in.ToolUseID)
+		}
 		return r.Write(stdout, stderr)
 	}
 	return delegate(a, bytes.NewReader(data), stdout, stderr)
 }
 
 // decide answers a PreToolUse call from the policy table and the facts
-// cache; ok is false when it cannot (the full binary decides then).
-func decide(a hookio.Args, in hookio.Input) (hookio.Response, bool) {
+// cache, and names the vault's root; ok is false when it cannot (the full
+// binary decides then).
+func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, ok bool) {
 	cwd, err := hookio.WorkDir(in.Cwd)
 	if err != nil {
-		return hookio.Response{}, false
+		return hookio.Response{}, "", false
 	}
 	root, project, err := config.Locate(a.Vault, a.Project, cwd)
 	if err != nil {
-		return hookio.Response{}, false
+		return hookio.Response{}, "", false
 	}
 	if root, err = filepath.Abs(root); err != nil || !config.IsVault(root) {
-		return hookio.Response{}, false
+		return hookio.Response{}, "", false
 	}
 	cfg, err := config.Load(root)
 	if err != nil {
-		return hookio.Response{}, false
+		return hookio.Response{}, "", false
 	}
 	table := policy.TableFrom(cfg.ReadOnlyTools, cfg.ModeBlocks)
 	call := policy.Classify(in.ToolName, in.ToolInput, policy.Config{UnknownMCP: cfg.UnknownMCPTools})
 	if v, decided := guard.Screen(&call, table); decided {
-		return hookio.Decided(v.Allowed, v.Reason), true
+		return hookio.Decided(v.Allowed, v.Reason), root, true
 	}
 	if project == "" {
 		project = cfg.DefaultProject
 	}
 	if project == "" {
-		return hookio.Response{}, false
+		return hookio.Response{}, "", false
 	}
 	c, ok := guard.Load(root, project)
 	if !ok {
-		return hookio.Response{}, false
+		return hookio.Response{}, "", false
 	}
 	v := guard.Decide(call, in.Cwd, guard.Place{Root: root, Project: project, DefaultProject: cfg.DefaultProject}, table, c.Facts)
 	if v.Allowed && v.Class == policy.Write {
 		// A call that may write files it does not name: PostToolUse commits
 		// the notes it changed as the agent's edit.
-		return hookio.Warn("the tool call was not noted for PostToolUse", guard.NoteToolCall(root, project, in.ToolName, c.Watch)), true
+		return hookio.Warn("the tool call was not noted for PostToolUse", guard.NoteToolCall(root, project, in.ToolName, c.Watch)), root, true
 	}
-	return hookio.Decided(v.Allowed, v.Reason), true
+	return hookio.Decided(v.Allowed, v.Reason), root, true
 }
 
 // delegate runs `sessionvault [--vault DIR] [--project P] hook EVENT` with

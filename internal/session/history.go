@@ -1,0 +1,924 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/guard"
+	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// Command history (seed 003 "History Log Format", "Append-only for
+// history.jsonl", "Ensure timestamps are monotonic"): every command an agent
+// runs, one line each in a log note per session,
+// <project>/sessions/<session-id>/commands.md (front matter type:
+// command-log, project, session, started), readable in Obsidian:
+//
+//   - 2025-01-09T10:00:00Z · success · `go test ./...` · **args:** `{"timeout":120000}` · **model:** sonnet · **agent:** Explore · **task:** [[demo/tasks/x|x]] · **feature:** [[demo/features/f-2025-01-09|f-2025-01-09]] · **duration:** 1234 ms ^h-1
+//   - 2025-01-09T10:00:05Z · failure · `make lint` · **duration:** 810 ms · **error:** `exit status 2` ^h-2
+//
+// The time, the status (success or failure) and the command (a code span)
+// come first; then, each left out when empty and in this order: args and
+// error as code spans, model and agent as words, task and feature as
+// wikilinks when their notes exist (else their ids), duration in
+// milliseconds. In code spans, a line break is written \n, a carriage return
+// \r, a tab \t, and a backslash before one of n, r, t, \ or those three is
+// doubled, so that every value reads back exactly; the fence is one backtick
+// longer than the longest run in the value.
+//
+// The log is append-only: lines are added with one write to the file opened
+// O_APPEND under a lock on the file, and fsynced (vault.AppendNote); nothing
+// ever rewrites a line. Timestamps are monotonic: an entry older than the
+// log's last entry gets the last entry's time (a clock that went backwards,
+// or an explicit --at). The log reaches git as the agent's edit, in a commit
+// of its own: by the hook for a log's first entry, for an entry of a session
+// no longer active (the call that ended it), and when the logs were last
+// committed longer than HistoryCommitEvery ago; at once for `history record`
+// and record_command; by `end` (its session's log) and `start` (an abandoned
+// session's); and by `serve`'s watcher.
+const (
+	CommandsNote = "commands.md"
+
+	// MaxCommandField bounds the command, arguments and error of an entry,
+	// in bytes (history record and import refuse longer; the hook cuts).
+	MaxCommandField = 8 << 10
+	// hookFieldCut is where the hook cuts a command or its arguments.
+	hookFieldCut = 4 << 10
+	// HistoryCommitEvery is how stale the committed logs may get while a
+	// session runs: a tool call recorded later than this after the last
+	// commit of the logs commits them.
+	HistoryCommitEvery = 5 * time.Minute
+
+	CommandSuccess = "success"
+	CommandFailure = "failure"
+)
+
+// CommandEntry is one entry of a command log (seed 003 History Log Format,
+// plus the session and feature it belongs to, and its id and line).
+type CommandEntry struct {
+	ID         string    `json:"id"` // h-N
+	Timestamp  time.Time `json:"timestamp"`
+	Command    string    `json:"command"`
+	Arguments  string    `json:"arguments"`
+	Model      string    `json:"model,omitempty"`
+	Agent      string    `json:"agent,omitempty"`
+	TaskID     string    `json:"task_id,omitempty"`
+	FeatureID  string    `json:"feature_id,omitempty"`
+	Status     string    `json:"status"`
+	DurationMs *int64    `json:"duration_ms,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	Session    string    `json:"session"`
+	Log        string    `json:"log"`            // the log note, from the vault root
+	Line       int       `json:"line,omitempty"` // its line in the log (0: not known)
+
+	taskLinked, featureLinked bool // written as wikilinks
+}
+
+func commandLogPath(project, session string) string {
+	return project + "/" + SessionsDir + "/" + session + "/" + CommandsNote
+}
+
+// IsCommandLog reports whether rel (a vault-relative path) is a command log
+// note, <project>/sessions/<session>/commands.md.
+func IsCommandLog(rel string) bool {
+	parts := strings.Split(rel, "/")
+	return len(parts) == 4 && parts[1] == SessionsDir && parts[3] == CommandsNote
+}
+
+// ---- the line format ----
+
+// escapeSpan writes v for a code span: \n, \r, \t for the three control
+// characters, and a backslash doubled before n, r, t, \ or those three.
+func escapeSpan(v string) string {
+	if !strings.ContainsAny(v, "\\\n\r\t") {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\\':
+			if i+1 < len(v) && strings.IndexByte("nrt\\\n\r\t", v[i+1]) >= 0 {
+				b.WriteString(`\\`)
+			} else {
+				b.WriteByte('\\')
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// unescapeSpan is escapeSpan's inverse.
+func unescapeSpan(v string) string {
+	if !strings.Contains(v, `\`) {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+1 < len(v) {
+			switch v[i+1] {
+			case 'n':
+				b.WriteByte('\n')
+				i++
+				continue
+			case 'r':
+				b.WriteByte('\r')
+				i++
+				continue
+			case 't':
+				b.WriteByte('\t')
+				i++
+				continue
+			case '\\':
+				b.WriteByte('\\')
+				i++
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+// codeSpan renders v (not empty) as a CommonMark code span that reads back
+// as v.
+func codeSpan(v string) string {
+	v = escapeSpan(v)
+	longest, run := 0, 0
+	for i := 0; i < len(v); i++ {
+		if v[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	allSpaces := strings.Trim(v, " ") == ""
+	if strings.HasPrefix(v, "`") || strings.HasSuffix(v, "`") || (!allSpaces && strings.HasPrefix(v, " ") && strings.HasSuffix(v, " ")) {
+		v = " " + v + " "
+	}
+	return fence + v + fence
+}
+
+// readCodeSpan reads the code span at the start of s and returns its value
+// and the rest of s.
+func readCodeSpan(s string) (value, rest string, ok bool) {
+	n := 0
+	for n < len(s) && s[n] == '`' {
+		n++
+	}
+	if n == 0 {
+		return "", s, false
+	}
+	for i := n; i < len(s); {
+		j := strings.IndexByte(s[i:], '`')
+		if j < 0 {
+			return "", s, false
+		}
+		j += i
+		k := j
+		for k < len(s) && s[k] == '`' {
+			k++
+		}
+		if k-j == n {
+			v := s[n:j]
+			if len(v) >= 2 && v[0] == ' ' && v[len(v)-1] == ' ' && strings.Trim(v, " ") != "" {
+				v = v[1 : len(v)-1]
+			}
+			return unescapeSpan(v), s[k:], true
+		}
+		i = k
+	}
+	return "", s, false
+}
+
+// formatCommand renders an entry's line (see the history format above).
+func formatCommand(project string, e CommandEntry) string {
+	var b strings.Builder
+	b.WriteString("- " + note.FormatTime(e.Timestamp) + sep + e.Status + sep + codeSpan(e.Command))
+	if e.Arguments != "" {
+		b.WriteString(sep + "**args:** " + codeSpan(e.Arguments))
+	}
+	if e.Model != "" {
+		b.WriteString(sep + "**model:** " + e.Model)
+	}
+	if e.Agent != "" {
+		b.WriteString(sep + "**agent:** " + e.Agent)
+	}
+	if e.TaskID != "" {
+		v := e.TaskID
+		if e.taskLinked {
+			v = taskLink(project, e.TaskID)
+		}
+		b.WriteString(sep + "**task:** " + v)
+	}
+	if e.FeatureID != "" {
+		v := e.FeatureID
+		if e.featureLinked {
+			v = featureLink(project, e.FeatureID)
+		}
+		b.WriteString(sep + "**feature:** " + v)
+	}
+	if e.DurationMs != nil {
+		b.WriteString(sep + "**duration:** " + strconv.FormatInt(*e.DurationMs, 10) + " ms")
+	}
+	if e.Error != "" {
+		b.WriteString(sep + "**error:** " + codeSpan(e.Error))
+	}
+	b.WriteString(" ^" + e.ID)
+	return b.String()
+}
+
+var (
+	historyIDRe    = lazyRegexp(`\s\^(h-(\d+)` + machineSuffix + `)\s*$`)
+	historyLabelRe = lazyRegexp(`^ · \*\*(args|model|agent|task|feature|duration|error):\*\* `)
+)
+
+// parseCommand reads an entry line; why says what is wrong when it cannot.
+func parseCommand(line string) (CommandEntry, string) {
+	line = strings.TrimRight(line, " \t\r\n")
+	m := historyIDRe().FindStringSubmatchIndex(line)
+	if m == nil {
+		return CommandEntry{}, "no ^h-N block id at its end"
+	}
+	e := CommandEntry{ID: line[m[2]:m[3]]}
+	s, ok := strings.CutPrefix(line[:m[0]], "- ")
+	if !ok {
+		return e, "not a list line"
+	}
+	ts, s, ok := strings.Cut(s, sep)
+	if !ok {
+		return e, "no time"
+	}
+	t, err := time.Parse(time.RFC3339, ts)
+	if err != nil {
+		return e, "cannot read the time " + strconv.Quote(ts)
+	}
+	e.Timestamp = t.UTC()
+	if e.Status, s, ok = strings.Cut(s, sep); !ok || (e.Status != CommandSuccess && e.Status != CommandFailure) {
+		return e, "the status is not success or failure"
+	}
+	if e.Command, s, ok = readCodeSpan(s); !ok {
+		return e, "the command is not a code span"
+	}
+	for s != "" {
+		lm := historyLabelRe().FindStringSubmatch(s)
+		if lm == nil {
+			return e, "cannot read " + strconv.Quote(s)
+		}
+		s = s[len(lm[0]):]
+		var v string
+		switch lm[1] {
+		case "args", "error":
+			if v, s, ok = readCodeSpan(s); !ok {
+				return e, lm[1] + " is not a code span"
+			}
+			if lm[1] == "args" {
+				e.Arguments = v
+			} else {
+				e.Error = v
+			}
+			continue
+		case "task", "feature":
+			if strings.HasPrefix(s, "[[") {
+				end := strings.Index(s, "]]")
+				if end < 0 {
+					return e, lm[1] + ": a wikilink without ]]"
+				}
+				v, s = path.Base(unlink(s[:end+2])), s[end+2:]
+				if lm[1] == "task" {
+					e.taskLinked = true
+				} else {
+					e.featureLinked = true
+				}
+			} else {
+				v, s = cutWord(s)
+			}
+			if lm[1] == "task" {
+				e.TaskID = v
+			} else {
+				e.FeatureID = v
+			}
+		case "model":
+			e.Model, s = cutWord(s)
+		case "agent":
+			e.Agent, s = cutWord(s)
+		case "duration":
+			var w string
+			w, s = cutWord(s)
+			n, err := strconv.ParseInt(w, 10, 64)
+			if err != nil || n < 0 {
+				return e, "cannot read the duration " + strconv.Quote(w)
+			}
+			e.DurationMs = &n
+			s = strings.TrimPrefix(s, " ms")
+		}
+	}
+	return e, ""
+}
+
+// cutWord returns s up to its first space, and the rest.
+func cutWord(s string) (string, string) {
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		return s[:i], s[i:]
+	}
+	return s, ""
+}
+
+// lastEntry returns the id number and time of the last entry line in tail
+// (the end of a log), or ok false.
+func lastEntry(tail []byte) (n int, t time.Time, ok bool) {
+	lines := bytes.Split(tail, []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := string(bytes.TrimRight(lines[i], "\r"))
+		m := historyIDRe().FindStringSubmatch(l)
+		if m == nil || !strings.HasPrefix(l, "- ") {
+			continue
+		}
+		ts, _, _ := strings.Cut(l[2:], sep)
+		if at, err := time.Parse(time.RFC3339, ts); err == nil {
+			n, _ = strconv.Atoi(m[2])
+			return n, at.UTC(), true
+		}
+	}
+	return 0, time.Time{}, false
+}
+
+// ---- appending ----
+
+// appendCommands appends entries to project's log of session (made from
+// the template when missing) in one write: each gets the next id, and a time
+// no earlier than the log's last entry's (seed 003: timestamps are
+// monotonic). It returns the entries as written and whether the log was new.
+func (s *Service) appendCommands(project, session, intro string, entries []CommandEntry) ([]CommandEntry, bool, error) {
+	rel := commandLogPath(project, session)
+	var out []CommandEntry
+	var created bool
+	err := s.V.AppendNote(rel, 64<<10, func(tail []byte, size int64) ([]byte, error) {
+		var b bytes.Buffer
+		n, last, ok := lastEntry(tail)
+		if size == 0 {
+			created = true
+			started := ""
+			if len(entries) > 0 {
+				started = note.FormatTime(entries[0].Timestamp)
+			}
+			h, err := s.render(CommandsNote, map[string]string{"Project": note.Scalar(project), "Session": note.Scalar(session), "Started": started, "Intro": intro})
+			if err != nil {
+				return nil, err
+			}
+			b.Write(h)
+		} else if len(tail) > 0 && tail[len(tail)-1] != '\n' {
+			b.WriteByte('\n') // a write cut short (a full disk) left half a line: start a new one
+		}
+		lineNo := 0
+		if size == 0 {
+			lineNo = bytes.Count(b.Bytes(), []byte("\n"))
+		}
+		out = out[:0]
+		for _, e := range entries {
+			n++
+			e.ID = "h-" + strconv.Itoa(n) + s.idSuffix()
+			if ok && e.Timestamp.Before(last) {
+				e.Timestamp = last
+			}
+			last, ok = e.Timestamp, true
+			e.Session, e.Log = session, rel
+			if size == 0 {
+				lineNo++
+				e.Line = lineNo
+			}
+			b.WriteString(formatCommand(project, e) + "\n")
+			out = append(out, e)
+		}
+		return b.Bytes(), nil
+	})
+	return out, created, err
+}
+
+// RecordOptions are the inputs of RecordCommand: one command an agent ran
+// (seed 003 History Log Format).
+type RecordOptions struct {
+	Project string
+	// Session is the session whose log gets the entry: "" is the active
+	// session (errs.NoActiveSession when none is active); else an active
+	// or archived session.
+	Session    string
+	At         *time.Time // the command's time; nil: now
+	Command    string     // required
+	Arguments  string
+	Model      string
+	Agent      string
+	TaskID     string // "" = the session's active task; "-" = none
+	FeatureID  string // "" = the session's active feature; "-" = none
+	Status     string // success (default) or failure
+	DurationMs *int64
+	Error      string
+	// Commit commits the log at once (the CLI and MCP); else it is committed
+	// as HistoryCommitEvery says.
+	Commit bool
+}
+
+// RecordOutcome is what RecordCommand did: the entry as written (its time
+// clamped, Clamped set, when it was older than the log's last entry), and
+// the commit.
+type RecordOutcome struct {
+	Entry   CommandEntry `json:"entry"`
+	Clamped bool         `json:"clamped,omitempty"`
+	Commit  string       `json:"commit,omitempty"`
+}
+
+func (o RecordOptions) validate() error {
+	field := func(flag, v string, required bool) error {
+		if err := checkFields(flag, v); err != nil {
+			return err
+		}
+		if required && strings.TrimSpace(v) == "" {
+			return errs.New(errs.HistoryEntryInvalid, "the %s must not be empty", flag).With("flag", flag)
+		}
+		if len(v) > MaxCommandField {
+			return errs.New(errs.HistoryEntryInvalid, "--%s is %d bytes; at most %d", flag, len(v), MaxCommandField).With("flag", flag)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		flag, v  string
+		required bool
+	}{{"command", o.Command, true}, {"arguments", o.Arguments, false}, {"error", o.Error, false}} {
+		if err := field(f.flag, f.v, f.required); err != nil {
+			return err
+		}
+	}
+	for flag, v := range map[string]string{"model": o.Model, "agent": o.Agent} {
+		if v != "" && !agentRe().MatchString(v) {
+			return errs.New(errs.HistoryEntryInvalid, "--%s %q is not an identifier: letters, digits and . _ : / @ + -, at most 100", flag, v).With("flag", flag)
+		}
+	}
+	if o.TaskID != "" && o.TaskID != "-" && !planIDRe().MatchString(o.TaskID) {
+		return errs.New(errs.HistoryEntryInvalid, "--task %q is not a task id", o.TaskID).With("flag", "task")
+	}
+	if o.FeatureID != "" && o.FeatureID != "-" {
+		if err := CheckFeatureID("feature", o.FeatureID); err != nil {
+			return err
+		}
+	}
+	if o.Status != "" && o.Status != CommandSuccess && o.Status != CommandFailure {
+		return errs.New(errs.HistoryEntryInvalid, "--status %q is not success or failure", o.Status).With("flag", "status")
+	}
+	if o.DurationMs != nil && *o.DurationMs < 0 {
+		return errs.New(errs.HistoryEntryInvalid, "--duration-ms %d is negative", *o.DurationMs).With("flag", "duration-ms")
+	}
+	if o.Session != "" {
+		if err := vault.CheckName("session id", o.Session); err != nil {
+			return errs.New(errs.HistoryEntryInvalid, "--session %q is not a session id", o.Session).With("flag", "session")
+		}
+	}
+	return nil
+}
+
+// RecordCommand appends one entry to a session's command log (see the
+// history format) and, with o.Commit, commits the log as the agent's edit.
+// The task and feature default to the session's active ones. An invalid
+// field is errs.HistoryEntryInvalid naming its flag (a bad feature id
+// errs.InvalidFeatureId).
+func (s *Service) RecordCommand(o RecordOptions) (RecordOutcome, error) {
+	if err := o.validate(); err != nil {
+		return RecordOutcome{}, err
+	}
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return RecordOutcome{}, err
+	}
+	st, err := s.Status(project)
+	if err != nil {
+		return RecordOutcome{}, err
+	}
+	session := o.Session
+	switch {
+	case session == "" && !st.Active():
+		return RecordOutcome{}, errs.New(errs.NoActiveSession, "no active session in project %s to record the command in; start one with `%s`, or name a session with --session", project, s.Command(project, "start --objective ...")).With("project", project)
+	case session == "":
+		session = st.Session
+	case session != st.Session || !st.Active():
+		if _, err := os.Stat(path.Join(s.V.Root, project, SessionsDir, session+".md")); err != nil {
+			return RecordOutcome{}, errs.New(errs.SessionNotFound, "session %s is neither active nor archived in project %s (see `%s`)", session, project, s.Command(project, "log")).With("session", session)
+		}
+	}
+	e := CommandEntry{Command: o.Command, Arguments: o.Arguments, Model: o.Model, Agent: o.Agent, Status: firstNonEmpty(o.Status, CommandSuccess), DurationMs: o.DurationMs, Error: o.Error}
+	if o.At != nil {
+		e.Timestamp = o.At.UTC().Truncate(time.Second)
+	} else {
+		e.Timestamp = s.now()
+	}
+	active := st.Active() && st.Session == session
+	switch {
+	case o.TaskID == "-":
+	case o.TaskID != "":
+		e.TaskID = o.TaskID
+	case active:
+		e.TaskID = st.ActiveTask
+	}
+	switch {
+	case o.FeatureID == "-":
+	case o.FeatureID != "":
+		e.FeatureID = o.FeatureID
+	case active:
+		e.FeatureID = st.ActiveFeature
+	}
+	e.taskLinked = e.TaskID != "" && s.noteExists(taskPath(project, e.TaskID))
+	e.featureLinked = e.FeatureID != "" && s.noteExists(featurePath(project, e.FeatureID))
+	want := e.Timestamp
+	written, _, err := s.appendCommands(project, session, sessionLogIntro, []CommandEntry{e})
+	if err != nil {
+		return RecordOutcome{}, err
+	}
+	out := RecordOutcome{Entry: written[0], Clamped: written[0].Timestamp.After(want)}
+	if o.Commit {
+		out.Commit, err = s.CommitCommandLogs(project, written[0].Log)
+	}
+	return out, err
+}
+
+const sessionLogIntro = "Every Bash and MCP tool call of the session (and each command recorded with `sessionvault history record`), one line each, oldest first. Append-only: sessionvault never rewrites a line."
+
+func (s *Service) noteExists(rel string) bool {
+	if vault.CheckPath(rel) != nil {
+		return false
+	}
+	_, err := os.Stat(path.Join(s.V.Root, rel))
+	return err == nil
+}
+
+// CommitCommandLogs commits the command logs rels (vault-relative) as the
+// agent's edit when they differ from HEAD (one commit, "agent-edit: …
+// changed by the agent's command-history call"), and returns the commit, ""
+// when none differed.
+func (s *Service) CommitCommandLogs(project string, rels ...string) (string, error) {
+	var logs []string
+	for _, r := range rels {
+		if r != "" && IsCommandLog(r) {
+			logs = append(logs, r)
+		}
+	}
+	if len(logs) == 0 {
+		return "", nil
+	}
+	c, err := s.V.CommitAgentEdits(logs, "command-history")
+	if err == nil {
+		s.noteLogsCommitted(project)
+	}
+	return c, err
+}
+
+func (s *Service) noteLogsCommitted(project string) {
+	_ = s.V.WriteState("history-committed-"+project, []byte(strconv.FormatInt(time.Now().Unix(), 10))) // a hint: without it the next entry commits
+}
+
+// logsCommitDue reports whether the logs were last committed longer than
+// HistoryCommitEvery ago (or never, as far as this machine knows).
+func (s *Service) logsCommitDue(project string) bool {
+	data, err := s.V.ReadState("history-committed-" + project)
+	if err != nil {
+		return true
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	return err != nil || time.Since(time.Unix(n, 0)) > HistoryCommitEvery
+}
+
+// commitSessionLog commits session's command log when it differs from HEAD
+// (end, for the session it ended; start, for a session it abandoned): what
+// fails is a warning of res, the operation having taken effect.
+func (s *Service) commitSessionLog(project, session string, res *vault.Result) {
+	if session == "" || vault.CheckName("session id", session) != nil {
+		return
+	}
+	rel := commandLogPath(project, session)
+	if !s.noteExists(rel) {
+		return
+	}
+	changed, err := s.V.ChangedSinceHead([]string{rel})
+	if err == nil && len(changed) > 0 {
+		_, err = s.CommitCommandLogs(project, changed...)
+	}
+	if err != nil {
+		res.Warnings = append(res.Warnings, "the command log "+rel+" was not committed ("+err.Error()+"); `"+s.GitCommand("status")+"` shows it")
+	}
+	guard.PruneCallStarts(s.V.Root, time.Hour)
+}
+
+// ToolCall is what the PostToolUse hook knows of one tool call (Claude Code
+// hooks input: tool_name, tool_input, tool_use_id, agent_id, agent_type,
+// the optional duration_ms, and for a failed call its error).
+type ToolCall struct {
+	Tool       string
+	Input      json.RawMessage
+	Failed     bool
+	Error      string
+	DurationMs *int64
+	ToolUseID  string
+	AgentID    string
+	AgentType  string
+	// Model is the model the hook input names, else the one SessionStart
+	// recorded for the same Claude Code session (RecordModel).
+	Model         string
+	ClaudeSession string
+}
+
+// RecordModel records the model Claude Code's SessionStart hook names for
+// its session (no commit): PostToolUse inputs do not name it.
+func (s *Service) RecordModel(project, claudeSession, model string) error {
+	if model == "" {
+		return nil
+	}
+	return s.V.WriteState("model-"+project, []byte(claudeSession+"\t"+model+"\n"))
+}
+
+func (s *Service) recordedModel(project, claudeSession string) string {
+	data, err := s.V.ReadState("model-" + project)
+	if err != nil {
+		return ""
+	}
+	id, model, _ := strings.Cut(strings.TrimSpace(string(data)), "\t")
+	if id != claudeSession {
+		return ""
+	}
+	return model
+}
+
+// RecordToolCommand appends a Bash or MCP tool call (guard.RecordsCommand;
+// other tools are not recorded) to the command log of the session it ran
+// in: the active session, or the one that ended during the call (the call
+// started — PreToolUse's record, or now minus its duration — before the
+// state's last change). Without such a session nothing is recorded. The
+// command is Bash's command line, or the MCP tool's name; the arguments are
+// the rest of the tool input as JSON (both cut at 4 KiB); the duration is
+// the input's, else the time since PreToolUse noted the call. It returns
+// the log written ("" when none) and whether it is due for a commit now:
+// its first entry, a session no longer active, or HistoryCommitEvery since
+// the logs were last committed.
+func (s *Service) RecordToolCommand(project string, c ToolCall) (log string, due bool, err error) {
+	if !guard.RecordsCommand(c.Tool) {
+		return "", false, nil
+	}
+	end := time.Now()
+	start, known := guard.TakeCallStart(s.V.Root, c.ToolUseID)
+	if c.DurationMs == nil && known {
+		d := max(end.Sub(start).Milliseconds(), 0)
+		c.DurationMs = &d
+	} else if c.DurationMs != nil && !known {
+		start, known = end.Add(-time.Duration(*c.DurationMs)*time.Millisecond), true
+	}
+	st, err := s.VerifiedCached(project)
+	if err != nil {
+		return "", false, nil // a state that does not verify: PreToolUse says why
+	}
+	session := st.Session
+	if !st.Active() {
+		// The call that ended the session (`sessionvault end`, session_end)
+		// belongs to it.
+		if !known || st.LastSession == "" || st.Updated == nil || start.After(st.Updated.Add(time.Second)) {
+			return "", false, nil
+		}
+		session = st.LastSession
+	}
+	e := CommandEntry{Timestamp: s.now(), Status: CommandSuccess, DurationMs: c.DurationMs}
+	e.Command, e.Arguments = toolCommand(c.Tool, c.Input)
+	if c.Failed {
+		e.Status = CommandFailure
+		e.Error = cutField(c.Error, 1<<10)
+	}
+	e.Model = identifier(firstNonEmpty(c.Model, s.recordedModel(project, c.ClaudeSession)))
+	e.Agent = identifier(firstNonEmpty(c.AgentType, c.AgentID))
+	if st.Active() {
+		e.TaskID, e.FeatureID = st.ActiveTask, st.ActiveFeature
+		e.taskLinked, e.featureLinked = e.TaskID != "", e.FeatureID != "" // their notes were there when they became active
+	}
+	written, created, err := s.appendCommands(project, session, sessionLogIntro, []CommandEntry{e})
+	if err != nil {
+		return "", false, err
+	}
+	return written[0].Log, created || !st.Active() || s.logsCommitDue(project), nil
+}
+
+// toolCommand is the command and arguments of a tool call: Bash's command
+// line and its other inputs (description, timeout, …) as JSON; an MCP tool's
+// name and its input as JSON (keys sorted, "" for none).
+func toolCommand(tool string, input json.RawMessage) (command, args string) {
+	fields := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
+	_ = dec.Decode(&fields) // not an object: no arguments
+	command = tool
+	if tool == "Bash" {
+		if c, ok := fields["command"].(string); ok && strings.TrimSpace(c) != "" {
+			command = c
+			delete(fields, "command")
+		}
+	}
+	if len(fields) > 0 {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(fields) == nil {
+			args = strings.TrimSuffix(b.String(), "\n")
+		}
+	}
+	return cutField(command, hookFieldCut), cutField(args, hookFieldCut)
+}
+
+// cutField cuts v to at most n bytes (on a character boundary), saying how
+// much was cut.
+func cutField(v string, n int) string {
+	if len(v) <= n {
+		return v
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(v[i]) {
+		i--
+	}
+	return v[:i] + fmt.Sprintf("… [%d bytes cut]", len(v)-i)
+}
+
+// identifier is v as a model or agent identifier: characters outside
+// agentRe's replaced by '-', cut at 100 bytes.
+func identifier(v string) string {
+	if v == "" || agentRe().MatchString(v) {
+		return v
+	}
+	b := []byte(v)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:/@+-", c) >= 0) {
+			b[i] = '-'
+		}
+	}
+	v = strings.TrimLeft(string(b), "._:/@+-")
+	if len(v) > 100 {
+		v = v[:100]
+	}
+	return v
+}
+
+// ---- reading ----
+
+// CommandLog is one session's command log as read.
+type CommandLog struct {
+	Session  string         `json:"session"`
+	Log      string         `json:"log"` // the note, from the vault root
+	Entries  []CommandEntry `json:"entries"`
+	Problems []Problem      `json:"problems,omitempty"`
+}
+
+// readCommandLog reads the log note rel of session; a missing one is empty.
+func (s *Service) readCommandLog(rel, session string) (CommandLog, error) {
+	l := CommandLog{Session: session, Log: rel, Entries: []CommandEntry{}}
+	data, err := s.V.ReadFile(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return l, err
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		if !historyIDRe().MatchString(strings.TrimRight(line, "\r")) {
+			continue
+		}
+		e, why := parseCommand(line)
+		if why != "" {
+			l.Problems = append(l.Problems, Problem{Note: rel, Line: i + 1, Text: strings.TrimRight(line, "\r"), Why: "cannot read this command entry back (" + why + "); it is kept as written"})
+			continue
+		}
+		e.Session, e.Log, e.Line = session, rel, i+1
+		l.Entries = append(l.Entries, e)
+	}
+	return l, nil
+}
+
+// commandLogs reads every command log of project, in session order.
+func (s *Service) commandLogs(project string) ([]CommandLog, error) {
+	ents, err := os.ReadDir(path.Join(s.V.Root, project, SessionsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []CommandLog
+	for _, e := range ents {
+		if !e.IsDir() || vault.CheckName("session id", e.Name()) != nil {
+			continue
+		}
+		rel := commandLogPath(project, e.Name())
+		if _, err := os.Stat(path.Join(s.V.Root, rel)); err != nil {
+			continue
+		}
+		l, err := s.readCommandLog(rel, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Session < out[j].Session })
+	return out, nil
+}
+
+// HistoryOptions are the inputs of CommandHistory.
+type HistoryOptions struct {
+	Project string
+	// Session is the session whose log to read: "" is the active session,
+	// else the last one; "all" is every log of the project.
+	Session string
+	Feature string // only entries recorded with this feature
+	Limit   int    // the newest Limit entries (0: all)
+}
+
+// History is what CommandHistory read: the entries, oldest first, and the
+// lines that could not be read back.
+type History struct {
+	Session  string         `json:"session,omitempty"`
+	Entries  []CommandEntry `json:"entries"`
+	Problems []Problem      `json:"problems,omitempty"`
+}
+
+// CommandHistory reads a session's command log (see HistoryOptions). A
+// session with no log has no entries; an unknown session id is
+// errs.SessionNotFound.
+func (s *Service) CommandHistory(o HistoryOptions) (History, error) {
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return History{}, err
+	}
+	if o.Feature != "" {
+		if err := CheckFeatureID("feature", o.Feature); err != nil {
+			return History{}, err
+		}
+	}
+	h := History{Session: o.Session, Entries: []CommandEntry{}}
+	var logs []CommandLog
+	switch o.Session {
+	case "all":
+		if logs, err = s.commandLogs(project); err != nil {
+			return h, err
+		}
+		h.Session = ""
+	default:
+		if h.Session == "" {
+			st, err := s.Status(project)
+			if err != nil {
+				return h, err
+			}
+			h.Session = firstNonEmpty(st.Session, st.LastSession)
+			if h.Session == "" {
+				return h, nil
+			}
+		} else if err := vault.CheckName("session id", h.Session); err != nil {
+			return h, errs.New(errs.SessionNotFound, "--session %q is not a session id", h.Session).With("session", h.Session)
+		}
+		rel := commandLogPath(project, h.Session)
+		if !s.noteExists(rel) && !s.noteExists(project+"/"+SessionsDir+"/"+h.Session+".md") {
+			if st, _ := s.Status(project); st.Session != h.Session {
+				return h, errs.New(errs.SessionNotFound, "session %s has no record and no command log in project %s (see `%s`)", h.Session, project, s.Command(project, "log")).With("session", h.Session)
+			}
+		}
+		l, err := s.readCommandLog(rel, h.Session)
+		if err != nil {
+			return h, err
+		}
+		logs = []CommandLog{l}
+	}
+	for _, l := range logs {
+		for _, e := range l.Entries {
+			if o.Feature == "" || e.FeatureID == o.Feature {
+				h.Entries = append(h.Entries, e)
+			}
+		}
+		h.Problems = append(h.Problems, l.Problems...)
+	}
+	if o.Session == "all" {
+		sort.SliceStable(h.Entries, func(i, j int) bool { return h.Entries[i].Timestamp.Before(h.Entries[j].Timestamp) })
+	}
+	if o.Limit > 0 && len(h.Entries) > o.Limit {
+		h.Entries = slices.Clone(h.Entries[len(h.Entries)-o.Limit:])
+	}
+	return h, nil
+}
