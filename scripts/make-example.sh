@@ -24,6 +24,12 @@ at 2026-11-20T09:02:11Z start --objective "Add OAuth login to the web app" --epi
 at 2026-11-20T09:03:00Z task new "OAuth login with PKCE" --id oauth-pkce-login --priority 3 --key-file web/src/auth/pkce.ts --key-file web/src/auth/callback.ts --key-file server/auth/token.go
 at 2026-11-20T09:03:30Z task new "Keep tokens out of reach of scripts" --id token-storage --priority 2 --depends-on oauth-pkce-login --key-file web/src/auth/session.ts --key-file server/auth/refresh.go
 at 2026-11-20T09:04:00Z task switch oauth-pkce-login
+at 2026-11-20T09:04:30Z feature new "OAuth login" --id oauth-login-2026-11-20 --description "Sign in with the company identity provider"
+at 2026-11-20T09:05:00Z feature plan oauth-login-2026-11-20 --phase "Login flow" --phase-id login --task oauth-pkce-login --description "OAuth login with PKCE" --agent implementer --status in_progress
+at 2026-11-20T09:05:10Z feature plan oauth-login-2026-11-20 --phase "Login flow" --task token-storage --description "Keep tokens out of reach of scripts" --agent implementer
+at 2026-11-20T09:41:00Z history record --model opus --agent implementer --duration-ms 8120 -- go test ./server/auth/...
+at 2026-11-20T10:50:00Z history record --model opus --agent implementer --duration-ms 15400 --status failure --error "TestCallback: redirect_uri mismatch" -- go test ./server/auth/...
+at 2026-11-20T10:51:10Z history record --model opus --agent implementer --duration-ms 14980 -- go test ./server/auth/...
 at 2026-11-20T09:40:05Z update "Read the auth module and the session middleware" --progress 10 --tag auth
 at 2026-11-20T10:15:42Z decide --title "Use PKCE for the OAuth flow" --choice "Authorization code flow with PKCE" --rationale "The SPA cannot keep a client secret; PKCE is the current recommendation" --alternative "Implicit flow" --alternative "Backend-for-frontend proxy" --impact high --category security
 at 2026-11-20T10:51:30Z update "Callback handler and token exchange written, unit tests pass" --progress 45 --tag auth
@@ -37,11 +43,14 @@ at 2026-11-20T12:06:00Z task update oauth-pkce-login --status in_progress --bloc
 at 2026-11-20T12:31:48Z decide --title "Store tokens in memory only" --choice "Keep access tokens in memory, refresh via httpOnly cookie" --rationale "Avoids token theft through XSS in localStorage" --alternative "localStorage" --impact medium --category security
 at 2026-11-20T12:32:30Z task update token-storage --decision "[[demo/decisions/2026-11-20-store-tokens-in-memory-only|Store tokens in memory only]]" --summary "decided: tokens in memory"
 at 2026-11-20T13:10:02Z update "Login, logout and refresh work end to end on staging" --progress 80 --type milestone
+at 2026-11-20T13:10:30Z feature plan oauth-login-2026-11-20 --task oauth-pkce-login --status completed --artifact web/src/auth/pkce.ts --artifact server/auth/token.go
 at 2026-11-20T13:11:00Z task update oauth-pkce-login --status completed --phase done --last-action "Login and logout work end to end on staging" --next-step "" --summary "login works on staging"
 at 2026-11-20T13:12:00Z task switch token-storage --from oauth-pkce-login --no-save
 at 2026-11-20T13:18:00Z task update token-storage --status completed --phase done --iteration 1 --working-on "Refresh through an httpOnly cookie" \
   --last-action "Access token in memory, refresh via httpOnly cookie; refresh works on staging" --summary "tokens in memory, refresh via cookie"
 at 2026-11-20T13:20:00Z task new "Write the ADR for token storage" --id adr-token-storage --priority 1 --depends-on token-storage --related-to oauth-pkce-login --key-file docs/adr/0007-token-storage.md
+at 2026-11-20T13:20:10Z feature plan oauth-login-2026-11-20 --task token-storage --status completed --artifact web/src/auth/session.ts --artifact server/auth/refresh.go
+at 2026-11-20T13:20:20Z feature plan oauth-login-2026-11-20 --phase "Docs" --phase-id docs --task adr-token-storage --description "Write the ADR for token storage" --agent architect
 at 2026-11-20T13:21:00Z checkpoint create "OAuth login on staging" --type milestone --description "Login, logout and refresh work end to end on staging"
 at 2026-11-20T13:22:40Z end --summary "OAuth login with PKCE works on staging; tokens kept in memory" --next "Add the account-linking screen" --next "Write the ADR for token storage"
 at 2026-11-21T08:45:00Z start --objective "Account-linking screen for existing users" --epic auth --linear ENG-150 --branch feat/eng-150-linking --commit 9a7e03d
@@ -49,6 +58,11 @@ at 2026-11-21T08:46:00Z task new "Account-linking endpoint" --id account-linking
 at 2026-11-21T08:46:20Z task new "End-to-end tests for account linking" --id linking-e2e-tests --priority 1 --related-to account-linking-api --key-file e2e/account-linking.spec.ts
 at 2026-11-21T08:46:40Z task new "Confirm dialog for account linking" --id account-linking-dialog --priority 2 --depends-on account-linking-api --blocks linking-e2e-tests --key-file web/src/account/LinkDialog.tsx --key-file web/src/account/api.ts
 at 2026-11-21T08:47:00Z task switch account-linking-api
+at 2026-11-21T08:47:20Z feature set-status oauth-login-2026-11-20 paused
+at 2026-11-21T08:47:30Z feature new "Account linking" --id account-linking-2026-11-21 --description "Existing users link a second login"
+at 2026-11-21T08:47:40Z feature plan account-linking-2026-11-21 --phase "Backend" --phase-id backend --task account-linking-api --description "Account-linking endpoint" --agent implementer --status in_progress
+at 2026-11-21T08:47:50Z feature plan account-linking-2026-11-21 --phase "Web" --phase-id web --task account-linking-dialog --description "Confirm dialog" --agent implementer --status blocked
+at 2026-11-21T08:47:55Z feature plan account-linking-2026-11-21 --phase "Web" --task linking-e2e-tests --description "End-to-end tests" --agent qa
 at 2026-11-21T08:48:00Z agent start analyst --prompt "How do existing users link a second login?" --artifact server/auth/session.go
 at 2026-11-21T09:12:00Z agent handoff --to architect --reason "flow understood" --context "Reuse the PKCE callback; match accounts on a verified email" --artifact docs/linking-flow.md
 at 2026-11-21T09:12:33Z update "Sketched the linking flow; reuses the PKCE callback" --progress 15

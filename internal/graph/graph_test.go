@@ -94,18 +94,21 @@ func countTypes(g *graph.Graph) map[string]int {
 // nor Agent nodes.
 func TestBuildVaultExample(t *testing.T) {
 	g := build(t, openVault(t, exampleVault))
-	want := map[string]int{"Session": 2, "Update": 5, "Decision": 3, "Blocker": 2, "Task": 6, "Agent": 6}
+	want := map[string]int{"Session": 2, "Update": 5, "Decision": 3, "Blocker": 2, "Task": 6, "Agent": 6, "Feature": 2}
 	if got := countLabels(g); !maps.Equal(got, want) {
 		t.Errorf("nodes per label = %v, want %v", got, want)
 	}
 	wantEdges := map[string]int{"HAS_UPDATE": 5, "MADE_DECISION": 3, "ENCOUNTERED": 2, "WORKS_ON": 2, "DEPENDS_ON": 4, "BLOCKS": 1, "RELATED_TO": 2,
-		"INVOKED": 4, "DECIDED": 1, "APPROVED": 1, "REJECTED": 1}
+		"INVOKED": 4, "DECIDED": 1, "APPROVED": 1, "REJECTED": 1, "HAS_TASK": 6}
 	if got := countTypes(g); !maps.Equal(got, wantEdges) {
 		t.Errorf("edges per type = %v, want %v", got, wantEdges)
 	}
 	cur := "Session:demo/2026-11-21-session-01"
 	if !hasEdge(g, graph.WorksOn, cur, "Task:demo/account-linking-api") {
 		t.Error("the active session does not work on its active task")
+	}
+	if !hasEdge(g, graph.HasTask, "Feature:demo/oauth-login-2026-11-20", "Task:demo/adr-token-storage") {
+		t.Error("the feature plan's task is not the feature's")
 	}
 	// The orchestrator workflow: four agents invoked, a decision decided by one.
 	for _, a := range []string{"analyst", "architect", "implementer", "critic"} {
