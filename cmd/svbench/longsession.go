@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -23,7 +24,7 @@ const (
 // session was just started and one whose session already holds
 // o.longUpdates updates (bulk-inserted, accepted, then compacted by the
 // warm-up update as any update past compact_updates would), interleaved
-// round by round so that both meet the same machine. The rounds run long
+// round by round in random order so that both meet the same machine. The rounds run long
 // enough for the long session to compact again (every compact_updates/2
 // updates), so the mean carries compaction's amortised cost. It then checks
 // that no update was lost: the state reads every one back through the
@@ -63,8 +64,13 @@ func longSessionFigures(o options, work string, figs *figures) error {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "timing %d updates on a fresh session and on one of %s updates, interleaved ...\n", o.longRounds, thousands(o.longUpdates))
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 15))
 	for i := 1; i <= o.longRounds; i++ {
-		for _, s := range sides {
+		order := []*side{sides[0], sides[1]}
+		if rng.IntN(2) == 1 { // which goes first changes round by round: neither always follows the other's commit
+			order[0], order[1] = order[1], order[0]
+		}
+		for _, s := range order {
 			t0 := time.Now()
 			if err := update(s.svc, "long-session update", i); err != nil {
 				return fmt.Errorf("%s: update %d: %w", s.label, i, err)
