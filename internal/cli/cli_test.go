@@ -34,6 +34,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:   "testdata/script",
 		Setup: scriptEnv("sessionvault"),
+		Cmds:  scriptCmds(),
 	})
 }
 
