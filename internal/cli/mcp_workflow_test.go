@@ -77,16 +77,16 @@ func TestMCPWorkflowTools(t *testing.T) {
 	// A second agent while one is in progress: refused, naming end_agent and
 	// handoff_agent; the handoff as named works.
 	_, isErr, text = call(t, cs, "start_agent", map[string]any{"agent": "implementer"})
-	if !isErr || !strings.Contains(text, "E1682 AGENT_ALREADY_ACTIVE") || !strings.Contains(text, "`end_agent {") || !strings.Contains(text, "`handoff_agent {\"to\": \"implementer\"") {
+	if !isErr || !strings.Contains(text, "E1682 AGENT_ALREADY_ACTIVE") || !strings.Contains(text, "`end_agent`") || !strings.Contains(text, "`handoff_agent {\"to\": \"implementer\"") {
 		t.Fatalf("a second agent: %v %s", isErr, text)
 	}
 	noCLI("a second agent", text)
 	if out, isErr, res := followAdvice(t, cs, text, "handoff_agent"); isErr || out["invocation"] != "a-2" || out["handoff"] != "h-1" || out["active_agent"] != "implementer" {
 		t.Fatalf("handoff_agent as the error names it: %v %s", out, res)
 	}
-	if n := noteText(); !strings.Contains(n, "· **analyst** · completed · **in:** Study the grammar · **in artifacts:** spec.md · **to:** implementer · **reason:** ... ^a-1\n") ||
-		!strings.Contains(n, "· **implementer** · in_progress · **in:** ... · **from:** analyst ^a-2\n") ||
-		!strings.Contains(n, "· **analyst** → **implementer** · accepted · **reason:** ... ^h-1\n") {
+	if n := noteText(); !strings.Contains(n, "· **analyst** · completed · **in:** Study the grammar · **in artifacts:** spec.md · **to:** implementer · **reason:** implementer takes over ^a-1\n") ||
+		!strings.Contains(n, "· **implementer** · in_progress · **in:** implementer takes over · **from:** analyst ^a-2\n") ||
+		!strings.Contains(n, "· **analyst** → **implementer** · accepted · **reason:** implementer takes over ^h-1\n") {
 		t.Fatalf("after the handoff:\n%s", n)
 	}
 

@@ -626,8 +626,8 @@ func (s *Service) AgentStart(o AgentStartOptions) (WorkflowOutcome, error) {
 	out, err := s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
 		if cur, ok := d.currentInvocation(); ok {
 			c := cur.e
-			return vault.Change{}, "", errs.New(errs.AgentAlreadyActive, "agent %s is in progress (%s, since %s) in session %s; end it with `sessionvault agent end --summary ...`, or hand the work over with `sessionvault agent handoff --to %s --reason ...`",
-				c.Agent, c.ID, note.FormatTime(c.StartedAt), st.Session, agent).With("invocation", c.ID).With("agent", c.Agent)
+			return vault.Change{}, "", errs.New(errs.AgentAlreadyActive, "agent %s is in progress (%s, since %s) in session %s; end it with `sessionvault agent end`, or hand the work over with `sessionvault agent handoff --to %s --reason '%s takes over'`",
+				c.Agent, c.ID, note.FormatTime(c.StartedAt), st.Session, agent, agent).With("invocation", c.ID).With("agent", c.Agent)
 		}
 		phase := d.prop(propWorkflowPhase)
 		switch {
