@@ -510,7 +510,7 @@ func (s *Service) RecordCommand(o RecordOptions) (RecordOutcome, error) {
 	if err != nil {
 		return RecordOutcome{}, err
 	}
-	st, err := s.Status(project)
+	st, err := s.Current(project)
 	if err != nil {
 		return RecordOutcome{}, err
 	}
@@ -883,7 +883,7 @@ func (s *Service) CommandHistory(o HistoryOptions) (History, error) {
 		h.Session = ""
 	default:
 		if h.Session == "" {
-			st, err := s.Status(project)
+			st, err := s.Current(project)
 			if err != nil {
 				return h, err
 			}
@@ -896,7 +896,7 @@ func (s *Service) CommandHistory(o HistoryOptions) (History, error) {
 		}
 		rel := commandLogPath(project, h.Session)
 		if !s.noteExists(rel) && !s.noteExists(project+"/"+SessionsDir+"/"+h.Session+".md") {
-			if st, _ := s.Status(project); st.Session != h.Session {
+			if st, _ := s.Current(project); st.Session != h.Session {
 				return h, errs.New(errs.SessionNotFound, "session %s has no record and no command log in project %s (see `%s`)", h.Session, project, s.Command(project, "log")).With("session", h.Session)
 			}
 		}

@@ -839,7 +839,7 @@ func (s *Service) Heartbeat(project string) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	st, err := s.Status(project)
+	st, err := s.Current(project)
 	if err != nil {
 		return st, err
 	}
@@ -849,7 +849,7 @@ func (s *Service) Heartbeat(project string) (State, error) {
 	if err := s.writeHeartbeat(project, st.Session); err != nil {
 		return st, err
 	}
-	return s.Status(project)
+	return s.Current(project)
 }
 
 // HookHeartbeat records a heartbeat of the project's active session for the hooks:
@@ -1060,7 +1060,7 @@ func (s *Service) Sessions(project string) ([]State, error) {
 // shown no sign of life for the heartbeat timeout (status crashed; DESIGN
 // §7). It returns the session marked, or "" when there was nothing to mark.
 func (s *Service) MarkCrashed(project string) (string, error) {
-	st, err := s.Status(project)
+	st, err := s.Current(project)
 	if err != nil || st.Status != StatusCrashed {
 		return "", err
 	}

@@ -905,7 +905,7 @@ func (s *Service) workflowOutcome(project string, out Outcome, err error, inv, h
 	if err != nil {
 		return WorkflowOutcome{}, err
 	}
-	st, err := s.Status(project)
+	st, err := s.Current(project)
 	if err != nil {
 		return WorkflowOutcome{}, err
 	}
