@@ -88,9 +88,6 @@ func longSessionFigures(o options, work string, figs *figures) error {
 			return err
 		}
 		want := s.updates + o.longRounds + 1
-		if s.updates == 0 {
-			want = o.longRounds + 1
-		}
 		if len(st.Updates) != want {
 			return fmt.Errorf("%s: the state reads %d updates back, want %d: an update was lost", s.label, len(st.Updates), want)
 		}

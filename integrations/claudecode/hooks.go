@@ -71,8 +71,14 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 		return hookio.Decided(false, d.Reason)
 	}
 	if guard.RecordsCommand(in.ToolName) {
-		// The command history's duration: PostToolUse takes it back.
-		if svc, err := h.Open(); err == nil {
+		// The command history's duration: PostToolUse takes it back. The
+		// vault decide opened serves; a call the policy passed without
+		// reading the state opens it here.
+		svc := d.svc
+		if svc == nil {
+			svc, _ = h.Open()
+		}
+		if svc != nil {
 			_ = guard.NoteCallStart(svc.V.Root, in.ToolName, in.ToolUseID) // without it, the duration is the input's or none
 		}
 	}
@@ -154,9 +160,18 @@ func (h Handler) PostToolUse(in Input) Response {
 		return Allow()
 	}
 	if project, err := svc.Project(h.Project); err == nil {
-		log, due, herr := svc.RecordToolCommand(project, session.ToolCall{Tool: in.ToolName, Input: in.ToolInput, Failed: in.ToolFailed(),
-			Error: in.ErrorText(), DurationMs: in.Duration(), ToolUseID: in.ToolUseID, AgentID: in.AgentID, AgentType: in.AgentType,
-			Model: in.Model, ClaudeSession: in.SessionID})
+		failed := in.ToolFailed() // tool_response parsed once: it may be megabytes
+		var log string
+		var due bool
+		var herr error
+		if guard.RecordsCommand(in.ToolName) {
+			c := session.ToolCall{Tool: in.ToolName, Input: in.ToolInput, Failed: failed, DurationMs: in.Duration(), ToolUseID: in.ToolUseID,
+				AgentID: in.AgentID, AgentType: in.AgentType, Model: in.Model, ClaudeSession: in.SessionID}
+			if failed {
+				c.Error = in.ErrorText()
+			}
+			log, due, herr = svc.RecordToolCommand(project, c)
+		}
 		if due {
 			if _, err := svc.CommitCommandLogs(project, log); err != nil {
 				return Warn("the command history was not committed", err)
@@ -171,7 +186,7 @@ func (h Handler) PostToolUse(in Input) Response {
 		if _, err := svc.RecordToolCall(project, in.ToolName); err != nil {
 			return Warn("the tool call was not recorded as evidence", err)
 		}
-		if err := svc.RecordToolUse(project, in.ToolName, !in.ToolFailed()); err != nil {
+		if err := svc.RecordToolUse(project, in.ToolName, !failed); err != nil {
 			return Warn("the tool call was not recorded in the tool history", err)
 		}
 		return Warn("the session's heartbeat was not recorded", svc.HookHeartbeat(project))

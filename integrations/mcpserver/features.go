@@ -115,7 +115,7 @@ func (s *Server) addFeatureTools(srv *mcp.Server) {
 				return nil, ListFeaturesOut{}, s.toolErr(err)
 			}
 			out := ListFeaturesOut{Features: fs}
-			if st, err := s.svc.Status(project); err == nil && st.Active() {
+			if st, err := s.svc.Current(project); err == nil && st.Active() {
 				out.ActiveFeature = st.ActiveFeature
 			}
 			return nil, out, nil

@@ -373,7 +373,7 @@ func (s *Server) addCheckRecovery(srv *mcp.Server) {
 			if err != nil {
 				return nil, RecoveryOut{}, s.toolErr(err)
 			}
-			st, err := s.svc.Status(s.project)
+			st, err := s.svc.Current(s.project)
 			if err != nil {
 				return nil, RecoveryOut{}, s.toolErr(err)
 			}

@@ -76,7 +76,7 @@ func (a *app) featureListCommand() *cobra.Command {
 				return err
 			}
 			current := ""
-			if st, err := svc.Status(project); err == nil && st.Active() {
+			if st, err := svc.Current(project); err == nil && st.Active() {
 				current = st.ActiveFeature
 			}
 			var lines []string

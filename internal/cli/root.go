@@ -90,9 +90,8 @@ or above the current one that holds .sessionvault/.`,
 		a.remoteCommand(), a.mergeDriverCommand(),
 		a.taskCommand(), a.checkpointCommand(), a.rollbackCommand(), a.conflictsCommand(), a.recoveryCommand(),
 		a.agentCommand(), a.verdictCommand(), a.workflowCommand(),
-		a.exportCommand(),
+		a.exportCommand(), a.featureCommand(), a.historyCommand(),
 	)
-	root.AddCommand(a.featureCommand(), a.historyCommand(), a.exportCommand())
 	requireSubcommands(root)
 	return root
 }

@@ -190,7 +190,7 @@ func (o *orchestration) Collect(ch chan<- prometheus.Metric) {
 		now = o.svc.Now()
 	}
 	for _, p := range o.projects {
-		if st, err := o.svc.Status(p); err != nil {
+		if st, err := o.svc.Current(p); err != nil {
 			o.log.Warn("metrics: reading the session state", "project", p, "error", err.Error())
 		} else if st.Active() {
 			active++

@@ -20,7 +20,7 @@ import (
 // (seed 000 ADRs) and feature plans (seed 003).
 const (
 	decisionsDir = session.DecisionsDir
-	featuresDir  = "features"
+	featuresDir  = session.FeaturesDir
 )
 
 // Build reads the given projects of svc's vault into a graph. Each project
@@ -51,7 +51,7 @@ func Build(svc *session.Service, projects []string) (*Graph, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.ConfigInvalid, err, "the vault's time_zone")
 	}
-	b := &builder{svc: svc, g: New(), md: markdown.New(), loc: loc}
+	b := &builder{svc: svc, g: New(), md: svc.MD, loc: loc}
 	for _, p := range projects {
 		if err := b.project(p); err != nil {
 			return nil, err
@@ -269,7 +269,7 @@ func (b *builder) decisionNotes(project string) error {
 		dn.setDefault("note", rel)
 		if _, ok := dn.Props["choice"]; !ok {
 			body := fm.Body()
-			doc := b.md.Parse(body)
+			doc := &markdown.Doc{Sections: markdown.ScanSections(body)} // the sections alone, as session reads notes
 			for _, sec := range []struct{ key, title string }{{"choice", "Choice"}, {"rationale", "Rationale"}} {
 				if s, ok := doc.Find(2, sec.title); ok {
 					dn.set(sec.key, strings.TrimSpace(string(body[s.BodyStart:s.End])))
@@ -356,7 +356,11 @@ func (b *builder) frontMatter(rel string) (*note.Note, error) {
 	if err != nil {
 		var pe *note.ParseError
 		if errors.As(err, &pe) {
-			return nil, (&errs.Error{Code: errs.StateParseError, Message: err.Error() + " (fix the note; `sessionvault check` lists every note it cannot read)", Err: err}).With("note", rel).With("line", pe.Line)
+			code := errs.StateParseError
+			if errors.Is(err, note.ErrTooLarge) {
+				code = errs.NoteTooLarge
+			}
+			return nil, (&errs.Error{Code: code, Message: err.Error() + " (fix the note; `sessionvault check` lists every note it cannot read)", Err: err}).With("note", rel).With("line", pe.Line)
 		}
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/markdown"
 )
 
 // aider's chat history (.aider.chat.history.md, the --chat-history-file),
@@ -78,12 +80,7 @@ func ParseAiderHistory(source string, data []byte, loc *time.Location) ([]Sessio
 	var starts []start
 	lineNo := 0
 	for off := 0; off < len(data); {
-		end := bytes.IndexByte(data[off:], '\n')
-		if end < 0 {
-			end = len(data)
-		} else {
-			end += off + 1
-		}
+		end := markdown.LineEnd(data, off)
 		lineNo++
 		if !bytes.HasPrefix(data[off:end], []byte("# aider chat started at ")) {
 			off = end

@@ -343,7 +343,7 @@ func ParseClaudeSession(source string, data []byte, loc *time.Location) (Session
 	if s.Objective == "" {
 		s.Objective = "Claude Code session of " + s.Date.Format("2006-01-02 15:04")
 	}
-	s.Objective = truncate(clean(s.Objective), MaxLineLen)
+	s.Objective = line(s.Objective)
 
 	for _, l := range strings.Split(string(data), "\n") {
 		if label, value, ok := labelled(l); ok && reBranchLabel.MatchString(label) {

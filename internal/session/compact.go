@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/markdown"
+	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -257,7 +258,7 @@ type Compaction struct {
 
 // formatCompaction is a compaction entry's line.
 func formatCompaction(c Compaction) string {
-	return fmt.Sprintf("- %s · %d updates · %d agent invocations → %s ^%s", c.Time.UTC().Format(time.RFC3339), c.Updates, c.Invocations, c.Archive, c.ID)
+	return fmt.Sprintf("- %s · %d updates · %d agent invocations → %s ^%s", note.FormatTime(c.Time), c.Updates, c.Invocations, c.Archive, c.ID)
 }
 
 var compactionRe = lazyRegexp(`^- (\S+) · (\d+) updates · (\d+) agent invocations → (\[\[[^\]]*\]\]) \^(k-\d+)\s*$`)

@@ -148,9 +148,15 @@ func (d *doc) appendLine(title, line string) {
 		d.appendNewSection(title, line+nl)
 		return
 	}
-	_, last, ok := d.contentBounds(s)
+	d.appendLineIn(s, line)
+}
+
+// appendLineIn adds line after the last non-blank line of section sec.
+func (d *doc) appendLineIn(sec markdown.Section, line string) {
+	nl := d.newline()
+	_, last, ok := d.contentBounds(sec)
 	if !ok {
-		d.setSectionRaw(s, line)
+		d.setSectionRaw(sec, line)
 		return
 	}
 	if !bytes.HasSuffix(d.body[:last], []byte("\n")) {

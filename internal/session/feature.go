@@ -951,21 +951,6 @@ func (s *Service) putPlanTask(tx *vault.Tx, d *doc, f Feature, phaseName, phaseI
 	return nil
 }
 
-// appendLineIn adds line after the last non-blank line of section sec.
-func (d *doc) appendLineIn(sec markdown.Section, line string) {
-	nl := d.newline()
-	_, last, ok := d.contentBounds(sec)
-	if !ok {
-		d.setSectionRaw(sec, line)
-		return
-	}
-	if !bytes.HasSuffix(d.body[:last], []byte("\n")) {
-		d.edit(last, last, nl+line)
-		return
-	}
-	d.edit(last, last, line+nl)
-}
-
 // addPhase queues the section of a new phase (name, id) holding lines
 // (none: an empty phase) after the last phase section of f, else at the
 // note's end.

@@ -521,7 +521,7 @@ func (s *Service) RecordCommand(o RecordOptions) (RecordOutcome, error) {
 	case session == "":
 		session = st.Session
 	case session != st.Session || !st.Active():
-		if _, err := os.Stat(path.Join(s.V.Root, project, SessionsDir, session+".md")); err != nil {
+		if !s.noteExists(project + "/" + SessionsDir + "/" + session + ".md") {
 			return RecordOutcome{}, errs.New(errs.SessionNotFound, "session %s is neither active nor archived in project %s (see `%s`)", session, project, s.Command(project, "log")).With("session", session)
 		}
 	}

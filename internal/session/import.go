@@ -42,6 +42,7 @@ func (s *Service) ImportSessions(project string, logs []importer.Session, progre
 		return rep, vault.Result{}, err
 	}
 	res, err := s.V.Transact(func(tx *vault.Tx) (vault.Change, error) {
+		rep = ImportReport{} // Transact runs this again when HEAD moved: count once
 		for i, l := range logs {
 			if err := s.importOne(tx, project, l, &rep); err != nil {
 				return vault.Change{}, fmt.Errorf("importing %s: %w", l.SourcePath, err)

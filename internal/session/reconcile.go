@@ -430,7 +430,7 @@ func (s *Service) ShareHeartbeats() (string, error) {
 		if len(bytes.TrimSpace(local)) > 0 {
 			mine[p] = local
 		}
-		st, err := s.Status(p)
+		st, err := s.Current(p)
 		if err != nil || st.Session == "" {
 			continue
 		}

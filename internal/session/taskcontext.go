@@ -196,15 +196,9 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 			toDoc.set("status", TaskInProgress)
 		}
 		toDoc.set("last_session_at", now)
-		b, err := toDoc.bytes()
-		if err != nil {
+		if out.New, err = s.writeTaskDoc(tx, toDoc, project); err != nil {
 			return vault.Change{}, err
 		}
-		if err := tx.Write(toDoc.path, b); err != nil {
-			return vault.Change{}, err
-		}
-		nd, _ := s.parseDoc(toDoc.path, b)
-		out.New = nd.readTask(project)
 		if err := s.setActiveTask(tx, project, to.ID, now); err != nil {
 			return vault.Change{}, err
 		}
