@@ -606,7 +606,7 @@ func (c *chainCommit) writeObjectsAndIndex() error {
 // when that is the form.
 func (c *chainCommit) buildIndex() error {
 	r := c.r
-	c.x.smudgeRacy(r.root, c.skip)
+	c.x.smudgeRacy(r.root, c.skip, &r.verified)
 	ext := cacheTreeExt(c.x, c.dirs, c.deltas)
 	y := c.x.apply(c.ops, r.spare)
 	r.spare = nil

@@ -156,6 +156,10 @@ type Repo struct {
 	idxStamp fileStamp
 	spare    []byte // a buffer for the next index rebuild
 
+	// Work-tree files hashed because their entries were racily clean,
+	// vouched for while their stat data stays the same.
+	verified verifiedBlobs
+
 	// The shared index of a split index last read (immutable: named by its
 	// checksum), and the split index settings of .git/config.
 	shared   *index

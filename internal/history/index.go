@@ -363,8 +363,10 @@ func (x *index) file(ext []byte) []byte {
 // old index file's, whose stat data (size and mtime seconds) still matches
 // the file, but whose content differs, gets size 0, so that git re-hashes it
 // instead of trusting the stat data once the new index is newer than the
-// file. It modifies x.data in place.
-func (x *index) smudgeRacy(root string, skip map[int]bool) {
+// file. A file whose content v vouches for (hashed earlier, stat data
+// unchanged since) is not read again; the files it reads and hashes are
+// remembered in v. It modifies x.data in place.
+func (x *index) smudgeRacy(root string, skip map[int]bool, v *verifiedBlobs) {
 	if x.mtimeSec < 0 {
 		return
 	}
@@ -384,18 +386,32 @@ func (x *index) smudgeRacy(root string, skip map[int]bool) {
 	if len(cand) == 0 {
 		return
 	}
+	// hashed holds what check read and hashed, for v.
+	type hashed struct {
+		sd   statData
+		hash plumbing.Hash
+	}
 	// check reports whether entry i must be smudged.
-	check := func(i int, buf *[]byte) bool {
+	check := func(i int, buf *[]byte, out *hashed) bool {
 		e := x.statAt(i)
-		full := filepath.Join(root, filepath.FromSlash(string(x.name(i))))
+		rel := string(x.name(i))
+		full := filepath.Join(root, filepath.FromSlash(rel))
 		st, err := lstat(full)
 		if err != nil || st.size != e.size || st.mtimeSec != e.mtimeSec || gitMode(st.mode) == 0 {
 			return false // stat differs: git already sees the file as modified
 		}
+		if h, ok := v.lookup(rel, st); ok {
+			return h != x.hash(i)
+		}
 		h, err := hashFileInto(full, st, buf)
-		return err != nil || h != x.hash(i)
+		if err != nil {
+			return true
+		}
+		*out = hashed{sd: st, hash: h}
+		return h != x.hash(i)
 	}
 	smudge := make([]bool, len(cand))
+	read := make([]hashed, len(cand))
 	workers := min(runtime.GOMAXPROCS(0), (len(cand)+15)/16)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -404,12 +420,15 @@ func (x *index) smudgeRacy(root string, skip map[int]bool) {
 			defer wg.Done()
 			buf := make([]byte, 0, 4096)
 			for k := w; k < len(cand); k += workers {
-				smudge[k] = check(cand[k], &buf)
+				smudge[k] = check(cand[k], &buf, &read[k])
 			}
 		}(w)
 	}
 	wg.Wait()
 	for k, i := range cand {
+		if !read[k].hash.IsZero() {
+			v.remember(string(x.name(i)), read[k].sd, read[k].hash, x.stamp)
+		}
 		if smudge[k] {
 			be.PutUint32(x.data[x.offs[i]+offSize:], 0)
 			if x.split != nil && x.split.base[i] >= 0 {
