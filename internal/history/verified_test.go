@@ -44,7 +44,7 @@ func TestRacyFileHashedOnce(t *testing.T) {
 			t.Fatalf("the racily clean archive.md was hashed but not remembered (stat %+v)", sd)
 		}
 		writeFile(t, dir, "p.md", "p-2\n")
-		mustCommit(t, r, "p2", "p.md") // vouched for from memory
+		mustCommit(t, r, "p2", "p.md")                                           // vouched for from memory
 		writeFile(t, dir, "archive.md", strings.Replace(big, "line", "LiNE", 1)) // same size, same second
 		writeFile(t, dir, "p.md", "p-3\n")
 		mustCommit(t, r, "p3", "p.md")
