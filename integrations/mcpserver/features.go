@@ -7,7 +7,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
-	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
@@ -58,8 +57,8 @@ type (
 		Description    *string  `json:"description,omitempty" jsonschema:"what the task does (required for a new task)"`
 		Agent          *string  `json:"agent,omitempty" jsonschema:"the agent assigned"`
 		Status         *string  `json:"status,omitempty" jsonschema:"pending, in_progress, completed or blocked"`
-		StartedAt      string   `json:"started_at,omitempty" jsonschema:"when the task started, RFC 3339 (default: when it first leaves pending)"`
-		CompletedAt    string   `json:"completed_at,omitempty" jsonschema:"when it was completed, RFC 3339 (default: when it becomes completed)"`
+		StartedAt      string   `json:"started_at,omitempty" jsonschema:"when the task started, RFC 3339 or 2026-11-25T09:30 in the vault's time_zone (default: when it first leaves pending)"`
+		CompletedAt    string   `json:"completed_at,omitempty" jsonschema:"when it was completed, RFC 3339 or 2026-11-25T09:30 in the vault's time_zone (default: when it becomes completed)"`
 		Artifacts      []string `json:"artifacts,omitempty" jsonschema:"files the task generated, added to its artifacts"`
 		ClearArtifacts bool     `json:"clear_artifacts,omitempty" jsonschema:"empty the task's artifacts first"`
 		OpID           string   `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
@@ -78,7 +77,7 @@ type (
 		Status     string `json:"status,omitempty" jsonschema:"success (default) or failure"`
 		DurationMs *int64 `json:"duration_ms,omitempty" jsonschema:"how long it ran, in milliseconds"`
 		Error      string `json:"error,omitempty" jsonschema:"why it failed"`
-		Timestamp  string `json:"timestamp,omitempty" jsonschema:"when it ran, RFC 3339 (default now; one older than the log's last entry gets that entry's time)"`
+		Timestamp  string `json:"timestamp,omitempty" jsonschema:"when it ran, RFC 3339 or 2026-11-25T09:30 in the vault's time_zone (default now; one older than the log's last entry gets that entry's time)"`
 		Session    string `json:"session,omitempty" jsonschema:"the session whose log gets it (default: the active session)"`
 	}
 	HistoryIn struct {
@@ -155,7 +154,7 @@ func (s *Server) addFeatureTools(srv *mcp.Server) {
 				if f.v == "" {
 					continue
 				}
-				t, err := note.ParseTime(f.v, time.UTC)
+				t, err := s.svc.ParseTime(f.v)
 				if err != nil {
 					return nil, FeatureOut{}, s.toolErr(errs.New(errs.PlanValidationFailed, "%s: %v", f.name, err).With("argument", f.name))
 				}
@@ -172,7 +171,7 @@ func (s *Server) addFeatureTools(srv *mcp.Server) {
 			o := session.RecordOptions{Project: s.project, Session: in.Session, Command: in.Command, Arguments: in.Arguments, Model: in.Model, Agent: in.Agent,
 				TaskID: in.TaskID, FeatureID: in.FeatureID, Status: in.Status, DurationMs: in.DurationMs, Error: in.Error, Commit: true}
 			if in.Timestamp != "" {
-				t, err := note.ParseTime(in.Timestamp, time.UTC)
+				t, err := s.svc.ParseTime(in.Timestamp)
 				if err != nil {
 					return nil, session.RecordOutcome{}, s.toolErr(errs.New(errs.HistoryEntryInvalid, "timestamp: %v", err).With("argument", "timestamp"))
 				}

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -116,7 +115,7 @@ type (
 		Progress *int     `json:"progress,omitempty" jsonschema:"session progress, 0-100"`
 		Type     string   `json:"type,omitempty" jsonschema:"progress, note, blocker or milestone"`
 		Tags     []string `json:"tags,omitempty" jsonschema:"tags for the update"`
-		At       string   `json:"at,omitempty" jsonschema:"when the update happened, RFC 3339 (default now); not before the session's last update nor in the future"`
+		At       string   `json:"at,omitempty" jsonschema:"when the update happened, RFC 3339 or 2026-11-25T09:30 in the vault's time_zone (default now); not before the session's last update nor in the future"`
 		OpID     string   `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
 	}
 	DecideIn struct {
@@ -264,9 +263,9 @@ func (s *Server) addSessionUpdate(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in UpdateIn) (*mcp.CallToolResult, Result, error) {
 			uo := session.UpdateOptions{Project: s.project, Message: in.Message, Progress: in.Progress, Type: in.Type, Tags: in.Tags}
 			if in.At != "" {
-				t, err := time.Parse(time.RFC3339, in.At)
+				t, err := s.svc.ParseTime(in.At)
 				if err != nil {
-					return nil, Result{}, s.toolErr(errs.New(errs.UpdateValidationFailed, "at %q is not an RFC 3339 time; write it like 2026-11-25T09:30:00Z", in.At).With("field", "at"))
+					return nil, Result{}, s.toolErr(errs.New(errs.UpdateValidationFailed, "at: %v", err).With("field", "at"))
 				}
 				uo.At = &t
 			}

@@ -214,7 +214,8 @@ existing task another --phase moves it there.
 
 --status is pending, in_progress, completed or blocked: a task gets its
 started_at when it first leaves pending and its completed_at when it becomes
-completed (--started-at and --completed-at set them, RFC 3339). --artifact adds
+completed (--started-at and --completed-at set them: RFC 3339, or 2026-11-25T09:30
+in the vault's time_zone). --artifact adds
 a generated file to the task's artifacts (repeatable; --clear-artifacts first
 empties them). The task id links to <project>/tasks/<id>.md when that note
 exists. One commit; the feature's last_active becomes now.
@@ -242,8 +243,7 @@ exists. One commit; the feature's last_active becomes now.
 				if !ch(flag) {
 					continue
 				}
-				loc, _ := svc.V.Config.Location()
-				t, err := note.ParseTime(v, loc)
+				t, err := svc.ParseTime(v)
 				if err != nil {
 					return errs.New(errs.PlanValidationFailed, "--%s: %v", flag, err).With("flag", flag)
 				}
@@ -272,7 +272,7 @@ exists. One commit; the feature's last_active becomes now.
 	c.Flags().StringVar(&status, "status", "", strings.Join(session.PlanStatuses, ", ")+" (a new task: pending)")
 	c.Flags().StringArrayVar(&o.Artifacts, "artifact", nil, "a file the task generated (repeatable; added to its artifacts)")
 	c.Flags().BoolVar(&o.ClearArtifacts, "clear-artifacts", false, "empty the task's artifacts first")
-	c.Flags().StringVar(&started, "started-at", "", "when the task started (RFC 3339)")
-	c.Flags().StringVar(&completed, "completed-at", "", "when the task was completed (RFC 3339)")
+	c.Flags().StringVar(&started, "started-at", "", "when the task started (RFC 3339, or 2026-11-25T09:30 in the vault's time_zone)")
+	c.Flags().StringVar(&completed, "completed-at", "", "when the task was completed (RFC 3339, or 2026-11-25T09:30 in the vault's time_zone)")
 	return c
 }

@@ -53,8 +53,7 @@ to the next one). The task and feature default to the session's active ones
 				o.DurationMs = &duration
 			}
 			if at != "" {
-				loc, _ := svc.V.Config.Location()
-				t, err := note.ParseTime(at, loc)
+				t, err := svc.ParseTime(at)
 				if err != nil {
 					return errs.New(errs.HistoryEntryInvalid, "--at: %v", err).With("flag", "at")
 				}
@@ -79,7 +78,7 @@ to the next one). The task and feature default to the session's active ones
 	c.Flags().StringVar(&o.Status, "status", "success", "success or failure")
 	c.Flags().Int64Var(&duration, "duration-ms", 0, "how long it ran, in milliseconds")
 	c.Flags().StringVar(&o.Error, "error", "", "why it failed")
-	c.Flags().StringVar(&at, "at", "", "when it ran (RFC 3339; default now)")
+	c.Flags().StringVar(&at, "at", "", "when it ran (RFC 3339, or 2026-11-25T09:30 in the vault's time_zone; default now)")
 	c.Flags().StringVar(&o.Session, "session", "", "the session whose log gets it (default: the active session)")
 	c.Flags().BoolVar(&noCommit, "no-commit", false, "append only; the log is committed later (at the session's end at the latest)")
 	return c

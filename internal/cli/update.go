@@ -2,7 +2,6 @@ package cli
 
 import (
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +21,7 @@ with its block id (^u-N), and commits it. --progress sets the session's progress
 (0-100). The type defaults to progress with --progress, else note.
 
 --at records an update that happened earlier (RFC 3339, e.g.
-2026-11-25T09:30:00Z): the updates are a log whose times only go forward, so a
+2026-11-25T09:30:00Z, or 2026-11-25T09:30 in the vault's time_zone): the updates are a log whose times only go forward, so a
 time before the session's last update, or in the future, is refused and
 nothing changes.`,
 		Args: args(cobra.MinimumNArgs(1)),
@@ -37,9 +36,9 @@ nothing changes.`,
 				o.Progress = &progress
 			}
 			if at != "" {
-				t, err := time.Parse(time.RFC3339, at)
+				t, err := svc.ParseTime(at)
 				if err != nil {
-					return errs.New(errs.UpdateValidationFailed, "--at %q is not an RFC 3339 time; write it like 2026-11-25T09:30:00Z", at).With("flag", "at")
+					return errs.New(errs.UpdateValidationFailed, "--at: %v", err).With("flag", "at")
 				}
 				o.At = &t
 			}
@@ -53,6 +52,6 @@ nothing changes.`,
 	c.Flags().IntVar(&progress, "progress", 0, "session progress, 0-100")
 	c.Flags().StringVar(&o.Type, "type", "", "progress, note, blocker or milestone")
 	c.Flags().StringArrayVar(&o.Tags, "tag", nil, "tag for the update (repeatable)")
-	c.Flags().StringVar(&at, "at", "", "when the update happened, RFC 3339 (default now; not before the last update)")
+	c.Flags().StringVar(&at, "at", "", "when the update happened: RFC 3339, or 2026-11-25T09:30 in the vault's time_zone (default now; not before the last update)")
 	return c
 }

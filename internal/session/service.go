@@ -337,3 +337,17 @@ func (s *Service) idSuffix() string {
 	}
 	return m.IDSuffix()
 }
+
+// ParseTime reads a time given on a flag or as an MCP argument (update --at,
+// feature plan --started-at and --completed-at, history record --at, their
+// MCP twins) the way the vault's time properties are read (note.ParseTime):
+// RFC 3339 with a zone, or 2026-11-25T09:30[:00], "2026-11-25 09:30" or a
+// bare date in the vault's time_zone (the machine's when it has none). The
+// error says which forms it reads.
+func (s *Service) ParseTime(v string) (time.Time, error) {
+	loc, err := s.V.Config.Location()
+	if err != nil {
+		return time.Time{}, fmt.Errorf(".sessionvault/config.yaml: time_zone: %w", err)
+	}
+	return note.ParseTime(v, loc)
+}
