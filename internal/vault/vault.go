@@ -142,8 +142,19 @@ func (v *Vault) stateDir(sub string) (string, error) {
 
 // WriteState writes a file under .sessionvault/state (not committed)
 // atomically but without fsync: heartbeats and other rebuildable state. A
-// killed process never loses it; a power cut may lose the last write.
+// killed process never loses it; a power cut may lose the last write. The
+// name is one file name (letters, digits, '_', '-', '.'), else an error.
 func (v *Vault) WriteState(name string, data []byte) error {
+	return v.writeState(name, data, Volatile)
+}
+
+// WriteStateDurable is WriteState with fsync of the file and its folder: for
+// state whose loss would cost more than a rebuild (the sync ledger).
+func (v *Vault) WriteStateDurable(name string, data []byte) error {
+	return v.writeState(name, data, Durable)
+}
+
+func (v *Vault) writeState(name string, data []byte, durability int) error {
 	if err := CheckName("state file", strings.ReplaceAll(name, ".", "_")); err != nil {
 		return err
 	}
@@ -155,21 +166,7 @@ func (v *Vault) WriteState(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	return AtomicWrite(tmp, filepath.Join(d, name), data, Volatile)
-}
-
-// WriteStateDurable is WriteState with fsync of the file and its folder: for
-// state whose loss would cost more than a rebuild (the sync ledger).
-func (v *Vault) WriteStateDurable(name string, data []byte) error {
-	d, err := v.stateDir("")
-	if err != nil {
-		return err
-	}
-	tmp, err := v.stateDir("tmp")
-	if err != nil {
-		return err
-	}
-	return AtomicWrite(tmp, filepath.Join(d, name), data, Durable)
+	return AtomicWrite(tmp, filepath.Join(d, name), data, durability)
 }
 
 // writeStateInPlace overwrites a file under .sessionvault/state in place
