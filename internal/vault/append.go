@@ -45,20 +45,12 @@ func (v *Vault) AppendNote(rel string, tail int, build func(tail []byte, size in
 		return osError(err, rel, "opening")
 	}
 	defer f.Close()
-	deadline := time.Now().Add(v.Config.LockTimeout.Duration)
-	for wait := 100 * time.Microsecond; ; {
-		held, err := tryLockFile(f)
-		if held {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("locking %s: %w", rel, err)
-		}
-		if time.Now().After(deadline) {
-			return errs.New(errs.LockTimeout, "another process has held %s for over %s", rel, v.Config.LockTimeout.Duration).With("note", rel)
-		}
-		time.Sleep(wait)
-		wait = min(2*wait, 10*time.Millisecond)
+	held, err := lockWithin(f, v.Config.LockTimeout.Duration, 100*time.Microsecond, 10*time.Millisecond)
+	if err != nil {
+		return fmt.Errorf("locking %s: %w", rel, err)
+	}
+	if !held {
+		return errs.New(errs.LockTimeout, "another process has held %s for over %s", rel, v.Config.LockTimeout.Duration).With("note", rel)
 	}
 	defer unlockFile(f)
 	fi, err := f.Stat()

@@ -26,25 +26,32 @@ func (v *Vault) lock() (*fileLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the vault lock %s: %w", path, err)
 	}
-	deadline := time.Now().Add(v.Config.LockTimeout.Duration)
-	wait := time.Millisecond
-	for {
-		held, err := tryLockFile(f)
-		if held {
-			return &fileLock{f: f}, nil
-		}
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
+	held, err := lockWithin(f, v.Config.LockTimeout.Duration, time.Millisecond, 32*time.Millisecond)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	if !held {
+		f.Close()
+		return nil, errs.New(errs.LockTimeout, "another sessionvault process has held the vault lock %s for over %s", path, v.Config.LockTimeout.Duration)
+	}
+	return &fileLock{f: f}, nil
+}
+
+// lockWithin takes the exclusive lock of f (tryLockFile), trying again
+// after first, then after twice as long each time up to most, until timeout
+// has passed. held is false, with no error, when another process still
+// holds it then; an error is one the lock call itself returned.
+func lockWithin(f *os.File, timeout, first, most time.Duration) (held bool, err error) {
+	deadline := time.Now().Add(timeout)
+	for wait := first; ; wait = min(2*wait, most) {
+		if held, err := tryLockFile(f); held || err != nil {
+			return held, err
 		}
 		if time.Now().After(deadline) {
-			f.Close()
-			return nil, errs.New(errs.LockTimeout, "another sessionvault process has held the vault lock %s for over %s", path, v.Config.LockTimeout.Duration)
+			return false, nil
 		}
 		time.Sleep(wait)
-		if wait < 20*time.Millisecond {
-			wait *= 2
-		}
 	}
 }
 
