@@ -204,9 +204,10 @@ func (f *taskUpdateFlags) add(c *cobra.Command, all bool) {
 	c.Flags().StringVar(&f.resume, "resume-prompt", "", "the task's resume prompt")
 }
 
-// update builds the TaskUpdate the flags set on c; cur is the task as it
-// is (the immediate context flags change only the fields given).
-func (f *taskUpdateFlags) update(c *cobra.Command, cur session.Task) session.TaskUpdate {
+// update builds the TaskUpdate the flags set on c; the immediate context
+// flags change only the fields given, merged with the note's others inside
+// the operation.
+func (f *taskUpdateFlags) update(c *cobra.Command) session.TaskUpdate {
 	var u session.TaskUpdate
 	ch := c.Flags().Changed
 	if ch("name") {
@@ -237,23 +238,21 @@ func (f *taskUpdateFlags) update(c *cobra.Command, cur session.Task) session.Tas
 		u.TechnicalDecisions, u.SetDecisions = nonEmptyItems(f.decisions), true
 	}
 	if ch("working-on") || ch("last-action") || ch("next-step") || ch("blocker") || ch("notes") {
-		ic := cur.Immediate
-		if ch("working-on") {
-			ic.WorkingOn = f.workingOn
-		}
-		if ch("last-action") {
-			ic.LastAction = f.lastAction
-		}
-		if ch("next-step") {
-			ic.NextStep = f.nextStep
+		var p session.ImmediatePatch
+		for flag, dst := range map[string]struct {
+			v   string
+			dst **string
+		}{"working-on": {f.workingOn, &p.WorkingOn}, "last-action": {f.lastAction, &p.LastAction}, "next-step": {f.nextStep, &p.NextStep}, "notes": {f.notes, &p.Notes}} {
+			if ch(flag) {
+				v := dst.v
+				*dst.dst = &v
+			}
 		}
 		if ch("blocker") {
-			ic.Blockers = nonEmptyItems(f.blockers)
+			b := nonEmptyItems(f.blockers)
+			p.Blockers = &b
 		}
-		if ch("notes") {
-			ic.Notes = f.notes
-		}
-		u.Immediate = &ic
+		u.ImmediateFields = &p
 	}
 	return u
 }
@@ -280,11 +279,7 @@ func (a *app) taskUpdateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cur, err := svc.Task(a.project, argv[0])
-			if err != nil {
-				return err
-			}
-			out, err := svc.SaveTask(session.SaveTaskOptions{Project: a.project, TaskID: argv[0], Updates: f.update(c, cur), ChangeSummary: summary, ChangeType: changeType})
+			out, err := svc.SaveTask(session.SaveTaskOptions{Project: a.project, TaskID: argv[0], Updates: f.update(c), ChangeSummary: summary, ChangeType: changeType})
 			if err != nil {
 				return err
 			}
@@ -315,9 +310,7 @@ the active session's active task, all in one commit. Prints TASK's context.`,
 			}
 			o := session.SwitchOptions{Project: a.project, From: from, To: argv[0], NoSave: noSave}
 			if from != "" {
-				// A missing --from is the switch's own error (E1660).
-				cur, _ := svc.Task(a.project, from)
-				o.Updates = f.update(c, cur)
+				o.Updates = f.update(c)
 			}
 			out, err := svc.SwitchTask(o)
 			if err != nil {

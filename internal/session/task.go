@@ -322,9 +322,39 @@ type TaskUpdate struct {
 	TechnicalDecisions []string          `json:"technical_decisions,omitempty"`
 	ResumePrompt       *string           `json:"resume_prompt,omitempty"`
 	LockedElements     []string          `json:"locked_elements,omitempty"`
+	// ImmediateFields changes some fields of the immediate context and keeps
+	// the others as the note holds them when the operation runs (after
+	// Immediate, when both are given): task update's --working-on,
+	// --last-action, --next-step, --blocker and --notes. Read inside the
+	// operation, so a change another process made to the other fields
+	// meanwhile is kept.
+	ImmediateFields *ImmediatePatch `json:"-"`
 	// SetKeyFiles, SetDecisions and SetLocked say the matching list is
 	// given (an empty list clears it).
 	SetKeyFiles, SetDecisions, SetLocked bool `json:"-"`
+}
+
+// ImmediatePatch is a change of some fields of a task's immediate context:
+// a nil field is kept as it is; Blockers set to an empty list clears them.
+type ImmediatePatch struct {
+	WorkingOn, LastAction, NextStep, Notes *string
+	Blockers                               *[]string
+}
+
+// apply returns ic with p's fields changed.
+func (p ImmediatePatch) apply(ic ImmediateContext) ImmediateContext {
+	for _, f := range []struct {
+		v   *string
+		dst *string
+	}{{p.WorkingOn, &ic.WorkingOn}, {p.LastAction, &ic.LastAction}, {p.NextStep, &ic.NextStep}, {p.Notes, &ic.Notes}} {
+		if f.v != nil {
+			*f.dst = *f.v
+		}
+	}
+	if p.Blockers != nil {
+		ic.Blockers = append([]string(nil), *p.Blockers...)
+	}
+	return ic
 }
 
 func (u TaskUpdate) validate() error {
@@ -377,8 +407,15 @@ func (d *doc) applyTask(cur Task, u TaskUpdate, now time.Time) {
 	if u.Priority != nil {
 		d.set("priority", *u.Priority)
 	}
-	if u.Immediate != nil {
-		d.setSection(secImmediate, append(immediateLines(*u.Immediate), d.otherLines(secImmediate)...))
+	if u.Immediate != nil || u.ImmediateFields != nil {
+		ic := cur.Immediate
+		if u.Immediate != nil {
+			ic = *u.Immediate
+		}
+		if u.ImmediateFields != nil {
+			ic = u.ImmediateFields.apply(ic)
+		}
+		d.setSection(secImmediate, append(immediateLines(ic), d.otherLines(secImmediate)...))
 	}
 	if u.SetKeyFiles || len(u.KeyFiles) > 0 {
 		d.set("key_files", nonNil(u.KeyFiles))
