@@ -93,7 +93,7 @@ func bulkSession(bin, vaultDir, project, cwd string, n int) error {
 	if err := os.WriteFile(note, grown, 0o644); err != nil {
 		return fmt.Errorf("writing the bulk updates: %w", err)
 	}
-	if err := sh(cwd, bin, "--vault", vaultDir, "accept"); err != nil {
+	if err := sh(cwd, bin, "--vault", vaultDir, "--project", project, "accept"); err != nil {
 		return fmt.Errorf("accepting the bulk updates: %w", err)
 	}
 	return nil

@@ -30,7 +30,8 @@ const (
 // so that all three meet the same machine, the same repository and the same
 // disk. (Separate vaults do not: on a virtual disk two vaults of identical
 // content, generated one after the other, differed by up to 1.4x in update
-// cost, the first generated the fastest.) The rounds run long enough for the
+// cost, the first generated the fastest. Sharing the repository, a cost the
+// long session puts on all of it is paid by the three alike.) The rounds run long enough for the
 // long session to compact again (every compact_updates/2 updates), so its
 // mean carries compaction's amortised cost. It then checks that no update
 // was lost: the state reads every one back through the archive.

@@ -65,6 +65,11 @@ func isENOTDIR(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 
 const haveSyncfs = true
 
+// statHasChangeTime says the stat data holds the file's real ctime, inode
+// and device, which no program can set back: what verifiedBlobs needs to
+// vouch for a file.
+const statHasChangeTime = true
+
 // syncfs makes every write to the file system holding dir durable, with one
 // syncfs(2).
 func syncfs(dir string) error {

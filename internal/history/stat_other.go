@@ -67,6 +67,11 @@ func isENOTDIR(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 
 const haveSyncfs = false
 
+// statHasChangeTime is false: the stat data's ctime is the mtime (which a
+// program can set back) and it has no inode or device, so verifiedBlobs
+// never vouches for a file here.
+const statHasChangeTime = false
+
 func syncfs(string) error { return nil }
 
 // statFromInfo returns the stat data of a FileInfo from os.Stat, Lstat or

@@ -1,11 +1,19 @@
 package history
 
-import "github.com/go-git/go-git/v5/plumbing"
+import (
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
 
 // verifiedBlobsMax bounds the files a verifiedBlobs remembers; past it the
 // memory starts again (the files racily clean at one time are few: those
 // written in the index's last second).
 const verifiedBlobsMax = 1024
+
+// verifiedMargin is how much older than the index file's stamp a file's
+// mtime and ctime must be for verifiedBlobs to remember its hash.
+const verifiedMargin = 100 * time.Millisecond
 
 // verifiedBlob is a work-tree file's stat data when it was hashed, and its
 // blob id.
@@ -24,10 +32,16 @@ type verifiedBlob struct {
 //
 // It only vouches for a file whose whole stat data (inode, size, mtime and
 // ctime in nanoseconds) is unchanged since it was hashed, and only when
-// both of those times were older than a timestamp the same file system put
-// on the index file before the file was read: a write after the read would
-// then bear a later time, so equal stat data proves equal content even on a
-// file system whose clock ticks coarsely. The zero value is empty and ready.
+// both of those times were older, by verifiedMargin, than a timestamp the
+// same file system put on the index file before the file was read: a write
+// begun after the read would bear a later time, so equal stat data proves
+// equal content even on a file system whose clock ticks coarsely. What it
+// cannot see is one write(2) that was still copying when the file was read
+// (the kernel stamps the times when a write begins): the margin leaves that
+// only to a single write call that has been copying for over 100 ms, the
+// exposure git itself has for a write spanning its last index write of a
+// second. Where the stat data has no real ctime (statHasChangeTime: not
+// Linux) it vouches for nothing. The zero value is empty and ready.
 type verifiedBlobs struct {
 	m map[string]verifiedBlob
 }
@@ -43,11 +57,12 @@ func (v *verifiedBlobs) lookup(rel string, sd statData) (plumbing.Hash, bool) {
 }
 
 // remember records that the file at rel, with stat data sd, hashed to h,
-// when sd's mtime and ctime are strictly older than clock, the stamp of a
-// file on the same device (the index file) written before the file was
-// read. Otherwise it forgets rel.
+// when sd's mtime and ctime are older by verifiedMargin than clock, the
+// stamp of a file on the same device (the index file) written before the
+// file was read. Otherwise it forgets rel.
 func (v *verifiedBlobs) remember(rel string, sd statData, h plumbing.Hash, clock fileStamp) {
-	if uint32(clock.dev) != sd.dev || !olderThan(sd.mtimeSec, sd.mtimeNsec, clock.mtime) || !olderThan(sd.ctimeSec, sd.ctimeNsec, clock.mtime) {
+	before := clock.mtime - int64(verifiedMargin)
+	if !statHasChangeTime || uint32(clock.dev) != sd.dev || !olderThan(sd.mtimeSec, sd.mtimeNsec, before) || !olderThan(sd.ctimeSec, sd.ctimeNsec, before) {
 		delete(v.m, rel)
 		return
 	}
