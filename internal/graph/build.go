@@ -354,15 +354,7 @@ func (b *builder) frontMatter(rel string) (*note.Note, error) {
 	}
 	n, err := note.Parse(rel, data)
 	if err != nil {
-		var pe *note.ParseError
-		if errors.As(err, &pe) {
-			code := errs.StateParseError
-			if errors.Is(err, note.ErrTooLarge) {
-				code = errs.NoteTooLarge
-			}
-			return nil, (&errs.Error{Code: code, Message: err.Error() + " (fix the note; `sessionvault check` lists every note it cannot read)", Err: err}).With("note", rel).With("line", pe.Line)
-		}
-		return nil, err
+		return nil, session.NoteParseError(rel, err, "fix the note; `sessionvault check` lists every note it cannot read")
 	}
 	return n, nil
 }
@@ -404,18 +396,8 @@ func nonEmpty(v string) []string {
 	return []string{v}
 }
 
-// unlink returns the target of a "[[target]]", "[[target|alias]]" or
-// "[[target#heading]]" value, or the value itself when it is no wikilink.
-func unlink(v string) string {
-	v = strings.TrimSpace(v)
-	if strings.HasPrefix(v, "[[") && strings.HasSuffix(v, "]]") {
-		v = v[2 : len(v)-2]
-		if i := strings.IndexAny(v, "|#"); i >= 0 {
-			v = v[:i]
-		}
-	}
-	return strings.TrimSpace(v)
-}
+// unlink returns the target of a wikilink value (session.Unlink), trimmed.
+func unlink(v string) string { return strings.TrimSpace(session.Unlink(v)) }
 
 func linkTargets(values []string) []string {
 	out := make([]string, 0, len(values))

@@ -251,7 +251,7 @@ func parsePlanTask(line string, loc *time.Location) (PlanTask, string) {
 	}
 	t := PlanTask{BlockID: m[4], Artifacts: []string{}}
 	if strings.HasPrefix(m[2], "[[") {
-		target := unlink(m[2])
+		target := Unlink(m[2])
 		t.TaskID = path.Base(target)
 		t.TaskNote = target
 	} else {

@@ -306,7 +306,7 @@ func parseCommand(line string) (CommandEntry, string) {
 				if end < 0 {
 					return e, lm[1] + ": a wikilink without ]]"
 				}
-				v, s = path.Base(unlink(s[:end+2])), s[end+2:]
+				v, s = path.Base(Unlink(s[:end+2])), s[end+2:]
 				if lm[1] == "task" {
 					e.taskLinked = true
 				} else {

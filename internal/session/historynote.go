@@ -96,7 +96,7 @@ func (s *Service) addToHistory(tx *vault.Tx, st State, now time.Time) error {
 	var moved []string
 	for i := keep; i >= 0 && i < len(olds); i++ {
 		sec := olds[i]
-		target := unlink(strings.TrimSpace(strings.Split(sec.Title, sep)[0]))
+		target := Unlink(strings.TrimSpace(strings.Split(sec.Title, sep)[0]))
 		objective := ""
 		for _, l := range markdown.Lines(d.body, sec.BodyStart, sec.End) {
 			if v, ok := strings.CutPrefix(string(l.Content()), "- **Objective:** "); ok {

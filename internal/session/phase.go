@@ -94,7 +94,7 @@ func (s *Service) logViolations(tx *vault.Tx, st State, phase string, missing []
 	for i, x := range d.md.Sections {
 		// The heading of this session, also as written before links were
 		// written from the vault root ([[sessions/<id>]]).
-		if x.Level == 3 && strings.HasPrefix(x.Title, "[[") && inProject(st.Project, unlink(x.Title)) == st.Project+"/"+SessionsDir+"/"+st.Session {
+		if x.Level == 3 && strings.HasPrefix(x.Title, "[[") && inProject(st.Project, Unlink(x.Title)) == st.Project+"/"+SessionsDir+"/"+st.Session {
 			sec = &i
 		}
 	}

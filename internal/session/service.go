@@ -227,17 +227,25 @@ func (s *Service) parseDoc(rel string, data []byte) (*doc, error) {
 		d.loc, _ = s.V.Config.Location()
 	}
 	if err != nil {
-		var pe *note.ParseError
-		if errors.As(err, &pe) {
-			code := errs.StateParseError
-			if errors.Is(err, note.ErrTooLarge) {
-				code = errs.NoteTooLarge
-			}
-			return nil, (&errs.Error{Code: code, Message: err.Error() + " (the note is left as it is; fix it, or restore it with git)", Err: err}).With("note", rel).With("line", pe.Line)
-		}
-		return nil, err
+		return nil, NoteParseError(rel, err, "the note is left as it is; fix it, or restore it with git")
 	}
 	return d, nil
+}
+
+// NoteParseError is the error a reader shows for err, a note.Parse error of
+// the note rel: errs.StateParseError (errs.NoteTooLarge for a note over the
+// size limit) naming the note and the line, with remedy in parentheses after
+// the parser's message. Other errors are returned as they are.
+func NoteParseError(rel string, err error, remedy string) error {
+	var pe *note.ParseError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	code := errs.StateParseError
+	if errors.Is(err, note.ErrTooLarge) {
+		code = errs.NoteTooLarge
+	}
+	return (&errs.Error{Code: code, Message: err.Error() + " (" + remedy + ")", Err: err}).With("note", rel).With("line", pe.Line)
 }
 
 // render executes a template: the vault's .sessionvault/templates/<name>

@@ -346,7 +346,7 @@ func activeSessionLink(project, id string) string {
 // element of its target ("[[demo/sessions/x|x]]", "[[sessions/x]]" and "x"
 // all name x).
 func sessionID(v string) string {
-	if t := unlink(v); t != "" {
+	if t := Unlink(v); t != "" {
 		return path.Base(t)
 	}
 	return ""
@@ -363,8 +363,10 @@ func inProject(project, target string) string {
 	return project + "/" + target
 }
 
-// unlink returns the target of a "[[target]]" or "[[target|label]]" value.
-func unlink(v string) string {
+// Unlink returns the target of a "[[target]]", "[[target|label]]" or
+// "[[target#heading]]" value (trimmed outside the brackets), or the value
+// itself, trimmed, when it is no wikilink.
+func Unlink(v string) string {
 	v = strings.TrimSpace(v)
 	if strings.HasPrefix(v, "[[") && strings.HasSuffix(v, "]]") {
 		v = v[2 : len(v)-2]

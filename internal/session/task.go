@@ -132,7 +132,7 @@ func taskLinks(project string, ids []string) []string {
 func taskIDs(values []string) []string {
 	var out []string
 	for _, v := range values {
-		if id := path.Base(unlink(v)); id != "" && id != "." {
+		if id := path.Base(Unlink(v)); id != "" && id != "." {
 			out = append(out, strings.TrimSuffix(id, ".md"))
 		}
 	}
