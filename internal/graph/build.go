@@ -354,7 +354,8 @@ func (b *builder) frontMatter(rel string) (*note.Note, error) {
 	}
 	n, err := note.Parse(rel, data)
 	if err != nil {
-		return nil, session.NoteParseError(rel, err, "fix the note; `sessionvault check` lists every note it cannot read")
+		project, _, _ := strings.Cut(rel, "/")
+		return nil, session.NoteParseError(rel, err, "fix the note; `"+b.svc.Command(project, "check")+"` lists every note it cannot read")
 	}
 	return n, nil
 }
