@@ -216,7 +216,11 @@ remote setup in .git/config; .gitattributes applies it to *.md.`,
 			if err != nil {
 				return err
 			}
-			merged, conflicted := vault.MergeNotes(base, ours, theirs)
+			path := ""
+			if len(argv) == 4 {
+				path = filepath.ToSlash(argv[3])
+			}
+			merged, conflicted := vault.MergeNotes(path, base, ours, theirs, session.NoteOwnership())
 			if err := os.WriteFile(argv[1], merged, 0o644); err != nil {
 				return errs.Wrap(errs.GitWriteFailed, err, "merge-driver: writing the merge")
 			}

@@ -2,7 +2,6 @@ package vault
 
 import (
 	"bytes"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -13,46 +12,57 @@ import (
 // MergeNotes is the three-way merge of two versions of a note, ours and
 // theirs, descended from base: the merge of `remote sync` and of the git
 // merge driver (`sessionvault merge-driver`, registered for *.md through
-// .gitattributes), DESIGN §6.
+// .gitattributes). path is the note's vault-relative path ("" when not
+// known); own says which of its sections are the engine's lists of entries.
 //
 //   - Properties merge per key: a key changed on one side takes that change;
 //     changed on both, `updated` and other times take the later, `version`,
 //     `progress` and other integers the larger, anything else ours.
-//   - Entries (lines ending in a block id, ^u-12) are unioned by id: an entry
-//     added on both sides is there once, one edited on one side takes that
-//     edit, and each run of entries is ordered by the time it starts with
-//     (oldest first, or newest first where the section already was).
-//   - Other lines merge as text, as git's line merge does. Lines both sides
-//     only added at one place are all kept, ours first (two appends to a
-//     note's end lose nothing and need no one). Where both sides changed the
-//     same lines of a section that holds entries, both sides' lines are kept
-//     (an engine section never stops a merge); elsewhere (a person's
-//     section) that region alone gets git's conflict markers, and
-//     conflicted is true.
+//   - Everything outside the engine's lists — a person's sections, their
+//     block ids, blank lines, comments, fences, the engine's own prose — is
+//     text, merged three-way by lines as git merges: changes to separate
+//     lines are all applied; what both sides inserted at one place is kept
+//     whole, ours then theirs, byte for byte (once when one side's
+//     insertion begins or ends the other's); where both changed the same
+//     lines differently, the lines that differ get git's conflict markers
+//     in place, and conflicted is true.
+//   - In a list the engine keeps (Ownership.List), its entries
+//     (Ownership.EntryID) are merged by id: each id once, an entry edited
+//     on one side takes that edit, one deleted on one side (a compaction
+//     moved it) and untouched on the other stays deleted, and each run of
+//     timed entries is ordered by time (oldest first, or newest first where
+//     ours had it so). Where both sides changed a list at one place, both
+//     sides' lines are kept (a list never stops a merge).
 //
 // A project's current state (type: session-state) whose two sides hold
 // different sessions is not merged line by line: one side is taken whole
 // (SessionWinner), and the other side's session is kept apart by the
 // reconciliation that follows a merge (session.Service.Reconcile).
 //
-// A side that does not parse as a note is merged as text with markers.
-// MergeNotes is pure and never fails.
-func MergeNotes(base, ours, theirs []byte) (merged []byte, conflicted bool) {
+// A side that does not parse as a note is merged as text. MergeNotes is
+// pure and never fails.
+func MergeNotes(path string, base, ours, theirs []byte, own Ownership) (merged []byte, conflicted bool) {
 	switch {
 	case bytes.Equal(ours, theirs), bytes.Equal(base, theirs):
 		return ours, false
 	case bytes.Equal(base, ours):
 		return theirs, false
 	}
-	if len(base) == 0 {
-		// Added on both sides (two machines made the same note): what the
-		// two have in common stands for the ancestor, so that each side's
-		// own lines are its additions.
+	af, ab := splitNote(ours)
+	bf, bb := splitNote(theirs)
+	typ := noteType(af)
+	if typ == "" {
+		typ = noteType(bf)
+	}
+	if len(base) == 0 && own.engines(path, typ, ab, bb) {
+		// A note of the engine's added on both sides (two machines made
+		// the same record): what the two have in common stands for the
+		// ancestor, so that each side's own lines are its additions. A
+		// person's note added on both sides merges against nothing: each
+		// side's text is kept whole.
 		base = commonLines(ours, theirs)
 	}
 	of, ob := splitNote(base)
-	af, ab := splitNote(ours)
-	bf, bb := splitNote(theirs)
 	if w, clash := SessionWinner(of, af, bf); clash {
 		if w == 0 {
 			return ours, false
@@ -60,8 +70,17 @@ func MergeNotes(base, ours, theirs []byte) (merged []byte, conflicted bool) {
 		return theirs, false
 	}
 	fm := mergeProperties(of, af, bf)
-	body, conflicted := mergeBody(ob, ab, bb)
+	body, conflicted := mergeBody(path, typ, ob, ab, bb, own)
 	return append(fm, body...), conflicted
+}
+
+// noteType is the type property of a front matter block, or "".
+func noteType(fm []byte) string {
+	_, props, _, ok := splitProps(fm)
+	if !ok {
+		return ""
+	}
+	return propScalar(propMap(props)["type"])
 }
 
 // commonLines is the lines a and b have in common, in order (the lines of
@@ -341,227 +360,24 @@ func propScalar(block string) string {
 	return strings.Trim(strings.TrimSpace(v), `"'`)
 }
 
-// ---- body ----
-
-// mergeBody merges two bodies line by line (the hunks of Merge3), unions
-// entries by block id and orders them by time; conflicts outside sections
-// that hold entries get conflict markers.
-func mergeBody(o, a, b []byte) ([]byte, bool) {
-	ol := splitLines(o)
-	ha := lineHunks(o, a, 0)
-	engineAt := engineSections(ol, a, b)
-	conflicted := false
-	merged := applyHunks(ol, ha, dropAddedBy(ha, lineHunks(o, b, 1)), func(out *bytes.Buffer, start, end int, ra, rb []byte) {
-		list := engineAt(start, ra, rb)
-		if start != end && !list {
-			// Both changed the same lines of a person's section.
-			conflicted = true
-			writeLines(out, []byte("<<<<<<< ours\n"))
-			writeLines(out, ra)
-			writeLines(out, []byte("=======\n"))
-			writeLines(out, rb)
-			writeLines(out, []byte(">>>>>>> theirs\n"))
-			return
-		}
-		// Lines both sides only added at one place (two appends to a note's
-		// end), or a section of entries: both kept, ours first, then what
-		// theirs has that ours does not (in a list of entries, no blank
-		// line from theirs splits it). An ancestor line one side kept
-		// unchanged and the other deleted (an update compaction moved to
-		// the session's log) stays deleted.
-		anc, inA, inB := lineSet(ol[start:end]), lineSet(splitLines(ra)), lineSet(splitLines(rb))
-		var kept []string
-		for _, l := range splitLines(ra) {
-			if t := strings.TrimRight(l, "\r\n"); strings.TrimSpace(t) == "" || !anc[t] || inB[t] {
-				kept = append(kept, l)
-			}
-		}
-		// In a list, theirs' entries go before the blank lines ending ours
-		// (the blank line that closes the section stays last).
-		tail := len(kept)
-		for list && tail > 0 && strings.TrimSpace(kept[tail-1]) == "" {
-			tail--
-		}
-		for _, l := range kept[:tail] {
-			writeLines(out, []byte(l))
-		}
-		for _, l := range splitLines(rb) {
-			t := strings.TrimRight(l, "\r\n")
-			if blank := strings.TrimSpace(t) == ""; blank && !list || !blank && !inA[t] && !anc[t] {
-				writeLines(out, []byte(l))
-			}
-		}
-		for _, l := range kept[tail:] {
-			writeLines(out, []byte(l))
-		}
-	})
-	return orderEntries(dropDoubledAdditions(merged, o, a, b), o, a, b), conflicted
-}
-
-// dropDoubledAdditions removes, from the end, the copies of a non-blank
-// line that both sides added (each has it more often than the ancestor)
-// beyond what the side with more copies has: the same line reached the two
-// sides by two routes (a machine's edit merged on each) and landed at two
-// places.
-func dropDoubledAdditions(merged, o, a, b []byte) []byte {
-	count := func(lines []string) map[string]int {
-		m := map[string]int{}
-		for _, l := range lines {
-			if t := strings.TrimRight(l, "\r\n"); strings.TrimSpace(t) != "" {
-				m[t]++
-			}
-		}
-		return m
-	}
-	ml := splitLines(merged)
-	cm, co, ca, cb := count(ml), count(splitLines(o)), count(splitLines(a)), count(splitLines(b))
-	extra := map[string]int{}
-	for l, n := range cm {
-		if ca[l] > co[l] && cb[l] > co[l] && n > max(ca[l], cb[l]) {
-			extra[l] = n - max(ca[l], cb[l])
-		}
-	}
-	if len(extra) == 0 {
-		return merged
-	}
-	drop := make([]bool, len(ml))
-	for i := len(ml) - 1; i >= 0; i-- {
-		if t := strings.TrimRight(ml[i], "\r\n"); extra[t] > 0 {
-			extra[t]--
-			drop[i] = true
-		}
-	}
-	var out strings.Builder
-	for i, l := range ml {
-		if !drop[i] {
-			out.WriteString(l)
-		}
-	}
-	return []byte(out.String())
-}
-
-// lineSet is the set of lines (without line endings).
-func lineSet(lines []string) map[string]bool {
-	m := make(map[string]bool, len(lines))
-	for _, l := range lines {
-		m[strings.TrimRight(l, "\r\n")] = true
-	}
-	return m
-}
-
-// engineSections returns whether a conflict at ancestor line start, whose
-// two sides are ra and rb, lies in a section that holds entries (in the
-// ancestor, or on either side).
-func engineSections(ol []string, a, b []byte) func(start int, ra, rb []byte) bool {
-	heading := make([]string, len(ol)+1) // the ## heading each ancestor line is under
-	cur := ""
-	for i, l := range ol {
-		if strings.HasPrefix(l, "## ") {
-			cur = strings.TrimSpace(l)
-		}
-		heading[i] = cur
-	}
-	heading[len(ol)] = cur
-	withEntries := map[string]bool{}
-	for _, text := range [][]byte{[]byte(strings.Join(ol, "")), a, b} {
-		h := ""
-		for _, l := range splitLines(text) {
-			if strings.HasPrefix(l, "## ") {
-				h = strings.TrimSpace(l)
-			}
-			if IsEntryLine([]byte(l)) {
-				withEntries[h] = true
-			}
-		}
-	}
-	return func(start int, ra, rb []byte) bool {
-		if withEntries[heading[start]] {
-			return true
-		}
-		for _, l := range splitLines(append(append([]byte(nil), ra...), rb...)) {
-			if IsEntryLine([]byte(l)) {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-// entryTimeRe finds the time an entry line starts with
-// (`- 2026-11-23T10:00:00Z ·`, `- [ ] 2026-…`).
-var entryTimeRe = lazyRegexp(`^- (?:\[.\] )?(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)?) `)
-
-// orderEntries makes each block id appear once (the version edited since
-// the ancestor, ours first) and orders each run of consecutive timed entries
-// by time: oldest first, unless ours had that run newest first.
-func orderEntries(merged, o, a, b []byte) []byte {
-	lines := splitLines(merged)
-	orig := map[string]string{}
-	for _, l := range splitLines(o) {
-		if id := lineID(l); id != "" {
-			orig[id] = l
-		}
-	}
-	// One line per id: the first seen that differs from the ancestor, else
-	// the first.
-	first := map[string]int{}
-	drop := make([]bool, len(lines))
-	for i, l := range lines {
-		id := lineID(l)
-		if id == "" {
-			continue
-		}
-		j, seen := first[id]
-		if !seen {
-			first[id] = i
-			continue
-		}
-		if lines[j] == orig[id] && l != orig[id] {
-			lines[j] = l // the edit wins, in the first place
-		}
-		drop[i] = true
-	}
-	var kept []string
-	for i, l := range lines {
-		if !drop[i] {
-			kept = append(kept, l)
-		}
-	}
-	newestFirst := descendingRuns(a)
-	for i := 0; i < len(kept); {
-		if EntryTime(kept[i]).IsZero() {
-			i++
-			continue
-		}
-		j := i
-		for j < len(kept) && !EntryTime(kept[j]).IsZero() {
-			j++
-		}
-		run := kept[i:j]
-		desc := newestFirst[strings.TrimRight(run[0], "\r\n")] || newestFirst[strings.TrimRight(run[len(run)-1], "\r\n")]
-		sort.SliceStable(run, func(x, y int) bool {
-			tx, ty := EntryTime(run[x]), EntryTime(run[y])
-			if desc {
-				return tx.After(ty)
-			}
-			return tx.Before(ty)
-		})
-		i = j
-	}
-	return []byte(strings.Join(kept, ""))
-}
-
 // EntryID is the block id an entry line ends in (" ^u-12" gives "u-12"),
 // or "".
 func EntryID(l string) string { return lineID(l) }
 
 // lineID is the block id of an entry line, or "".
 func lineID(l string) string {
+	if !strings.Contains(l, "^") {
+		return "" // most lines: no need to run the expression
+	}
 	if m := blockIDRe().FindStringSubmatch(l); m != nil {
 		return m[1]
 	}
 	return ""
 }
+
+// entryTimeRe finds the time an entry line starts with
+// (`- 2026-11-23T10:00:00Z ·`, `- [ ] 2026-…`).
+var entryTimeRe = lazyRegexp(`^- (?:\[.\] )?(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)?) `)
 
 // EntryTime is the time an entry line (a list item ending in a block id)
 // starts with, zero when it has none; a time without a zone is UTC.
@@ -575,32 +391,4 @@ func EntryTime(l string) time.Time {
 	}
 	t, _ := note.ParseTime(m[1], time.UTC)
 	return t
-}
-
-// descendingRuns returns the lines of text's runs of timed entries that are
-// newest first (strictly later somewhere, and never earlier, down the run).
-func descendingRuns(text []byte) map[string]bool {
-	out := map[string]bool{}
-	lines := splitLines(text)
-	for i := 0; i < len(lines); {
-		if EntryTime(lines[i]).IsZero() {
-			i++
-			continue
-		}
-		j := i + 1
-		desc, asc := false, false
-		for j < len(lines) && !EntryTime(lines[j]).IsZero() {
-			t0, t1 := EntryTime(lines[j-1]), EntryTime(lines[j])
-			desc = desc || t1.Before(t0)
-			asc = asc || t1.After(t0)
-			j++
-		}
-		if desc && !asc {
-			for _, l := range lines[i:j] {
-				out[strings.TrimRight(l, "\r\n")] = true
-			}
-		}
-		i = j
-	}
-	return out
 }

@@ -1,9 +1,37 @@
 package vault
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// testLists are the sections the tests' notes keep as lists, as the
+// engine's current state does.
+var testLists = map[string]bool{"Updates": true, "Decisions": true, "Blockers": true, "End checklist": true}
+
+// testOwnership owns testLists, with entries ending in ^<letter>-<n>
+// (and a machine's name).
+var testOwnership = Ownership{
+	List:   func(_, _, title string) bool { return testLists[title] },
+	Record: func(_, typ string) bool { return typ == "session" },
+	EntryID: func(line string) string {
+		if !strings.Contains(line, "^") {
+			return ""
+		}
+		if m := testEntryRe.FindStringSubmatch(line); m != nil {
+			return m[1]
+		}
+		return ""
+	},
+}
+
+var testEntryRe = regexp.MustCompile(`\s\^([a-z]-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
+
+func mergeTest(base, ours, theirs []byte) ([]byte, bool) {
+	return MergeNotes("p/note.md", base, ours, theirs, testOwnership)
+}
 
 const mergeBase = `---
 type: session-state
@@ -42,7 +70,7 @@ func TestMergeNotes(t *testing.T) {
 	theirs = strings.Replace(theirs, "line two\n", "line two, theirs\n", 1)
 	theirs = strings.Replace(theirs, "line one\n", "line zero\nline one\n", 1)
 
-	got, conflicted := MergeNotes([]byte(mergeBase), []byte(ours), []byte(theirs))
+	got, conflicted := mergeTest([]byte(mergeBase), []byte(ours), []byte(theirs))
 	want := `---
 type: session-state
 status: active
@@ -81,7 +109,7 @@ line two, theirs
 	// The same entry added on both sides (both pulled it from a third clone)
 	// is there once; nothing conflicts.
 	both := strings.Replace(mergeBase, "first ^u-1\n", "first ^u-1\n- 2026-11-23T10:30:00Z · note · third ^u-2-desk\n", 1)
-	got, conflicted = MergeNotes([]byte(mergeBase), []byte(both+"ours\n"), []byte(both))
+	got, conflicted = mergeTest([]byte(mergeBase), []byte(both+"ours\n"), []byte(both))
 	if strings.Count(string(got), "^u-2-desk") != 1 || conflicted {
 		t.Fatalf("an entry both sides added: (conflicted %v)\n%s", conflicted, got)
 	}
@@ -95,7 +123,7 @@ func TestMergeNotesKeepsACompaction(t *testing.T) {
 	more := "# S\n\n## Updates\n\n- 2026-11-23T10:00:00Z · note · one ^u-1\n- 2026-11-23T10:01:00Z · note · two ^u-2\n- 2026-11-23T10:02:00Z · note · three ^u-3\n- 2026-11-23T10:04:00Z · note · five ^u-4-lap\n\n## Decisions\n"
 	want := "# S\n\n## Updates\n\n- 2026-11-23T10:02:00Z · note · three ^u-3\n- 2026-11-23T10:03:00Z · note · four ^u-4\n- 2026-11-23T10:04:00Z · note · five ^u-4-lap\n\n## Decisions\n"
 	for _, c := range [][2]string{{compacted, more}, {more, compacted}} {
-		if got, _ := MergeNotes([]byte(o), []byte(c[0]), []byte(c[1])); string(got) != want {
+		if got, _ := mergeTest([]byte(o), []byte(c[0]), []byte(c[1])); string(got) != want {
 			t.Errorf("MergeNotes:\n%s\nwant:\n%s", got, want)
 		}
 	}
@@ -110,7 +138,7 @@ func TestMergeNotesEntriesIntoAnEmptySection(t *testing.T) {
 	theirs := "---\nx: 1\n---\n## Updates\n\n- 2026-11-25T02:46:41Z · note · two ^u-1-mb\n\n## Decisions\n"
 	want := "---\nx: 1\n---\n## Updates\n\n- 2026-11-25T02:46:40Z · note · one ^u-1\n- 2026-11-25T02:46:41Z · note · two ^u-1-mb\n\n## Decisions\n"
 	for _, sides := range [][2]string{{ours, theirs}, {theirs, ours}} {
-		got, conflicted := MergeNotes([]byte(base), []byte(sides[0]), []byte(sides[1]))
+		got, conflicted := mergeTest([]byte(base), []byte(sides[0]), []byte(sides[1]))
 		if conflicted || string(got) != want {
 			t.Errorf("merge (conflicted %v):\n%s\nwant:\n%s", conflicted, got, want)
 		}
@@ -127,7 +155,7 @@ func TestMergeNotesAddedOnBothSides(t *testing.T) {
 	ours := rec("abandoned", "- 2026-11-25T02:46:41Z · note · mine ^u-2-ma\n", "Abandoned: another session won.")
 	theirs := rec("complete", "- 2026-11-25T02:46:42Z · note · theirs ^u-2\n", "Done.")
 	for _, sides := range [][2]string{{ours, theirs}, {theirs, ours}} {
-		got, _ := MergeNotes(nil, []byte(sides[0]), []byte(sides[1]))
+		got, _ := mergeTest(nil, []byte(sides[0]), []byte(sides[1]))
 		g := string(got)
 		for _, want := range []string{"status: complete\n", "# Session s-1\n", "## Updates\n", "shared ^u-1\n", "mine ^u-2-ma\n", "theirs ^u-2\n", "Done.\n"} {
 			if n := strings.Count(g, want); n != 1 {
@@ -137,17 +165,110 @@ func TestMergeNotesAddedOnBothSides(t *testing.T) {
 	}
 }
 
-// A line both sides added, at two places (it reached each side by another
-// route), is kept once.
-func TestMergeNotesLineAddedTwiceKeptOnce(t *testing.T) {
-	base := "## Next steps\n\nfirst\nsecond\n"
-	ours := "## Next steps\n\nfirst\nnew line\nsecond\n"
-	theirs := "## Next steps\n\nfirst\nsecond\nthird\nnew line\n"
-	for _, sides := range [][2]string{{ours, theirs}, {theirs, ours}} {
-		got, _ := MergeNotes([]byte(base), []byte(sides[0]), []byte(sides[1]))
-		if n := strings.Count(string(got), "new line\n"); n != 1 || !strings.Contains(string(got), "third\n") {
-			t.Errorf("merge:\n%s", got)
+// A line both sides added at two places is a person's line written twice
+// and stays twice; in a session's record (Ownership.Record), which each
+// machine's reconciliation joins a lost session's lines into, it is the same
+// line joined twice and lands once.
+func TestMergeNotesLineAddedTwice(t *testing.T) {
+	base := "---\ntype: %s\n---\n## Next steps\n\nfirst\nsecond\n"
+	ours := "---\ntype: %s\n---\n## Next steps\n\nfirst\nnew line\nsecond\n"
+	theirs := "---\ntype: %s\n---\n## Next steps\n\nfirst\nsecond\nthird\nnew line\n"
+	for _, c := range []struct {
+		typ  string
+		want int
+	}{{"note", 2}, {"session", 1}} {
+		f := func(s string) []byte { return []byte(fmt.Sprintf(s, c.typ)) }
+		for _, sides := range [][2]string{{ours, theirs}, {theirs, ours}} {
+			got, _ := mergeTest(f(base), f(sides[0]), f(sides[1]))
+			if n := strings.Count(string(got), "new line\n"); n != c.want || !strings.Contains(string(got), "third\n") {
+				t.Errorf("type %s: %q %d times, want %d:\n%s", c.typ, "new line", n, c.want, got)
+			}
 		}
+	}
+}
+
+// The first way person text was lost: a line both sides' new text shares
+// ("same") was dropped from one side. Both appended sections are kept
+// whole, ours then theirs.
+func TestMergeNotesSharedLineKeptOnBothSides(t *testing.T) {
+	base := mergeBase
+	ours := base + "\n## One\n\nsame\n\nalpha\n"
+	theirs := base + "\n## Two\n\nsame\n\nbeta\n"
+	got, conflicted := mergeTest([]byte(base), []byte(ours), []byte(theirs))
+	if want := base + "\n## One\n\nsame\n\nalpha\n\n## Two\n\nsame\n\nbeta\n"; string(got) != want || conflicted {
+		t.Fatalf("merge (conflicted %v):\n%s\nwant:\n%s", conflicted, got, want)
+	}
+}
+
+// The second: a section lost every blank line when the other side's new
+// text carried a block id (any line ending in ^id made the region a list of
+// entries).
+func TestMergeNotesBlockIDKeepsBlankLines(t *testing.T) {
+	base := mergeBase
+	ours := base + "\n## One\n\nalpha ^x\n"
+	theirs := base + "\n## Two\n\nbeta\n\ngamma\n"
+	for _, sides := range [][2]string{{ours, theirs}, {theirs, ours}} {
+		got, conflicted := mergeTest([]byte(base), []byte(sides[0]), []byte(sides[1]))
+		want := base + strings.TrimPrefix(sides[0], base) + strings.TrimPrefix(sides[1], base)
+		if string(got) != want || conflicted {
+			t.Errorf("merge (conflicted %v):\n%s\nwant:\n%s", conflicted, got, want)
+		}
+	}
+}
+
+// The third: a person's block id was merged as if it were an engine
+// entry's id, across the whole note: the same ^gh in two sections made one
+// line of two, in the wrong section. Only the engine's lists unify ids.
+func TestMergeNotesPersonBlockIDsAreText(t *testing.T) {
+	base := mergeBase + "\n## One\n\n- one ^gh\n"
+	ours := strings.Replace(base, "first ^u-1\n", "first ^u-1\n- 2026-11-23T10:30:00Z · note · a ^u-2\n", 1)
+	theirs := base + "\n## Two\n\n- two ^gh\n"
+	for _, sides := range [][2]string{{ours, theirs}, {theirs, ours}} {
+		got, conflicted := mergeTest([]byte(base), []byte(sides[0]), []byte(sides[1]))
+		want := strings.Replace(theirs, "first ^u-1\n", "first ^u-1\n- 2026-11-23T10:30:00Z · note · a ^u-2\n", 1)
+		if string(got) != want || conflicted {
+			t.Errorf("merge (conflicted %v):\n%s\nwant:\n%s", conflicted, got, want)
+		}
+	}
+	// An engine id shape in a person's section is text too: both kept.
+	a := mergeBase + "\n## Mine\n\n- copied ^u-1\n"
+	b := mergeBase + "\n## Yours\n\n- also copied ^u-1\n"
+	got, _ := mergeTest([]byte(mergeBase), []byte(a), []byte(b))
+	if n := strings.Count(string(got), "^u-1\n"); n != 3 {
+		t.Errorf("^u-1 on %d lines, want 3 (the entry and two person lines):\n%s", n, got)
+	}
+}
+
+// Both sides edited the same line of a person's section: only the lines
+// that differ are marked; what both changed alike stays once, outside the
+// markers. Both sides changed nothing but blank lines at one place: no
+// conflict.
+func TestMergeNotesConflictMarksOnlyTheDifference(t *testing.T) {
+	base := "# N\n\n## Mine\n\none\ntwo\nthree\n"
+	ours := "# N\n\n## Mine\n\none\nsame start\ntwo, ours\nsame end\nthree\n"
+	theirs := "# N\n\n## Mine\n\none\nsame start\ntwo, theirs\nsame end\nthree\n"
+	got, conflicted := mergeTest([]byte(base), []byte(ours), []byte(theirs))
+	want := "# N\n\n## Mine\n\none\nsame start\n<<<<<<< ours\ntwo, ours\n=======\ntwo, theirs\n>>>>>>> theirs\nsame end\nthree\n"
+	if string(got) != want || !conflicted {
+		t.Errorf("merge (conflicted %v):\n%s\nwant:\n%s", conflicted, got, want)
+	}
+	base = "# N\n\ntext\n\n\nmore\n"
+	ours = "# N\n\ntext\nours\n\nmore\n"
+	theirs = "# N\n\ntext\n\ntheirs\nmore\n"
+	got, conflicted = mergeTest([]byte(base), []byte(ours), []byte(theirs))
+	if conflicted || !strings.Contains(string(got), "ours\n") || !strings.Contains(string(got), "theirs\n") {
+		t.Errorf("blank lines changed on both sides (conflicted %v):\n%s", conflicted, got)
+	}
+}
+
+// A note a person made on two machines (no ancestor) keeps both texts
+// whole, ours then theirs, not interleaved by the lines they share.
+func TestMergeNotesPersonNoteAddedOnBothSides(t *testing.T) {
+	ours := "# Ideas\n\n- alpha\n- shared\n"
+	theirs := "# Ideas\n\n- beta\n- shared\n"
+	got, _ := mergeTest(nil, []byte(ours), []byte(theirs))
+	if want := ours + theirs; string(got) != want {
+		t.Errorf("merge:\n%s\nwant:\n%s", got, want)
 	}
 }
 
@@ -161,7 +282,7 @@ func TestMergeNotesTaskLockEarlierTakerWins(t *testing.T) {
 	early := lock("session-b", "2026-11-23T10:01:00Z", "2026-11-23T10:06:00Z")
 	late := lock("session-a", "2026-11-23T10:02:00Z", "2026-11-23T10:07:00Z")
 	for _, c := range []struct{ name, ours, theirs string }{{"ours late", late, early}, {"ours early", early, late}} {
-		m, conflicted := MergeNotes([]byte(base), []byte(c.ours), []byte(c.theirs))
+		m, conflicted := mergeTest([]byte(base), []byte(c.ours), []byte(c.theirs))
 		if conflicted {
 			t.Fatalf("%s: conflicted:\n%s", c.name, m)
 		}

@@ -1,0 +1,85 @@
+package session
+
+import (
+	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/vault"
+)
+
+// NoteOwnership is what the note merge of `remote sync` and the git merge
+// driver (vault.MergeNotes) needs to know of the engine's notes: which
+// sections are the lists the engine keeps, and which of their lines are
+// its entries. Everything else is a person's text, merged as git merges
+// text.
+func NoteOwnership() vault.Ownership {
+	return vault.Ownership{List: listSection, EntryID: engineEntryID, Record: isRecord}
+}
+
+// isRecord reports whether the note at rel (type typ) is a session's
+// record, <project>/sessions/<session>.md (vault.Ownership.Record).
+func isRecord(rel, typ string) bool {
+	parts := strings.Split(rel, "/")
+	return typ == "session" || len(parts) == 3 && parts[1] == SessionsDir
+}
+
+// stateLists are the sections of a current state (and of a session's
+// record) that the engine keeps as lists of entries.
+var stateLists = map[string]bool{
+	secStart: true, secUpdates: true, secDecisions: true, secBlockers: true, secInvocations: true,
+	secHandoffs: true, secVerdicts: true, secModes: true, secEnd: true, secCompactions: true,
+}
+
+// listSection reports whether the section title of the note at rel (type
+// typ) is a list the engine keeps (vault.Ownership.List).
+func listSection(rel, typ, title string) bool {
+	if IsCommandLog(rel) || typ == "command-log" {
+		return true // entries follow the intro, under the note's title
+	}
+	if parts := strings.Split(rel, "/"); len(parts) == 4 && parts[1] == SessionsDir && parts[3] == "archive.md" {
+		return title == secUpdates || title == secInvocations || title == secCompactions
+	}
+	if typ == "" {
+		switch rel[strings.LastIndexByte(rel, '/')+1:] {
+		case CurrentStateNote:
+			typ = "session-state"
+		case DecisionsNote:
+			typ = "session-decisions"
+		case HistoryNote:
+			typ = "session-history"
+		case ViolationsNote:
+			typ = "session-violations-log"
+		}
+	}
+	switch typ {
+	case "session-state", "session":
+		return stateLists[title]
+	case "session-decisions":
+		return title == "Decisions"
+	case "session-history":
+		return title == secRecent || title == secOlder
+	case "session-violations-log":
+		return title == "Violations"
+	case "checkpoints":
+		return title == secCheckpoints
+	case "conflicts":
+		return title == secConflicts
+	case "feature":
+		return strings.HasPrefix(title, phaseTitlePrefix)
+	}
+	return false
+}
+
+// engineIDRe matches the block id ending an entry the engine wrote: a
+// letter and a number (u-12, d-3, c-1, t-4, h-9, k-2, ...) or a conflict's
+// cf-N, each with a second machine's name after it (u-12-laptop), or a
+// checkpoint's cp-<unix time>-<hex>.
+var engineIDRe = lazyRegexp(`\s\^((?:[a-z]|cf)-\d+` + machineSuffix + `|cp-\d+-[0-9a-f]+)\s*$`)
+
+// engineEntryID is the id of an entry line the engine wrote, or ""
+// (vault.Ownership.EntryID).
+func engineEntryID(line string) string {
+	if m := engineIDRe().FindStringSubmatch(line); m != nil {
+		return m[1]
+	}
+	return ""
+}
