@@ -6,11 +6,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 
 	"github.com/sessionvault/sessionvault/internal/markdown"
+	"github.com/sessionvault/sessionvault/internal/note"
 )
 
 // Ownership tells the note merge (MergeNotes) which parts of a note are
@@ -400,24 +402,35 @@ func entryVersions(ls []mline) map[string]string {
 	return m
 }
 
-// timed reports whether l is an entry that starts with a time.
-func timed(l mline) bool { return l.isEntry() && entryTimeRe().MatchString(l.text) }
+// entryTimes is the time each line of ls starts with when it is an entry
+// that starts with one, else zero.
+func entryTimes(ls []mline) []time.Time {
+	out := make([]time.Time, len(ls))
+	for i, l := range ls {
+		if l.isEntry() {
+			if m := entryTimeRe().FindStringSubmatch(l.text); m != nil {
+				out[i], _ = note.ParseTime(m[1], time.UTC)
+			}
+		}
+	}
+	return out
+}
 
 // descending returns the keys of the entries in ls's runs of timed entries
 // that are newest first (later somewhere, never earlier, down the run).
 func descending(ls []mline) map[string]bool {
 	out := map[string]bool{}
+	ts := entryTimes(ls)
 	for i := 0; i < len(ls); {
-		if !timed(ls[i]) {
+		if ts[i].IsZero() {
 			i++
 			continue
 		}
 		j := i + 1
 		desc, asc := false, false
-		for j < len(ls) && timed(ls[j]) {
-			t0, t1 := EntryTime(ls[j-1].text), EntryTime(ls[j].text)
-			desc = desc || t1.Before(t0)
-			asc = asc || t1.After(t0)
+		for j < len(ls) && !ts[j].IsZero() {
+			desc = desc || ts[j].Before(ts[j-1])
+			asc = asc || ts[j].After(ts[j-1])
 			j++
 		}
 		if desc && !asc {
@@ -433,24 +446,32 @@ func descending(ls []mline) map[string]bool {
 // orderRuns sorts each run of consecutive timed entries of ls by time, in
 // place: newest first when its first or last entry is in desc.
 func orderRuns(ls []mline, desc map[string]bool) {
+	ts := entryTimes(ls)
 	for i := 0; i < len(ls); {
-		if !timed(ls[i]) {
+		if ts[i].IsZero() {
 			i++
 			continue
 		}
 		j := i
-		for j < len(ls) && timed(ls[j]) {
+		for j < len(ls) && !ts[j].IsZero() {
 			j++
 		}
-		run := ls[i:j]
-		down := desc[run[0].key] || desc[run[len(run)-1].key]
+		run := make([]int, j-i)
+		for k := range run {
+			run[k] = i + k
+		}
+		down := desc[ls[i].key] || desc[ls[j-1].key]
 		sort.SliceStable(run, func(x, y int) bool {
-			tx, ty := EntryTime(run[x].text), EntryTime(run[y].text)
 			if down {
-				return tx.After(ty)
+				return ts[run[x]].After(ts[run[y]])
 			}
-			return tx.Before(ty)
+			return ts[run[x]].Before(ts[run[y]])
 		})
+		sorted := make([]mline, len(run))
+		for k, r := range run {
+			sorted[k] = ls[r]
+		}
+		copy(ls[i:j], sorted)
 		i = j
 	}
 }

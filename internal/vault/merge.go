@@ -55,13 +55,32 @@ func frontMatterParses(fm []byte) bool {
 	return err == nil && n.HasFrontMatter()
 }
 
-// blockIDRe matches an Obsidian block id at the end of a line (^u-12), the
-// id in its group.
-var blockIDRe = lazyRegexp(`\s\^([A-Za-z0-9][A-Za-z0-9-]*)\s*$`)
-
 // IsEntryLine reports whether line ends in an Obsidian block id, as every
 // entry the engine writes does (DESIGN §5).
-func IsEntryLine(line []byte) bool { return blockIDRe().Match(line) }
+func IsEntryLine(line []byte) bool { return blockID(string(line)) != "" }
+
+// blockID is the Obsidian block id at the end of line (" ^u-12" gives
+// "u-12"; spaces and a line ending after it allowed), or "": a caret after
+// white space, then a letter or digit, then letters, digits and dashes.
+func blockID(line string) string {
+	end := len(line)
+	for end > 0 && isSpace(line[end-1]) {
+		end--
+	}
+	i := strings.LastIndexByte(line[:end], '^')
+	if i < 1 || i+1 == end || !isSpace(line[i-1]) || line[i+1] == '-' {
+		return ""
+	}
+	for k := i + 1; k < end; k++ {
+		if c := line[k]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return ""
+		}
+	}
+	return line[i+1 : end]
+}
+
+// isSpace reports whether c is white space as a regular expression's \s is.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
 
 // appendedLines returns the whole lines a adds after the end of o, when that
 // is all a changes.

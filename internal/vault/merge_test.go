@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -169,5 +170,27 @@ func TestGuardedLinesSkipFrontMatter(t *testing.T) {
 	want := "---\nversion: 5\n---\n# N\n\nold line\nperson line\n"
 	if string(got) != want {
 		t.Fatalf("after the guards:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// blockID reads a block id as the expression `\s\^([A-Za-z0-9][A-Za-z0-9-]*)\s*$`
+// does, on lines made of the characters that matter.
+func TestBlockIDMatchesTheExpression(t *testing.T) {
+	re := regexp.MustCompile(`\s\^([A-Za-z0-9][A-Za-z0-9-]*)\s*$`)
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{" ", "\t", "\n", "\r", "^", "-", "a", "Z", "7", "x", "·", "_", "\v"}
+	for i := 0; i < 200_000; i++ {
+		var b strings.Builder
+		for k := 0; k < rng.IntN(12); k++ {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		l := b.String()
+		want := ""
+		if m := re.FindStringSubmatch(l); m != nil {
+			want = m[1]
+		}
+		if got := blockID(l); got != want {
+			t.Fatalf("blockID(%q) = %q, want %q", l, got, want)
+		}
 	}
 }

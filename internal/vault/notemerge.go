@@ -365,15 +365,7 @@ func propScalar(block string) string {
 func EntryID(l string) string { return lineID(l) }
 
 // lineID is the block id of an entry line, or "".
-func lineID(l string) string {
-	if !strings.Contains(l, "^") {
-		return "" // most lines: no need to run the expression
-	}
-	if m := blockIDRe().FindStringSubmatch(l); m != nil {
-		return m[1]
-	}
-	return ""
-}
+func lineID(l string) string { return blockID(l) }
 
 // entryTimeRe finds the time an entry line starts with
 // (`- 2026-11-23T10:00:00Z ·`, `- [ ] 2026-…`).
