@@ -45,9 +45,9 @@ func TestNoteOwnership(t *testing.T) {
 	for line, id := range map[string]string{
 		"- 2026-11-26T10:00:00Z · note · did it ^u-12":        "u-12",
 		"- 2026-11-26T10:00:00Z · note · did it ^u-12-laptop": "u-12-laptop",
-		"- [ ] **MUST** Read the state ^c-1":                   "c-1",
-		"- cf-3 · lock · high ^cf-3":                           "cf-3",
-		"- 2026-11-26 · [[p/x|x]] ^cp-1764151200-a1b2c3":       "cp-1764151200-a1b2c3",
+		"- [ ] **MUST** Read the state ^c-1":                  "c-1",
+		"- cf-3 · lock · high ^cf-3":                          "cf-3",
+		"- 2026-11-26 · [[p/x|x]] ^cp-1764151200-a1b2c3":      "cp-1764151200-a1b2c3",
 		"alpha ^x":            "",
 		"- one ^gh":           "",
 		"- my own ^todo-list": "",
