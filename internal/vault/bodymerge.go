@@ -476,13 +476,8 @@ func orderRuns(ls []mline, desc map[string]bool) {
 	}
 }
 
-// mhunk says that ancestor lines [start, end) became lines; side says
-// which version (0: ours, 1: theirs) made the change.
-type mhunk struct {
-	start, end int
-	lines      []mline
-	side       int
-}
+// mhunk is a change of the note merge's line merge.
+type mhunk = hunkOf[mline]
 
 // merge3 merges a and b, both descended from o, as git's three-way merge
 // does: a change one side made alone is applied; both sides' changes to
@@ -494,34 +489,17 @@ type mhunk struct {
 // of that line.
 func merge3(o, a, b []mline, resolve func(start, end int, ra, rb []mline) []mline) []mline {
 	enc := lineEncoder{ids: map[string]rune{}}
-	all := append(enc.hunks(o, a, 0), enc.hunks(o, b, 1)...)
-	sort.SliceStable(all, func(i, j int) bool {
-		if all[i].start != all[j].start {
-			return all[i].start < all[j].start
-		}
-		return all[i].start == all[i].end && all[j].start != all[j].end // insertions first
-	})
 	var out []mline
 	pos := 0 // next ancestor line to copy
-	for k := 0; k < len(all); {
-		start, end := all[k].start, all[k].end
-		g := k + 1
-		for g < len(all) && (all[g].start < end || all[g].start == start && start == end && all[g].start == all[g].end) {
-			end = max(end, all[g].end)
-			g++
-		}
+	eachRegion(enc.hunks(o, a, 0), enc.hunks(o, b, 1), func(start, end int, ha, hb []mhunk) {
 		out = append(out, o[pos:start]...)
-		var side [2][]mhunk
-		for _, h := range all[k:g] {
-			side[h.side] = append(side[h.side], h)
-		}
 		switch {
-		case side[1] == nil:
-			out = region(out, o, start, end, side[0])
-		case side[0] == nil:
-			out = region(out, o, start, end, side[1])
+		case hb == nil:
+			out = region(out, o, start, end, ha)
+		case ha == nil:
+			out = region(out, o, start, end, hb)
 		default:
-			ra, rb := region(nil, o, start, end, side[0]), region(nil, o, start, end, side[1])
+			ra, rb := region(nil, o, start, end, ha), region(nil, o, start, end, hb)
 			if equalLines(ra, rb) {
 				out = append(out, ra...)
 			} else {
@@ -529,8 +507,7 @@ func merge3(o, a, b []mline, resolve func(start, end int, ra, rb []mline) []mlin
 			}
 		}
 		pos = end
-		k = g
-	}
+	})
 	return append(out, o[pos:]...)
 }
 

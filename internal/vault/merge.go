@@ -116,12 +116,46 @@ func splitNote(src []byte) (fm, body []byte) {
 	return src[:off:off], src[off:]
 }
 
-// hunk says that ancestor lines [start, end) became lines; side says which
-// version (0: a, 1: b) made the change.
-type hunk struct {
+// hunkOf says that ancestor lines [start, end) became lines (of type L);
+// side says which version (0: a, 1: b) made the change.
+type hunkOf[L any] struct {
 	start, end int
-	lines      []string
+	lines      []L
 	side       int
+}
+
+// hunk is a change of the write path's line merge (lines with their line
+// endings).
+type hunk = hunkOf[string]
+
+// eachRegion walks the hunks of two versions (each in ancestor order) in
+// ancestor order, a region at a time: a run of hunks that change the same
+// ancestor lines [start, end), or insert at one point (start == end); an
+// insertion just before a line the other side changed is a region of its
+// own. visit gets each side's hunks there (nil: that side changed nothing
+// there).
+func eachRegion[L any](ha, hb []hunkOf[L], visit func(start, end int, a, b []hunkOf[L])) {
+	all := append(append([]hunkOf[L](nil), ha...), hb...)
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].start != all[j].start {
+			return all[i].start < all[j].start
+		}
+		return all[i].start == all[i].end && all[j].start != all[j].end // insertions first
+	})
+	for k := 0; k < len(all); {
+		start, end := all[k].start, all[k].end
+		g := k + 1
+		for g < len(all) && (all[g].start < end || all[g].start == start && start == end && all[g].start == all[g].end) {
+			end = max(end, all[g].end)
+			g++
+		}
+		var side [2][]hunkOf[L]
+		for _, h := range all[k:g] {
+			side[h.side] = append(side[h.side], h)
+		}
+		visit(start, end, side[0], side[1])
+		k = g
+	}
 }
 
 // lineHunks returns the changes from o to x as hunks in ancestor order.
@@ -236,38 +270,21 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 // one point, and their results ra and rb differ, conflict writes the region
 // (equal results are written once).
 func applyHunks(ol []string, ha, hb []hunk, conflict func(out *bytes.Buffer, start, end int, ra, rb []byte)) []byte {
-	all := append(append([]hunk(nil), ha...), hb...)
-	sort.SliceStable(all, func(i, j int) bool {
-		if all[i].start != all[j].start {
-			return all[i].start < all[j].start
-		}
-		return all[i].start == all[i].end && all[j].start != all[j].end // insertions first
-	})
 	var out bytes.Buffer
 	pos := 0 // next ancestor line to copy
-	for k := 0; k < len(all); {
-		start, end := all[k].start, all[k].end
-		g := k + 1
-		for g < len(all) && (all[g].start < end || all[g].start == start && start == end && all[g].start == all[g].end) {
-			end = max(end, all[g].end)
-			g++
-		}
+	eachRegion(ha, hb, func(start, end int, a, b []hunk) {
 		for ; pos < start; pos++ {
 			out.WriteString(ol[pos])
 		}
-		var side [2][]hunk
-		for _, h := range all[k:g] {
-			side[h.side] = append(side[h.side], h)
-		}
 		switch {
-		case side[1] == nil:
-			writeRegion(&out, ol, start, end, side[0])
-		case side[0] == nil:
-			writeRegion(&out, ol, start, end, side[1])
+		case b == nil:
+			writeRegion(&out, ol, start, end, a)
+		case a == nil:
+			writeRegion(&out, ol, start, end, b)
 		default:
 			var ra, rb bytes.Buffer
-			writeRegion(&ra, ol, start, end, side[0])
-			writeRegion(&rb, ol, start, end, side[1])
+			writeRegion(&ra, ol, start, end, a)
+			writeRegion(&rb, ol, start, end, b)
 			if bytes.Equal(ra.Bytes(), rb.Bytes()) {
 				writeLines(&out, ra.Bytes())
 			} else {
@@ -275,8 +292,7 @@ func applyHunks(ol []string, ha, hb []hunk, conflict func(out *bytes.Buffer, sta
 			}
 		}
 		pos = end
-		k = g
-	}
+	})
 	for ; pos < len(ol); pos++ {
 		out.WriteString(ol[pos])
 	}
