@@ -69,17 +69,17 @@ func listSection(rel, typ, title string) bool {
 	return false
 }
 
-// engineIDRe matches the block id ending an entry the engine wrote: a
-// letter and a number (u-12, d-3, c-1, t-4, h-9, k-2, ...) or a conflict's
-// cf-N, each with a second machine's name after it (u-12-laptop), or a
+// engineIDRe matches the block id of an entry the engine wrote: a letter
+// and a number (u-12, d-3, c-1, t-4, h-9, k-2, ...) or a conflict's cf-N,
+// each with a second machine's name after it (u-12-laptop), or a
 // checkpoint's cp-<unix time>-<hex>.
-var engineIDRe = lazyRegexp(`\s\^((?:[a-z]|cf)-\d+` + machineSuffix + `|cp-\d+-[0-9a-f]+)\s*$`)
+var engineIDRe = lazyRegexp(`^(?:(?:[a-z]|cf)-\d+` + machineSuffix + `|cp-\d+-[0-9a-f]+)$`)
 
 // engineEntryID is the id of an entry line the engine wrote, or ""
 // (vault.Ownership.EntryID).
 func engineEntryID(line string) string {
-	if m := engineIDRe().FindStringSubmatch(line); m != nil {
-		return m[1]
+	if id := vault.EntryID(line); id != "" && engineIDRe().MatchString(id) {
+		return id
 	}
 	return ""
 }

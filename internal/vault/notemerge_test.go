@@ -17,17 +17,14 @@ var testOwnership = Ownership{
 	List:   func(_, _, title string) bool { return testLists[title] },
 	Record: func(_, typ string) bool { return typ == "session" },
 	EntryID: func(line string) string {
-		if !strings.Contains(line, "^") {
-			return ""
-		}
-		if m := testEntryRe.FindStringSubmatch(line); m != nil {
-			return m[1]
+		if id := EntryID(line); testEntryRe.MatchString(id) {
+			return id
 		}
 		return ""
 	},
 }
 
-var testEntryRe = regexp.MustCompile(`\s\^([a-z]-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
+var testEntryRe = regexp.MustCompile(`^[a-z]-\d+(?:-[a-z][a-z0-9]*)?$`)
 
 func mergeTest(base, ours, theirs []byte) ([]byte, bool) {
 	return MergeNotes("p/note.md", base, ours, theirs, testOwnership)
@@ -294,5 +291,28 @@ func TestMergeNotesTaskLockEarlierTakerWins(t *testing.T) {
 		if strings.Contains(string(m), "session-a") || strings.Contains(string(m), "10:07:00Z") {
 			t.Errorf("%s: the later taker's lock survived:\n%s", c.name, m)
 		}
+	}
+}
+
+// One merge of a long session's current state: 2,000 updates in common, 50
+// more on each side, and a person's section appended on each.
+func BenchmarkMergeNotesLongSession(b *testing.B) {
+	var base strings.Builder
+	base.WriteString("---\ntype: session-state\nsession: s-1\nupdated: 2026-11-23T10:00:00Z\n---\n# Current session\n\n## Updates\n\n")
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&base, "- 2026-11-%02dT10:%02d:%02dZ · note · update %d ^u-%d\n", 1+i/3600, i/60%60, i%60, i, i+1)
+	}
+	base.WriteString("\n## Decisions\n\n## Next steps\n\n## My notes\n\nsome text\n")
+	side := func(suffix string, at int) string {
+		var s strings.Builder
+		for i := 0; i < 50; i++ {
+			fmt.Fprintf(&s, "- 2026-11-24T%02d:%02d:00Z · note · %s %d ^u-%d%s\n", at, i, suffix, i, 2001+i, suffix)
+		}
+		return strings.Replace(base.String(), "\n\n## Decisions", "\n"+strings.TrimSuffix(s.String(), "\n")+"\n\n## Decisions", 1) + "\n## From " + suffix + "\n\nsame\n\ntext\n"
+	}
+	o, a, t := []byte(base.String()), []byte(side("", 10)), []byte(side("-mb", 11))
+	b.ReportAllocs()
+	for b.Loop() {
+		mergeTest(o, a, t)
 	}
 }
