@@ -216,3 +216,26 @@ func TestRemotePersonSectionsByteExact(t *testing.T) {
 		t.Logf("current state:\n%s", notes[0])
 	}
 }
+
+// A person's section written on a machine whose session another machine
+// ended (and replaced by a new one) before they synced: the current state
+// holds the new session and the person's section whole, where they wrote it.
+func TestRemoteSessionTurnoverKeepsPersonSection(t *testing.T) {
+	clones := newRemoteVault(t, 2)
+	a, b := clones[0], clones[1]
+	b.sv("remote", "sync")
+	a.sv("end", "--summary", "done")
+	a.sv("start", "--objective", "next")
+	mine := "\n## Two\n\n- two ^gh\n- three\n\nbeta para\n"
+	appendTo(t, b, statePath, mine)
+	b.sv("update", "b")
+	a.sv("remote", "sync")
+	b.sv("remote", "sync")
+	a.sv("remote", "sync")
+	for _, c := range clones {
+		state := readFile(t, filepath.Join(c.dir, statePath))
+		if n := strings.Count(state, mine); n != 1 || !strings.Contains(state, "objective: next") {
+			t.Errorf("%s: the person's section is there %d times, or the new session is not the current one:\n%s", c.name, n, state)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -12,7 +13,24 @@ import (
 // its entries. Everything else is a person's text, merged as git merges
 // text.
 func NoteOwnership() vault.Ownership {
-	return vault.Ownership{List: listSection, EntryID: engineEntryID, Record: isRecord}
+	return vault.Ownership{List: listSection, Owned: ownedSection, EntryID: engineEntryID, Record: isRecord}
+}
+
+// ownedSection reports whether the section title of the note at rel (type
+// typ) is one the engine renders: a list it keeps, or its own prose in a
+// current state or a session's record (vault.Ownership.Owned).
+func ownedSection(rel, typ, title string) bool {
+	if listSection(rel, typ, title) {
+		return true
+	}
+	if typ == "" && rel[strings.LastIndexByte(rel, '/')+1:] == CurrentStateNote {
+		typ = "session-state"
+	}
+	switch typ {
+	case "session-state", "session":
+		return slices.Contains(ownedSections, title) || title == secSummary
+	}
+	return false
 }
 
 // isRecord reports whether the note at rel (type typ) is a session's

@@ -250,14 +250,16 @@ func (s *Service) keepLostSession(tx *vault.Tx, l lostSession, now time.Time) (i
 // state holding the same session) has and the record lacks: entries whose
 // block id the record does not hold, placed in time order in the section
 // of the same title, and a person's lines (not headings, list items or
-// checklist items) not found in that section, at its end. It reports
+// checklist items) not found in that section, at its end — in the sections
+// the engine renders; a person's own sections stay where the merge kept
+// them, in the current state. It reports
 // whether anything was missing. Joining the same side again adds nothing.
 func joinRecord(record, side *doc) bool {
 	have := newKeyIndex(record.body)
 	added := false
 	for _, sec := range side.md.Sections {
-		if sec.Level != 2 {
-			continue
+		if sec.Level != 2 || !ownedSection(CurrentStateNote, "session-state", sec.Title) {
+			continue // a person's own section: the merge kept it in the current state
 		}
 		var entries, others []string
 		rs, found := record.section(sec.Title)

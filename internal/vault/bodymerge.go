@@ -30,6 +30,12 @@ type Ownership struct {
 	// an entry the engine wrote ("u-12" for "- … ^u-12"; "u-12-laptop" from
 	// a second machine), else "". Only lines of List sections are asked.
 	EntryID func(line string) string
+	// Owned reports whether the section titled title of the note at path
+	// (type noteType) is one the engine renders: its lists and its own
+	// prose (an objective, next steps). Where two machines' sessions clash
+	// in a current state, the winner's session keeps these whole. Nil: the
+	// lists alone.
+	Owned func(path, noteType, title string) bool
 	// Record reports whether the note at path (type noteType) is one the
 	// engine assembles from what several machines held — a session's
 	// record, which each machine's reconciliation joins the lines of a
@@ -816,4 +822,61 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// personPart is body (a version of a note descended from base) with every
+// section the engine renders (Ownership.Owned, else Ownership.List) as base
+// has it, or left out where base has none: what remains changed since base
+// is what a person changed.
+func personPart(path, typ string, base, body []byte, own Ownership) []byte {
+	owned := own.Owned
+	if owned == nil {
+		owned = own.List
+	}
+	if owned == nil {
+		return body
+	}
+	type section struct {
+		title string
+		text  []byte // the heading line through the line before the next heading
+	}
+	split := func(b []byte) (pre []byte, out []section) {
+		var heads []markdown.Section
+		for _, s := range markdown.ScanSections(b) {
+			if s.Level <= 2 {
+				heads = append(heads, s)
+			}
+		}
+		if len(heads) == 0 {
+			return b, nil
+		}
+		pre = b[:heads[0].Start]
+		for i, h := range heads {
+			end := len(b)
+			if i+1 < len(heads) {
+				end = heads[i+1].Start
+			}
+			out = append(out, section{h.Title, b[h.Start:end]})
+		}
+		return pre, out
+	}
+	_, bs := split(base)
+	inBase := map[string][][]byte{}
+	for _, s := range bs {
+		inBase[s.title] = append(inBase[s.title], s.text)
+	}
+	pre, ss := split(body)
+	out := append([]byte(nil), pre...)
+	seen := map[string]int{}
+	for _, s := range ss {
+		n := seen[s.title]
+		seen[s.title]++
+		switch {
+		case !owned(path, typ, s.title):
+			out = append(out, s.text...)
+		case n < len(inBase[s.title]):
+			out = append(out, inBase[s.title][n]...)
+		}
+	}
+	return out
 }

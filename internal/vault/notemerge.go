@@ -35,9 +35,11 @@ import (
 //     sides' lines are kept (a list never stops a merge).
 //
 // A project's current state (type: session-state) whose two sides hold
-// different sessions is not merged line by line: one side is taken whole
-// (SessionWinner), and the other side's session is kept apart by the
-// reconciliation that follows a merge (session.Service.Reconcile).
+// different sessions takes one side's session whole (SessionWinner): its
+// properties and every section the engine renders (Ownership.Owned); the
+// other side's session is kept apart by the reconciliation that follows a
+// merge (session.Service.Reconcile), and what a person changed there
+// outside the engine's sections is merged in as above.
 //
 // A side that does not parse as a note is merged as text. MergeNotes is
 // pure and never fails.
@@ -64,10 +66,14 @@ func MergeNotes(path string, base, ours, theirs []byte, own Ownership) (merged [
 	}
 	of, ob := splitNote(base)
 	if w, clash := SessionWinner(of, af, bf); clash {
+		// The winner's session whole; of the other side only what a
+		// person changed outside the engine's sections.
 		if w == 0 {
-			return ours, false
+			body, conflicted := mergeBody(path, typ, ob, ab, personPart(path, typ, ob, bb, own), own)
+			return append(append([]byte(nil), af...), body...), conflicted
 		}
-		return theirs, false
+		body, conflicted := mergeBody(path, typ, ob, personPart(path, typ, ob, ab, own), bb, own)
+		return append(append([]byte(nil), bf...), body...), conflicted
 	}
 	fm := mergeProperties(of, af, bf)
 	body, conflicted := mergeBody(path, typ, ob, ab, bb, own)

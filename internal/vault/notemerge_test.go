@@ -316,3 +316,25 @@ func BenchmarkMergeNotesLongSession(b *testing.B) {
 		mergeTest(o, a, t)
 	}
 }
+
+// Two sides holding different sessions: the winner's session whole
+// (properties, lists and the engine's prose), and the other side's person
+// sections merged in.
+func TestMergeNotesSessionClashKeepsPersonText(t *testing.T) {
+	own := testOwnership
+	own.Owned = func(_, _, title string) bool { return testLists[title] || title == "Objective" }
+	state := func(session, objective, updates, tail string) string {
+		return "---\ntype: session-state\nsession: " + session + "\nstarted: 2026-11-23T10:00:00Z\n---\n# Current session\n\n## Objective\n\n" + objective +
+			"\n\n## Updates\n\n" + updates + "\n## Mine\n\nkept\n" + tail
+	}
+	base := state("s-1", "first", "- 2026-11-23T10:00:00Z · note · one ^u-1\n", "")
+	ended := state("s-2", "second", "", "")
+	wrote := state("s-1", "first", "- 2026-11-23T10:00:00Z · note · one ^u-1\n- 2026-11-23T10:05:00Z · note · late ^u-2-mb\n", "my line\n\n## Theirs\n\n- a ^gh\n")
+	want := state("s-2", "second", "", "my line\n\n## Theirs\n\n- a ^gh\n")
+	for _, sides := range [][2]string{{ended, wrote}, {wrote, ended}} {
+		got, conflicted := MergeNotes("p/session-current-state.md", []byte(base), []byte(sides[0]), []byte(sides[1]), own)
+		if string(got) != want || conflicted {
+			t.Errorf("merge (conflicted %v):\n%s\nwant:\n%s", conflicted, got, want)
+		}
+	}
+}
