@@ -13,7 +13,7 @@ import (
 // theirs, descended from base: the merge of `remote sync` and of the git
 // merge driver (`sessionvault merge-driver`, registered for *.md through
 // .gitattributes). path is the note's vault-relative path ("" when not
-// known); own says which of its sections are the engine's lists of entries.
+// known); own says which of its sections are the engine's (Ownership).
 //
 //   - Properties merge per key: a key changed on one side takes that change;
 //     changed on both, `updated` and other times take the later, `version`,
@@ -23,9 +23,10 @@ import (
 //     text, merged three-way by lines as git merges: changes to separate
 //     lines are all applied; what both sides inserted at one place is kept
 //     whole, ours then theirs, byte for byte (once when one side's
-//     insertion begins or ends the other's); where both changed the same
-//     lines differently, the lines that differ get git's conflict markers
-//     in place, and conflicted is true.
+//     insertion begins or ends the other's; a line of a session's record
+//     both sides added lands once, Ownership.Record); where both changed
+//     the same lines differently (blank lines aside), the lines that differ
+//     get git's conflict markers in place, and conflicted is true.
 //   - In a list the engine keeps (Ownership.List), its entries
 //     (Ownership.EntryID) are merged by id: each id once, an entry edited
 //     on one side takes that edit, one deleted on one side (a compaction
