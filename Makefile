@@ -32,9 +32,14 @@ lint:
 install:
 	$(GO) install ./cmd/sessionvault ./cmd/sessionvault-hook
 
+# The corpus tier (tests on real notes kept outside the repository) runs when
+# ../shared/corpus is beside the repository or SESSIONVAULT_CORPUS names it,
+# and skips otherwise; SESSIONVAULT_CORPUS_REQUIRED=1 makes its absence fail.
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
+	@if [ -n "$$SESSIONVAULT_CORPUS" ] || [ -d ../shared/corpus ]; then echo "corpus tier: ran on $${SESSIONVAULT_CORPUS:-../shared/corpus}"; \
+	else echo "corpus tier: skipped (no ../shared/corpus beside the repository; set SESSIONVAULT_CORPUS=DIR to run it)"; fi
 	# Fuzz budgets are counts, not durations: a -fuzztime duration races the
 	# fuzz coordinator's deadline on a loaded machine (golang/go#75804,
 	# "context deadline exceeded" with no failing input) before Go 1.27.

@@ -367,7 +367,7 @@ func printRatios(o options, vs []variant, res map[string]samples, figs *figures)
 	for _, p := range o.phases {
 		fmt.Printf(" %8s", p.name)
 	}
-	fmt.Printf("   target (DESIGN §10)\n")
+	fmt.Printf("   target\n")
 	for _, r := range ratioRows() {
 		fmt.Printf("%-52s", r.label)
 		for _, p := range o.phases {

@@ -31,7 +31,7 @@ type (
 		Feature   session.Feature `json:"feature"`
 	}
 	ListFeaturesIn struct {
-		Status string `json:"status,omitempty" jsonschema:"only features with this status: active, paused or completed (active: seed 003's active features)"`
+		Status string `json:"status,omitempty" jsonschema:"only features with this status: active, paused or completed (active: the active features)"`
 	}
 	ListFeaturesOut struct {
 		Features      []session.Feature `json:"features"`
@@ -95,7 +95,7 @@ func featureOut(o session.FeatureOutcome) FeatureOut {
 // get_feature, set_feature_status, switch_feature and update_feature_plan,
 // and the command history's record_command and get_command_history.
 func (s *Server) addFeatureTools(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "create_feature", Description: "Make a feature note (<project>/features/<feature-id>.md, seed 003), active; with a session active it becomes the session's active feature."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "create_feature", Description: "Make a feature note (<project>/features/<feature-id>.md), active; with a session active it becomes the session's active feature."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in CreateFeatureIn) (*mcp.CallToolResult, FeatureOut, error) {
 			out, err := s.svc.WithOp(in.OpID).FeatureNew(session.NewFeatureOptions{Project: s.project, Name: in.Name, ID: in.FeatureID, Description: in.Description})
 			if err != nil {
@@ -103,7 +103,7 @@ func (s *Server) addFeatureTools(srv *mcp.Server) {
 			}
 			return nil, featureOut(out), nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_features", Description: "The project's features (status active: seed 003's active features list), each with its plan, read from the notes.", Annotations: readOnly()},
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_features", Description: "The project's features (status active: the active features), each with its plan, read from the notes.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ListFeaturesIn) (*mcp.CallToolResult, ListFeaturesOut, error) {
 			project, err := s.svc.Project(s.project)
 			if err != nil {
@@ -166,7 +166,7 @@ func (s *Server) addFeatureTools(srv *mcp.Server) {
 			}
 			return nil, featureOut(out), nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "record_command", Description: "Append a command an agent ran to the session's command log (sessions/<id>/commands.md, seed 003 history) and commit it; for agents whose tool calls no hook sees."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "record_command", Description: "Append a command an agent ran to the session's command log (sessions/<id>/commands.md) and commit it; for agents whose tool calls no hook sees."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in RecordCommandIn) (*mcp.CallToolResult, session.RecordOutcome, error) {
 			o := session.RecordOptions{Project: s.project, Session: in.Session, Command: in.Command, Arguments: in.Arguments, Model: in.Model, Agent: in.Agent,
 				TaskID: in.TaskID, FeatureID: in.FeatureID, Status: in.Status, DurationMs: in.DurationMs, Error: in.Error, Commit: true}

@@ -166,7 +166,7 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 			}
 			return nil, CreateTaskOut{TaskID: out.Task.ID, Note: out.Task.Note, Commit: out.Result.Commit}, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "save_context_snapshot", Description: "Save a task's context (seed 002 §4.1.2): the fields given change, one commit; returns the task's version."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "save_context_snapshot", Description: "Save a task's context: the fields given change, one commit; returns the task's version."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in SaveContextIn) (*mcp.CallToolResult, SaveContextOut, error) {
 			u := session.TaskUpdate{Phase: in.Updates.CurrentPhase, Iteration: in.Updates.Iteration, Score: in.Updates.Score, Status: in.Updates.Status,
 				Immediate: immediate(in.Updates.ImmediateContext), KeyFiles: in.Updates.KeyFiles, SetKeyFiles: in.Updates.KeyFiles != nil,
@@ -179,7 +179,7 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 			return nil, SaveContextOut{Success: true, TaskID: out.Task.ID, Version: out.Version, SavedTo: SavedTo{File: true, Commit: out.Result.Commit != ""},
 				Commit: out.Result.Commit, Timestamp: time.Now().UTC().Truncate(time.Second)}, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "switch_task", Description: "Switch tasks atomically (seed 002 §4.1.5): the source task's context saved and the target loaded in one commit; the project's and session's active task recorded."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "switch_task", Description: "Switch tasks atomically: the source task's context saved and the target loaded in one commit; the project's and session's active task recorded."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in SwitchIn) (*mcp.CallToolResult, session.SwitchOutcome, error) {
 			o := session.SwitchOptions{Project: s.project, From: in.FromTaskID, To: in.ToTaskID, Holder: in.SessionID,
 				NoSave: in.SaveCurrentState != nil && !*in.SaveCurrentState}
@@ -192,7 +192,7 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 			}
 			return nil, out, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "create_checkpoint", Description: "Create a checkpoint (seed 002 §4.1.3): a commit listing it in checkpoints.md, tagged checkpoint/<id>; scope global, task or multi_task."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "create_checkpoint", Description: "Create a checkpoint: a commit listing it in checkpoints.md, tagged checkpoint/<id>; scope global, task or multi_task."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in CheckpointIn) (*mcp.CallToolResult, CheckpointOut, error) {
 			tasks := append(nonEmptyIDs(in.TaskID), in.IncludeTasks...)
 			out, err := s.svc.CreateCheckpoint(session.CheckpointOptions{Project: s.project, Label: in.Label, Description: in.Description, Tasks: tasks, Type: in.CheckpointType, CreatedBy: in.SessionID})
@@ -202,7 +202,7 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 			cp := out.Checkpoint
 			return nil, CheckpointOut{Success: true, CheckpointID: cp.ID, Label: cp.Label, Scope: cp.Scope, IncludedTasks: cp.Tasks, CreatedAt: cp.CreatedAt, Commit: out.Result.Commit, Warnings: out.Result.Warnings}, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "rollback_to", Description: "Roll a task (or, with a global checkpoint, the project's canonical notes and tasks) back to a version or checkpoint (seed 002 §4.1.4), as one new commit after a backup checkpoint; the person's sections stay."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "rollback_to", Description: "Roll a task (or, with a global checkpoint, the project's canonical notes and tasks) back to a version or checkpoint, as one new commit after a backup checkpoint; the person's sections stay."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in RollbackIn) (*mcp.CallToolResult, RollbackOut, error) {
 			o := session.RollbackOptions{Project: s.project, TaskID: in.TaskID, NoBackup: in.CreateBackup != nil && !*in.CreateBackup, Holder: in.SessionID}
 			switch in.Target.Type {
@@ -219,7 +219,7 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 			}
 			return nil, RollbackOut{Success: true, RollbackOutcome: out}, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "detect_conflicts", Description: "Find conflicts between tasks (seed 002 §4.1.6): file_conflict, lock_collision, state_mismatch, version_divergence; new ones are recorded in conflicts.md.", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
+	mcp.AddTool(srv, &mcp.Tool{Name: "detect_conflicts", Description: "Find conflicts between tasks: file_conflict, lock_collision, state_mismatch, version_divergence; new ones are recorded in conflicts.md.", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in DetectIn) (*mcp.CallToolResult, session.DetectResult, error) {
 			out, err := s.svc.DetectConflicts(s.project, in.TaskIDs, in.ConflictTypes)
 			if err != nil {
@@ -227,7 +227,7 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 			}
 			return nil, out, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "resolve_conflict", Description: "Resolve a recorded conflict (seed 002 §4.1.7) with use_a, use_b, merge, custom or ignore; a lock_collision's lock is released."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "resolve_conflict", Description: "Resolve a recorded conflict with use_a, use_b, merge, custom or ignore; a lock_collision's lock is released."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ResolveConflictIn) (*mcp.CallToolResult, ResolveConflictOut, error) {
 			out, err := s.svc.ResolveConflict(session.ResolveOptions{Project: s.project, ID: in.ConflictID, Action: in.Action, Value: in.ResolvedValue, Notes: in.Notes, ResolvedBy: in.ResolvedBy})
 			if err != nil {
@@ -235,7 +235,7 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 			}
 			return nil, ResolveConflictOut{Success: true, ResolveOutcome: out}, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "get_task_graph", Description: "The task graph from the task notes' wikilinks (seed 002 §4.1.9): nodes, typed edges, ready and blocked tasks, counts.", Annotations: readOnly()},
+	mcp.AddTool(srv, &mcp.Tool{Name: "get_task_graph", Description: "The task graph from the task notes' wikilinks: nodes, typed edges, ready and blocked tasks, counts.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in GraphIn) (*mcp.CallToolResult, session.TaskGraph, error) {
 			g, err := s.svc.TaskGraphOf(session.GraphOptions{Project: s.project, TaskID: in.TaskID, Depth: in.Depth, IncludeCompleted: in.IncludeCompleted})
 			if err != nil {
@@ -243,7 +243,7 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 			}
 			return nil, g, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "sync_hot_context", Description: "Bring the engine's derived notes up to date with git (seed 002 §4.1.10): checkpoints.md lists every checkpoint tag (e.g. ones fetched from a remote); reports the task contexts and the active task."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "sync_hot_context", Description: "Bring the engine's derived notes up to date with git: checkpoints.md lists every checkpoint tag (e.g. ones fetched from a remote); reports the task contexts and the active task."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in SyncHotIn) (*mcp.CallToolResult, session.HotSync, error) {
 			out, err := s.svc.SyncHotContext(s.project, in.TaskIDs)
 			if err != nil {

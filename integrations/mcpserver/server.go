@@ -125,7 +125,7 @@ type (
 		Alternatives []string `json:"alternatives,omitempty" jsonschema:"alternatives considered"`
 		Impact       string   `json:"impact,omitempty" jsonschema:"low, medium or high (default medium)"`
 		Category     string   `json:"category,omitempty" jsonschema:"category, e.g. architecture"`
-		DecidedBy    string   `json:"decided_by,omitempty" jsonschema:"the agent type that decided it (seed 004), e.g. architect"`
+		DecidedBy    string   `json:"decided_by,omitempty" jsonschema:"the agent type that decided it, e.g. architect"`
 		ApprovedBy   []string `json:"approved_by,omitempty" jsonschema:"agent types that approved it"`
 		RejectedBy   []string `json:"rejected_by,omitempty" jsonschema:"agent types that rejected it"`
 		OpID         string   `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
@@ -366,7 +366,7 @@ func (s *Server) addSessionRecover(srv *mcp.Server) {
 
 // addCheckRecovery adds the check_recovery tool (seed 002 §4.1.8).
 func (s *Server) addCheckRecovery(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "check_recovery", Description: "Sessions needing recovery (crash: stale heartbeat; compaction: a PreCompact recovery point), each with the seed's resume prompt; mark_recovered resumes one."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "check_recovery", Description: "Sessions needing recovery (crash: stale heartbeat; compaction: a PreCompact recovery point), each with its resume prompt; mark_recovered resumes one."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in RecoveryIn) (*mcp.CallToolResult, RecoveryOut, error) {
 			rep, err := s.svc.CheckRecovery(session.RecoveryOptions{Project: s.project, MarkRecovered: in.MarkRecovered, IncludeHistory: in.IncludeHistory})
 			if err != nil {

@@ -58,7 +58,7 @@ type (
 		Handoff       string           `json:"handoff,omitempty" jsonschema:"the handoff made or taken, e.g. h-1"`
 		ActiveAgent   string           `json:"active_agent" jsonschema:"the agent whose invocation is in progress, empty for none"`
 		WorkflowPhase string           `json:"workflow_phase" jsonschema:"planning, implementation, validation or complete"`
-		Workflow      session.Workflow `json:"orchestrator_workflow" jsonschema:"the workflow after the call (seed 004 OrchestratorWorkflow)"`
+		Workflow      session.Workflow `json:"orchestrator_workflow" jsonschema:"the workflow after the call"`
 	}
 )
 
@@ -70,7 +70,7 @@ func workflowOut(o session.WorkflowOutcome) WorkflowOut {
 // addWorkflowTools adds start_agent, end_agent, handoff_agent,
 // record_verdict and set_workflow_phase.
 func (s *Server) addWorkflowTools(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "start_agent", Description: "Start an agent's invocation (seed 004): it becomes the active agent; the workflow phase becomes phase or planning; a pending handoff to it is taken. Refused while another agent is in progress (end_agent or handoff_agent first)."},
+	mcp.AddTool(srv, &mcp.Tool{Name: "start_agent", Description: "Start an agent's invocation: it becomes the active agent; the workflow phase becomes phase or planning; a pending handoff to it is taken. Refused while another agent is in progress (end_agent or handoff_agent first)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in StartAgentIn) (*mcp.CallToolResult, WorkflowOut, error) {
 			o, err := s.svc.WithOp(in.OpID).AgentStart(session.AgentStartOptions{Project: s.project, Agent: in.Agent, Prompt: in.Prompt, Artifacts: in.Artifacts, Phase: in.Phase})
 			if err != nil {

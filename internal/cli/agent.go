@@ -16,7 +16,7 @@ import (
 func (a *app) agentCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "agent",
-		Short: "The orchestrator workflow: start, end and hand off agent invocations (seed 004)",
+		Short: "The orchestrator workflow: start, end and hand off agent invocations",
 		Long: `Records which agent (orchestrator, analyst, architect, planner, implementer,
 critic, qa, security, devops, ... and the vault's agent_types) works on the
 active session: each invocation is one line (^a-N) of the Agent invocations
@@ -177,7 +177,7 @@ func (a *app) verdictCommand() *cobra.Command {
 	var confidence float64
 	c := &cobra.Command{
 		Use:   "verdict AGENT approve|reject|conditional|needs_revision --confidence 0-1 --reasoning TEXT [--condition TEXT]... [--blocker TEXT]...",
-		Short: "Record an agent's verdict (seed 004), never compacted",
+		Short: "Record an agent's verdict, never compacted",
 		Long: `Appends a verdict (^v-N) to the Verdicts section of the current-state note:
 the agent, its decision, its confidence (0 to 1), its reasoning, and any
 conditions and blockers. A decision or confidence out of range is E1684 and
@@ -208,7 +208,7 @@ changes nothing.`,
 }
 
 func (a *app) workflowCommand() *cobra.Command {
-	c := &cobra.Command{Use: "workflow phase PHASE", Short: "The orchestrator workflow's phase (seed 004)"}
+	c := &cobra.Command{Use: "workflow phase PHASE", Short: "The orchestrator workflow's phase"}
 	var force bool
 	p := &cobra.Command{
 		Use:   "phase planning|implementation|validation|complete [--force]",

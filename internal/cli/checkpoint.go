@@ -24,7 +24,7 @@ func (a *app) checkpointSyncCommand() *cobra.Command {
 	var tasks []string
 	c := &cobra.Command{
 		Use:   "sync",
-		Short: "List every checkpoint tag in checkpoints.md and count the task contexts (seed 002 sync_hot_context)",
+		Short: "List every checkpoint tag in checkpoints.md and count the task contexts (MCP: sync_hot_context)",
 		Long: `The notes are the store and git the history, so only the engine's derived notes
 can lag behind: checkpoints.md gets a line for each checkpoint tag it does not list
 (a tag fetched without its commit, or a listing a kill lost), in one commit.`,
@@ -49,9 +49,9 @@ func (a *app) checkpointCreateCommand() *cobra.Command {
 	var o session.CheckpointOptions
 	c := &cobra.Command{
 		Use:   "create LABEL",
-		Short: "Create a checkpoint (seed 002 create_checkpoint) and print its id",
+		Short: "Create a checkpoint (MCP: create_checkpoint) and print its id",
 		Long: `Commits a line in <project>/checkpoints.md and tags that commit
-checkpoint/<id> (id cp-<unix time>-<random>). Its scope follows the seed: no
+checkpoint/<id> (id cp-<unix time>-<random>). Its scope: no
 --task is global (the project's canonical notes and tasks), one task, or
 multi_task. Roll back to it with ` + "`sessionvault rollback --checkpoint ID`" + `.`,
 		Args: args(cobra.MinimumNArgs(1)),
@@ -112,7 +112,7 @@ func (a *app) rollbackCommand() *cobra.Command {
 	var noBackup bool
 	c := &cobra.Command{
 		Use:   "rollback (--checkpoint ID | --version N --task TASK)",
-		Short: "Roll notes back to a checkpoint or a task version (seed 002 rollback_to), as one new commit",
+		Short: "Roll notes back to a checkpoint or a task version (MCP: rollback_to), as one new commit",
 		Long: `Restores the engine's content of a task note (--task), of a checkpoint's tasks,
 or — a global checkpoint — of the project's canonical notes and task notes, as one
 new commit; history is never rewritten. Sections and properties a person added
@@ -145,7 +145,7 @@ stay as they are now. A backup checkpoint of the state before is made first
 		},
 	}
 	c.Flags().StringVar(&o.Checkpoint, "checkpoint", "", "the checkpoint id to roll back to")
-	c.Flags().IntVar(&o.Version, "version", 0, "the task version to roll back to (with --task; see `task versions`)")
+	c.Flags().IntVar(&o.Version, "version", 0, "the task `VERSION` to roll back to (with --task; sessionvault task versions TASK lists them)")
 	c.Flags().StringVar(&o.TaskID, "task", "", "roll back only this task's note")
 	c.Flags().BoolVar(&noBackup, "no-backup", false, "make no backup checkpoint first")
 	return c
@@ -165,7 +165,7 @@ func (a *app) conflictsDetectCommand() *cobra.Command {
 	var tasks, types []string
 	c := &cobra.Command{
 		Use:   "detect",
-		Short: "Find conflicts (seed 002 detect_conflicts); new ones are recorded with ids",
+		Short: "Find conflicts (MCP: detect_conflicts); new ones are recorded with ids",
 		Long: `Types: file_conflict (active tasks sharing key files; high from 3 files,
 strength min(n/5, 1)), lock_collision (a task lock held past its expiry),
 state_mismatch (a task note edited since its last commit), version_divergence (a
@@ -201,7 +201,7 @@ func (a *app) conflictsResolveCommand() *cobra.Command {
 	var o session.ResolveOptions
 	c := &cobra.Command{
 		Use:   "resolve ID --action use_a|use_b|merge|custom|ignore",
-		Short: "Resolve a recorded conflict (seed 002 resolve_conflict)",
+		Short: "Resolve a recorded conflict (MCP: resolve_conflict)",
 		Long: `Records the resolution in conflicts.md, with its side effects in the same
 commit: a lock_collision's lock is released; a state_mismatch resolved use_b puts
 the committed note back; a version_divergence resolved use_a or use_b restores the
@@ -263,7 +263,7 @@ func (a *app) recoveryCommand() *cobra.Command {
 	var o session.RecoveryOptions
 	check := &cobra.Command{
 		Use:   "check",
-		Short: "Report sessions needing recovery with the seed's resume prompt (seed 002 check_recovery)",
+		Short: "Report sessions needing recovery with a resume prompt (MCP: check_recovery)",
 		Long: `A session needs recovery when its heartbeat went stale (crash) or the
 PreCompact hook recorded a recovery point (compaction). Each comes with a resume
 prompt: task, phase, iteration, immediate context, the tool calls PostToolUse saw,

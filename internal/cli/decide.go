@@ -14,8 +14,8 @@ func (a *app) decideCommand() *cobra.Command {
 		Long: `Records a decision: an entry (^d-N) in the current state, its own note in
 decisions/<date>-<slug>.md linked both ways, and a line at the top of
 session-decisions.md — one commit. Titles are unique within a session.
---decided-by, --approved-by and --rejected-by name agent types (seed 004's, and
-the vault's agent_types); they go into the decision's line and its note.`,
+--decided-by, --approved-by and --rejected-by name agent types (the orchestrator
+workflow's, and the vault's agent_types); they go into the decision's line and its note.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			svc, err := a.service()
@@ -37,7 +37,7 @@ the vault's agent_types); they go into the decision's line and its note.`,
 	f.StringArrayVar(&o.Alternatives, "alternative", nil, "an alternative considered (repeatable)")
 	f.StringVar(&o.Impact, "impact", "medium", "low, medium or high")
 	f.StringVar(&o.Category, "category", "", "category, e.g. architecture")
-	f.StringVar(&o.DecidedBy, "decided-by", "", "the agent type that decided it (seed 004), e.g. architect")
+	f.StringVar(&o.DecidedBy, "decided-by", "", "the agent type that decided it, e.g. architect")
 	f.StringArrayVar(&o.ApprovedBy, "approved-by", nil, "an agent type that approved it (repeatable)")
 	f.StringArrayVar(&o.RejectedBy, "rejected-by", nil, "an agent type that rejected it (repeatable)")
 	return c

@@ -36,10 +36,10 @@ Items whose evidence is a person's tick cannot be recorded by the agent.`,
 			return a.emit(out, "recorded "+out.ID)
 		},
 	}
-	rec.Flags().StringVar(&o.File, "file", "", "the file read, for `file` evidence: absolute, or relative to --dir (default the current folder), else to the project folder in the vault; it must be the protocol's file (same name, or ending in its path)")
-	rec.Flags().StringVar(&o.SHA, "sha", "", "a commit, for `commit` evidence")
-	rec.Flags().BoolVar(&o.Run, "run", false, "run the protocol's command, for `run` evidence")
-	rec.Flags().StringVar(&o.Dir, "dir", "", "the code repository, where `run` commands run and `commit` evidence is looked up (default: the current folder)")
+	rec.Flags().StringVar(&o.File, "file", "", "the `FILE` read, for file evidence: absolute, or relative to --dir (default the current folder), else to the project folder in the vault; it must be the protocol's file (same name, or ending in its path)")
+	rec.Flags().StringVar(&o.SHA, "sha", "", "the commit (`SHA`), for commit evidence")
+	rec.Flags().BoolVar(&o.Run, "run", false, "run the protocol's command, for run evidence")
+	rec.Flags().StringVar(&o.Dir, "dir", "", "the code repository (`DIR`), where run commands run and commit evidence is looked up (default: the current folder)")
 	c.AddCommand(rec)
 	return c
 }

@@ -19,7 +19,7 @@ import (
 func (a *app) exportCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "export",
-		Short: "Write the vault out for other tools (a graph as Cypher or JSON, seed 003's .ai-session layout)",
+		Short: "Write the vault out for other tools (a graph as Cypher or JSON, the .ai-session layout)",
 		Long: `export writes what the vault holds in a form other tools read. It only reads
 the vault: no note changes and no commit is made.`,
 	}
@@ -29,7 +29,7 @@ the vault: no note changes and no commit is made.`,
 	return c
 }
 
-const exportGraphHelp = `The graph (seed 000's Neo4j schema, seed 002's task graph) has these nodes, each
+const exportGraphHelp = `The graph (sessions and their entries, the task graph) has these nodes, each
 with a stable key:
 
   Session  {project, sessionId}            the current session and every archived one

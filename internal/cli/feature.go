@@ -16,7 +16,7 @@ import (
 func (a *app) featureCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "feature",
-		Short: "Feature plans: one note per feature in <project>/features/ (seed 003)",
+		Short: "Feature plans: one note per feature in <project>/features/",
 		Long: `A feature is a note, <project>/features/<feature-id>.md, its id {slug}-{YYYY-MM-DD}
 (e.g. ai-orchestrator-2025-01-09). Its properties are its name, description,
 status (active, paused, completed), started_at and last_active; its body is the
@@ -163,7 +163,7 @@ func (a *app) featureSetStatusCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "set-status FEATURE active|paused|completed",
 		Short: "Change a feature's status; active makes it the session's active feature, paused or completed clears it",
-		Long: `Changes a feature's status (seed 003: active, paused, completed). A completed
+		Long: `Changes a feature's status (active, paused, completed). A completed
 feature is reopened (active) before it can be paused. With a session active,
 making a feature active makes it the session's active feature; pausing or
 completing the session's active feature leaves the session without one.`,

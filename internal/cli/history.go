@@ -15,7 +15,7 @@ import (
 func (a *app) historyCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "history",
-		Short: "The command history: every command an agent ran, per session (seed 003)",
+		Short: "The command history: every command an agent ran, per session",
 		Long: `Each session has a command log, <project>/sessions/<session-id>/commands.md: one
 line per command — time, status, command, arguments, model, agent, task,
 feature, duration, error — appended, never rewritten, with monotonic times (an

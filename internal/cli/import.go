@@ -13,7 +13,7 @@ import (
 func (a *app) importCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "import serena|agents|memory-bank|claude-sessions|aider|ai-session DIR|FILE",
-		Short: "Bring real data in: Serena memories, .agents session logs, memory banks, Claude Code session notes, aider chats, a seed 003 .ai-session folder",
+		Short: "Bring real data in: Serena memories, .agents session logs, memory banks, Claude Code session notes, aider chats, an .ai-session folder",
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "serena DIR",

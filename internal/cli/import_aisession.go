@@ -15,8 +15,8 @@ import (
 func (a *app) importAISessionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "ai-session DIR",
-		Short: "Import a seed 003 .ai-session folder: feature notes and their command history",
-		Long: `Reads DIR, an .ai-session folder of seed 003 (active-features.yaml and per
+		Short: "Import an .ai-session folder: feature notes and their command history",
+		Long: `Reads DIR, an .ai-session folder (active-features.yaml and per
 feature implementation-plan.yaml, history.jsonl, state.yaml), without changing
 it, and writes in one commit: a feature note for each feature the project lacks
 (status, times and plan as the folder has them), the tasks an existing feature's

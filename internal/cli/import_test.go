@@ -9,19 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/testcorpus"
 )
 
-func corpus(t *testing.T) string {
-	t.Helper()
-	wd, _ := os.Getwd()
-	for d := wd; filepath.Dir(d) != d; d = filepath.Dir(d) {
-		if p := filepath.Join(d, "shared", "corpus", "ai-agents"); isDir(p) {
-			return p
-		}
-	}
-	t.Fatalf("shared/corpus/ai-agents not found above %s: the corpus must sit beside the repository", wd)
-	return ""
-}
+// corpus is the corpus tier's ai-agents folder (testcorpus).
+func corpus(t *testing.T) string { return testcorpus.Dir(t, "ai-agents") }
 
 func isDir(p string) bool { fi, err := os.Stat(p); return err == nil && fi.IsDir() }
 

@@ -9,7 +9,7 @@ func (a *app) phaseCommand() *cobra.Command {
 	c.AddCommand(&cobra.Command{
 		Use:   "advance",
 		Short: "INIT → WORKING through the start gate, WORKING → COMPLETE through the end gate",
-		Long: `Advances the active session's phase (seed 001): INIT to WORKING when every MUST of
+		Long: `Advances the active session's phase: INIT to WORKING when every MUST of
 the start checklist has evidence, WORKING to COMPLETE when every MUST of the end
 checklist has. When the gate does not pass, the advance stops with the missing
 evidence named, and the unmet MUSTs are appended to session-violations-log.md.`,

@@ -14,7 +14,7 @@ import (
 func (a *app) taskCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "task",
-		Short: "Task contexts: one note per task in <project>/tasks/ (seed 002)",
+		Short: "Task contexts: one note per task in <project>/tasks/",
 		Long: `A task context is a note, <project>/tasks/<task-id>.md: its status, phase,
 iteration, key files and relationships are properties (wikilinks to other task
 notes, so Obsidian's graph view shows them); its immediate context, key files,
@@ -101,7 +101,7 @@ func (a *app) taskShowCommand() *cobra.Command {
 	var o session.UnifiedOptions
 	c := &cobra.Command{
 		Use:   "show [TASK]",
-		Short: "Show a task's unified context (seed 002 get_unified_context); without TASK, the global context",
+		Short: "Show a task's unified context (MCP: get_unified_context); without TASK, the global context",
 		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			svc, err := a.service()
@@ -272,7 +272,7 @@ func (a *app) taskUpdateCommand() *cobra.Command {
 	var summary, changeType string
 	c := &cobra.Command{
 		Use:   "update TASK",
-		Short: "Save a task's context (seed 002 save_context_snapshot): only the fields given change",
+		Short: "Save a task's context (MCP: save_context_snapshot): only the fields given change",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			svc, err := a.service()
@@ -298,7 +298,7 @@ func (a *app) taskSwitchCommand() *cobra.Command {
 	var noSave bool
 	c := &cobra.Command{
 		Use:   "switch TASK",
-		Short: "Switch to TASK in one commit (seed 002 switch_task): --from's context saved, TASK loaded",
+		Short: "Switch to TASK in one commit (MCP: switch_task): --from's context saved, TASK loaded",
 		Long: `Saves the context of the task switched from (--from, with the immediate context
 flags) and loads TASK: it becomes in_progress (from pending) and the project's and
 the active session's active task, all in one commit. Prints TASK's context.`,
@@ -417,7 +417,7 @@ func (a *app) taskGraphCommand() *cobra.Command {
 	var o session.GraphOptions
 	c := &cobra.Command{
 		Use:   "graph",
-		Short: "The task graph (seed 002 get_task_graph): tasks, typed edges, ready and blocked tasks",
+		Short: "The task graph (MCP: get_task_graph): tasks, typed edges, ready and blocked tasks",
 		Long: `Edges come from the task notes' wikilinks (blocks, depends_on, related_to,
 parent); inverse relations are derived. A task is ready when every task it depends
 on or is blocked by is completed. A cycle is an error naming it (E1618).`,

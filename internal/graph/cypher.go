@@ -38,7 +38,7 @@ type CypherOptions struct {
 func WriteCypher(w io.Writer, g *Graph, o CypherOptions) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString("// sessionvault graph export: sessions, updates, decisions, blockers, tasks, features and agents\n")
-	bw.WriteString("// (seed 000 Neo4j schema, seed 002 task graph). Load it with: cypher-shell -f FILE\n")
+	bw.WriteString("// (sessions and their entries, the task graph). Load it with: cypher-shell -f FILE\n")
 	bw.WriteString("// Every statement MERGEs on a stable key, so loading it again updates the graph and adds no duplicate.\n")
 	bw.WriteString("// Keys (Neo4j 5 constraints that index them; `export cypher --constraints` runs them first):\n")
 	constraints := constraintStatements()

@@ -706,7 +706,7 @@ func yTime(t *time.Time) *yaml.Node {
 // that a second export of the same notes is byte-identical.
 const aiSessionReadme = `# .ai-session
 
-Session state in the layout of the Session State Specification v1.0 (seed 003),
+Session state in the layout of the Session State Specification v1.0,
 exported by ` + "`sessionvault export ai-session`" + ` from a sessionvault vault, where
 the notes are the source of truth:
 

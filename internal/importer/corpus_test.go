@@ -10,30 +10,19 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/testcorpus"
 )
 
-// corpusAgents finds the real corpus (…/shared/corpus/ai-agents/.agents)
-// by walking up from the working directory to the folder holding
-// "shared/corpus" (next to the repository root). The corpus is required:
-// its absence fails the test.
+// corpusAgents is the corpus tier's ai-agents/.agents folder (testcorpus),
+// which must hold sessions/.
 func corpusAgents(t *testing.T) string {
 	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	agents := filepath.Join(testcorpus.Dir(t, "ai-agents"), ".agents")
+	if st, err := os.Stat(filepath.Join(agents, "sessions")); err != nil || !st.IsDir() {
+		t.Fatalf("the corpus has no ai-agents/.agents/sessions (%v)", err)
 	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if st, err := os.Stat(filepath.Join(dir, "shared", "corpus")); err == nil && st.IsDir() {
-			agents := filepath.Join(dir, "shared", "corpus", "ai-agents", ".agents")
-			if st, err := os.Stat(filepath.Join(agents, "sessions")); err != nil || !st.IsDir() {
-				t.Fatalf("corpus folder %s has no ai-agents/.agents/sessions (%v); the real session corpus is required", filepath.Join(dir, "shared", "corpus"), err)
-			}
-			return agents
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatalf("no shared/corpus folder found above %s: the real session corpus (shared/corpus/ai-agents/.agents/sessions next to the repository root) is required for this test", wd)
-		}
-	}
+	return agents
 }
 
 // countFiles counts the regular files under dir, skipping hidden folders as

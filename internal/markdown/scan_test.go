@@ -6,19 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/testcorpus"
 )
 
-func corpusDir(t *testing.T) string {
-	wd, _ := os.Getwd()
-	for d := wd; filepath.Dir(d) != d; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "corpus", "ai-agents")
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return p
-		}
-	}
-	t.Fatalf("shared/corpus/ai-agents not found above %s", wd)
-	return ""
-}
+// corpusDir is the corpus tier's ai-agents folder (testcorpus).
+func corpusDir(t *testing.T) string { return testcorpus.Dir(t, "ai-agents") }
 
 // The fast scanner finds the same H1-H3 sections, with the same ranges, as
 // goldmark on every real note (front matter left out, as the engine does).

@@ -7,38 +7,32 @@ import (
 	"testing"
 
 	"github.com/sessionvault/sessionvault/internal/markdown"
+	"github.com/sessionvault/sessionvault/internal/testcorpus"
 	"github.com/sessionvault/sessionvault/templates"
 )
 
-func corpus(t *testing.T) string {
-	wd, _ := os.Getwd()
-	for d := wd; filepath.Dir(d) != d; d = filepath.Dir(d) {
-		if p := filepath.Join(d, "shared", "corpus", "ai-agents"); func() bool { fi, err := os.Stat(p); return err == nil && fi.IsDir() }() {
-			return p
-		}
-	}
-	t.Fatalf("shared/corpus/ai-agents not found above %s", wd)
-	return ""
-}
+// corpus is the corpus tier's ai-agents folder (testcorpus).
+func corpus(t *testing.T) string { return testcorpus.Dir(t, "ai-agents") }
 
 // Both real protocol versions and the default one give start and end
 // checklists with their levels.
 func TestParseRealProtocols(t *testing.T) {
-	def, _ := templates.FS.ReadFile("SESSION-PROTOCOL.md")
-	c := corpus(t)
-	old, _ := os.ReadFile(filepath.Join(c, "history", "SESSION-PROTOCOL@bdacb6b19dcb.md"))
-	cur, _ := os.ReadFile(filepath.Join(c, ".agents", "SESSION-PROTOCOL.md"))
-	p := markdown.New()
-	for _, tc := range []struct {
+	type protocolCase struct {
 		name       string
 		src        []byte
 		start, end int
 		firstLevel string
-	}{
-		{"default", def, 5, 4, "MUST"},
-		{"ai-agents 2026-01 (tables)", old, 13, 11, "MUST"},
-		{"ai-agents v3.0 (task lists)", cur, 5, 7, ""},
-	} {
+	}
+	def, _ := templates.FS.ReadFile("SESSION-PROTOCOL.md")
+	cases := []protocolCase{{"default", def, 5, 4, "MUST"}}
+	if c := testcorpus.Find(); c != "" || os.Getenv(testcorpus.EnvRequired) != "" {
+		c := corpus(t)
+		old, _ := os.ReadFile(filepath.Join(c, "history", "SESSION-PROTOCOL@bdacb6b19dcb.md"))
+		cur, _ := os.ReadFile(filepath.Join(c, ".agents", "SESSION-PROTOCOL.md"))
+		cases = append(cases, protocolCase{"ai-agents 2026-01 (tables)", old, 13, 11, "MUST"}, protocolCase{"ai-agents v3.0 (task lists)", cur, 5, 7, ""})
+	}
+	p := markdown.New()
+	for _, tc := range cases {
 		got := Parse(p, tc.name, tc.src)
 		if len(got.Start) != tc.start || len(got.End) != tc.end {
 			t.Errorf("%s: %d start and %d end items, want %d and %d", tc.name, len(got.Start), len(got.End), tc.start, tc.end)
@@ -134,11 +128,13 @@ func TestLint(t *testing.T) {
 	if len(findings) != len(want) {
 		t.Errorf("findings = %v", findings)
 	}
-	c := corpus(t)
-	for _, f := range []string{filepath.Join(c, "history", "SESSION-PROTOCOL@bdacb6b19dcb.md"), filepath.Join(c, ".agents", "SESSION-PROTOCOL.md")} {
-		src, _ := os.ReadFile(f)
-		for _, fd := range Lint(Parse(p, f, src), DefaultPolicy()) {
-			t.Logf("%s: %s", filepath.Base(f), fd)
+	t.Run("corpus", func(t *testing.T) {
+		c := corpus(t)
+		for _, f := range []string{filepath.Join(c, "history", "SESSION-PROTOCOL@bdacb6b19dcb.md"), filepath.Join(c, ".agents", "SESSION-PROTOCOL.md")} {
+			src, _ := os.ReadFile(f)
+			for _, fd := range Lint(Parse(p, f, src), DefaultPolicy()) {
+				t.Logf("%s: %s", filepath.Base(f), fd)
+			}
 		}
-	}
+	})
 }

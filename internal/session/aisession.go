@@ -327,7 +327,7 @@ func (s *Service) importHistory(tx *vault.Tx, project string, f importer.AIFeatu
 	rel := commandLogPath(project, session)
 	head, err := s.render(CommandsNote, map[string]string{"Project": note.Scalar(project), "Session": note.Scalar(session),
 		"Started": note.FormatTime(entries[0].Timestamp),
-		"Intro":   "The command history of feature " + featureLink(project, f.ID) + ", imported from an .ai-session folder (seed 003). Append-only: sessionvault never rewrites a line."})
+		"Intro":   "The command history of feature " + featureLink(project, f.ID) + ", imported from an .ai-session folder. Append-only: sessionvault never rewrites a line."})
 	if err != nil {
 		return err
 	}

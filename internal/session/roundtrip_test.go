@@ -11,23 +11,11 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/testcorpus"
 )
 
-// corpusDir finds ../shared/corpus/ai-agents beside the repository (the
-// layout of a checkout and of CI). It fails the test when absent.
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	wd, _ := os.Getwd()
-	for d := wd; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "corpus", "ai-agents")
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return p
-		}
-		if filepath.Dir(d) == d {
-			t.Fatalf("shared/corpus/ai-agents not found above %s: the corpus must sit beside the repository", wd)
-		}
-	}
-}
+// corpusDir is the corpus tier's ai-agents folder (testcorpus).
+func corpusDir(t testing.TB) string { return testcorpus.Dir(t, "ai-agents") }
 
 func repoRoot(t testing.TB) string {
 	wd, _ := os.Getwd()
