@@ -1,5 +1,6 @@
 # sessionvault — the two commands a newcomer needs:
 #   make demo   build the binary and run a whole session on a copy of vault-example/
+#               (make demo KEEP=1 keeps that vault, to open in Obsidian)
 #   make test   run every test (needs Go and git only)
 GO      ?= go
 BIN     := bin/sessionvault
@@ -12,7 +13,7 @@ build:
 	$(GO) build -o bin/sessionvault-hook ./cmd/sessionvault-hook
 
 demo: build
-	./scripts/demo.sh $(BIN)
+	KEEP=$(KEEP) ./scripts/demo.sh $(BIN)
 
 # Build and vet for every platform Obsidian users are on (CI runs it).
 CROSS := linux/amd64 darwin/amd64 darwin/arm64 windows/amd64

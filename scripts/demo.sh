@@ -3,12 +3,17 @@
 # folder, make it a vault, and run a whole session lifecycle on it, printing
 # status and log; on the way, its task graph, and a checkpoint, a change and
 # a rollback checked against the checkpoint's tag.
-# Usage: scripts/demo.sh [path/to/sessionvault]
+# Usage: scripts/demo.sh [path/to/sessionvault]; KEEP=1 keeps the vault (its
+# path is printed at the end, to open in Obsidian).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$(cd "$root" && realpath "${1:-bin/sessionvault}")"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+if [ "${KEEP:-}" = 1 ]; then
+  trap 'echo; echo "The demo vault is kept at $work/vault: in Obsidian, Open folder as vault and pick it."' EXIT
+else
+  trap 'rm -rf "$work"; echo; echo "(make demo KEEP=1 keeps the vault, to open in Obsidian)"' EXIT
+fi
 cp -R "$root/vault-example" "$work/vault"
 export SESSIONVAULT_VAULT="$work/vault"
 sv() { echo "\$ sessionvault $*"; "$bin" "$@"; echo; }

@@ -80,18 +80,29 @@ or above the current one that holds .sessionvault/.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &errs.Error{Code: errs.InvalidCommand, Message: err.Error() + " (see `" + c.CommandPath() + " --help`)", Err: err}
 	})
-	root.AddCommand(
-		a.initCommand(), a.startCommand(), a.updateCommand(), a.decideCommand(), a.blockCommand(),
-		a.resolveCommand(), a.endCommand(), a.statusCommand(), a.heartbeatCommand(), a.recoverCommand(),
-		a.logCommand(), a.checkCommand(), a.importCommand(),
-		a.hookCommand(), a.hooksCommand(), a.evidenceCommand(), a.modeCommand(), a.acceptCommand(),
-		a.gateCommand(), a.blockedReasonCommand(), a.protocolCommand(), a.phaseCommand(),
-		a.syncCommand(), a.linearCommand(), a.serveCommand(), a.mcpCommand(), a.linkCommand(), a.doctorCommand(),
-		a.remoteCommand(), a.mergeDriverCommand(),
-		a.taskCommand(), a.checkpointCommand(), a.rollbackCommand(), a.conflictsCommand(), a.recoveryCommand(),
-		a.agentCommand(), a.verdictCommand(), a.workflowCommand(),
-		a.exportCommand(), a.featureCommand(), a.historyCommand(),
-	)
+	// `sessionvault --help` lists the commands by what they are for.
+	for _, g := range []struct {
+		id, title string
+		cmds      []*cobra.Command
+	}{
+		{"sessions", "Sessions:", []*cobra.Command{a.startCommand(), a.updateCommand(), a.decideCommand(), a.blockCommand(),
+			a.resolveCommand(), a.endCommand(), a.statusCommand(), a.heartbeatCommand(), a.recoverCommand(), a.recoveryCommand(), a.logCommand()}},
+		{"protocol", "The session protocol:", []*cobra.Command{a.evidenceCommand(), a.gateCommand(), a.phaseCommand(), a.modeCommand(),
+			a.acceptCommand(), a.blockedReasonCommand(), a.protocolCommand(), a.checkCommand()}},
+		{"tasks", "Tasks:", []*cobra.Command{a.taskCommand(), a.checkpointCommand(), a.rollbackCommand(), a.conflictsCommand()}},
+		{"features", "Features and the workflow:", []*cobra.Command{a.featureCommand(), a.historyCommand(), a.agentCommand(), a.verdictCommand(), a.workflowCommand()}},
+		{"sync", "Sync and remotes:", []*cobra.Command{a.remoteCommand(), a.syncCommand(), a.linearCommand(), a.serveCommand(), a.mergeDriverCommand()}},
+		{"data", "Import and export:", []*cobra.Command{a.importCommand(), a.exportCommand()}},
+		{"setup", "Setup:", []*cobra.Command{a.initCommand(), a.linkCommand(), a.hooksCommand(), a.hookCommand(), a.mcpCommand(), a.doctorCommand()}},
+	} {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, c := range g.cmds {
+			c.GroupID = g.id
+			root.AddCommand(c)
+		}
+	}
+	root.SetHelpCommandGroupID("setup")
+	root.SetCompletionCommandGroupID("setup")
 	requireSubcommands(root)
 	return root
 }
