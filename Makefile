@@ -85,6 +85,13 @@ bench-compare:
 generate:
 	cd integrations/linear && $(GO) tool genqlient
 
+# The references generated from the code: docs/cli/ (a page per command),
+# docs/mcp-tools.md, docs/errors.md, and man pages in bin/man. make test fails
+# while they are stale.
+.PHONY: docs
+docs:
+	$(GO) run ./cmd/svdocs -man bin/man docs
+
 fmt:
 	gofmt -w cmd internal integrations templates
 

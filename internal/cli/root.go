@@ -202,6 +202,15 @@ func (a *app) emit(data any, text string) error {
 	return nil
 }
 
+// exitCode is the process exit code of an error with code c: 2 for a usage
+// error, 1 for any other.
+func exitCode(c errs.Code) int {
+	if c == errs.InvalidCommand {
+		return 2
+	}
+	return 1
+}
+
 // fail reports err and returns its exit code: 2 for usage errors, 1 otherwise.
 func (a *app) fail(err error) int {
 	var e *errs.Error
@@ -211,10 +220,7 @@ func (a *app) fail(err error) int {
 			e.Code = errs.InvalidCommand
 		}
 	}
-	code := 1
-	if e.Code == errs.InvalidCommand {
-		code = 2
-	}
+	code := exitCode(e.Code)
 	if a.place != nil {
 		msg := a.place.Runnable(e.Message, "")
 		e = &errs.Error{Code: e.Code, Message: msg, Details: e.Details, Err: e.Err}

@@ -117,7 +117,7 @@ var (
 
 // All lists every code, for documentation and tests.
 var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, SessionCrashed, DuplicateDecisionTitle,
-	BlockerNotFound, BlockerAlreadyResolved, UpdateValidationFailed, StateParseError, NoteTooLarge, PathOutsideVault, NoteNotAFile, SessionNotCrashed,
+	BlockerNotFound, BlockerAlreadyResolved, ProjectNotFound, GateNotPassed, ProtocolInvalid, StateChangedOutside, UpdateValidationFailed, StateParseError, NoteTooLarge, PathOutsideVault, NoteNotAFile, SessionNotCrashed,
 	TaskNotFound, TaskLocked, TaskGraphCycle, CheckpointCreationFailed, InvalidCheckpointScope, CheckpointNotFound, VersionNotFound, RollbackFailed,
 	RecoverySessionNotFound, ConflictNotFound, ConflictAlreadyResolved, ResolutionFailed, InvalidConflictType, SourceTaskNotFound, TargetTaskNotFound, TaskSwitchFailed, ExportWriteFailed,
 	InvalidFeatureId, FeatureNotFound, FeatureAlreadyExists, InvalidFeatureTransition, PlanValidationFailed, HistoryEntryInvalid, AiSessionNotFound, ExportFailed,

@@ -49,3 +49,21 @@ func TestGoNamesMatchStableNames(t *testing.T) {
 		t.Fatalf("found %d codes", n)
 	}
 }
+
+// Every code is listed once in All, with what it means and what to do: the
+// error reference is made from them.
+func TestEveryCodeDocumented(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range All {
+		if seen[c.ID] {
+			t.Errorf("%s listed twice", c.ID)
+		}
+		seen[c.ID] = true
+		if d := DocOf(c); d.Meaning == "" || d.Fix == "" {
+			t.Errorf("%s %s has no meaning or fix", c.ID, c.Name)
+		}
+	}
+	if len(docs) != len(All) {
+		t.Errorf("%d codes documented, %d in All", len(docs), len(All))
+	}
+}

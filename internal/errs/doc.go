@@ -1,0 +1,76 @@
+package errs
+
+// Doc says what an error code means and what to do about it: the text of
+// docs/errors.md (`make docs`).
+type Doc struct {
+	Meaning string // what happened, in a sentence
+	Fix     string // what to do about it
+}
+
+// DocOf returns the documentation of c (a zero Doc for a code not in All).
+func DocOf(c Code) Doc { return docs[c] }
+
+var docs = map[Code]Doc{
+	SessionNotFound:          {"No session has the id given.", "List the sessions with `sessionvault log` or look in `<project>/sessions/`; pass an id from there."},
+	SessionAlreadyActive:     {"A session is already active in the project (maybe on another machine).", "Go on with it, `end` it, or `start --force` to mark it abandoned and start anew."},
+	NoActiveSession:          {"The command needs an active session and the project has none.", "`sessionvault start --objective ...` first."},
+	SessionCrashed:           {"The active session has shown no sign of life for the heartbeat timeout.", "`sessionvault recover` resumes it; `start --force` abandons it."},
+	DuplicateDecisionTitle:   {"The session already has a decision with this title.", "Give the decision a title of its own, or edit the existing one in its note."},
+	BlockerNotFound:          {"No blocker of the active session has the id given.", "`sessionvault status` lists the open blockers with their ids (b-N)."},
+	BlockerAlreadyResolved:   {"The blocker is already resolved.", "Nothing to do; record a new blocker if the problem came back."},
+	ProjectNotFound:          {"The vault has no such project folder.", "`sessionvault init VAULT --project NAME` adds it, or pass an existing `--project`."},
+	GateNotPassed:            {"A phase's gate has MUST items without evidence.", "`sessionvault gate validate start|end` lists them; record each with `sessionvault evidence record ITEM`."},
+	ProtocolInvalid:          {"The session protocol document cannot be used as it is (a MUST that can never be met, a contradiction).", "`sessionvault protocol lint` names each problem with its line; edit SESSION-PROTOCOL.md."},
+	TaskNotFound:             {"No task note has the id given.", "`sessionvault task graph` lists the tasks; create one with `sessionvault task create`."},
+	UpdateValidationFailed:   {"An argument or flag value is not valid (empty, too long, out of range, not UTF-8).", "The message names the flag and the rule; run the command again with a valid value."},
+	TaskLocked:               {"Another session holds the task's lock.", "Wait for the expiry the message names, or work on another task; the holder releases it with `task unlock`."},
+	StateParseError:          {"A note does not parse (front matter or an entry line), often after a hand edit.", "`sessionvault check` names the file and line; fix it in Obsidian or an editor."},
+	NoteTooLarge:             {"A note is larger than the engine reads.", "Move text out of it into notes of its own."},
+	PathOutsideVault:         {"A path given resolves outside the vault (through `..` or a link).", "Name a note inside the vault."},
+	NoteNotAFile:             {"A note's path is a folder, a link or another non-file.", "Move what is there away; notes are regular files."},
+	TaskGraphCycle:           {"Task relations (depends_on, blocks) would form a cycle; the message names it.", "Remove one of the relations the message names."},
+	CheckpointCreationFailed: {"The checkpoint (a commit and its tag) could not be made.", "The message says why (a tag that exists, a git error); nothing was changed."},
+	InvalidCheckpointScope:   {"A checkpoint's scope is not global, one task or several distinct tasks.", "Name each task once, with `--task`."},
+	CheckpointNotFound:       {"No checkpoint has the id given.", "`sessionvault checkpoint list` lists them."},
+	VersionNotFound:          {"The task has no version with that number.", "`sessionvault task versions TASK` lists them."},
+	RollbackFailed:           {"The rollback could not be written; nothing changed.", "The message says why; the backup checkpoint, if made, is listed by `checkpoint list`."},
+	RecoverySessionNotFound:  {"No session needing recovery has the id given.", "`sessionvault recovery check` lists the sessions that need it."},
+	SessionNotCrashed:        {"`recover` was asked for a session that is not crashed.", "Nothing to recover; go on with the session."},
+	ConcurrentUpdate:         {"Another writer changed the note between the read and the write, more often than the engine retries.", "Run the command again (with the same `--op-id`, it is safe)."},
+	StateChangedOutside:      {"A sealed field of the current state (session, status, phase, mode, the protocol) was changed outside sessionvault.", "A person checks the change and runs `sessionvault accept`."},
+	ConflictNotFound:         {"No recorded conflict has the id given.", "`sessionvault conflicts list` lists them."},
+	ConflictAlreadyResolved:  {"The conflict is already resolved.", "Nothing to do."},
+	ResolutionFailed:         {"The conflict's resolution could not be applied; nothing changed.", "The message says why; pick another `--action`."},
+	InvalidConflictType:      {"A conflict type that is not file_conflict, lock_collision, state_mismatch or version_divergence.", "Use one of those."},
+	SourceTaskNotFound:       {"`task switch --from` names a task that has no note.", "Name an existing task, or leave `--from` out."},
+	TargetTaskNotFound:       {"The task to switch to has no note.", "Create it with `sessionvault task create`, or name an existing one."},
+	TaskSwitchFailed:         {"The switch could not be written; nothing changed.", "The message says why; run it again."},
+	ExportWriteFailed:        {"An export's `--output` file could not be written; nothing was written there.", "Make its folder exist and be writable, or name another file."},
+	InvalidFeatureId:         {"A feature id that is not letters, digits and dashes.", "Use an id like `f-2026-11-26` or `oauth-login`."},
+	FeatureNotFound:          {"No feature note has the id given.", "`sessionvault feature list` lists them."},
+	FeatureAlreadyExists:     {"A feature with that id exists.", "Pick another id, or work on the existing feature."},
+	InvalidFeatureTransition: {"The feature cannot move to that status from where it is (a completed feature is reopened before it is paused).", "Set it active first, then the status you want."},
+	PlanValidationFailed:     {"A feature plan's task line is not valid; the message names it.", "Fix the line in the feature note as the message says."},
+	HistoryEntryInvalid:      {"A command-history entry is not valid (no command, a bad time).", "The message names the field; record it again with a valid value."},
+	AiSessionNotFound:        {"The folder given is not an .ai-session folder.", "Name the folder holding active-features.yaml."},
+	ExportFailed:             {"An export could not be made from the vault.", "The message says why (often a note that does not parse: `sessionvault check`)."},
+	GitWriteFailed:           {"Writing to the vault's git repository failed.", "The message holds git's reason; `git -C VAULT status` and `git fsck` tell more. Nothing half-written is left."},
+	GitLocked:                {"Another git process holds a lock in the vault's repository.", "Wait for it to finish; a lock left by a killed process is removed by the next command."},
+	ImportFailed:             {"An import could not be completed; nothing was committed.", "The message names the file and the reason."},
+	RemoteSyncFailed:         {"`remote sync` could not fetch, merge or push.", "The message holds git's reason (network, credentials, a remote that refuses); run it again once fixed."},
+	ImportSourceNotFound:     {"An import's folder or file is missing or holds nothing of the kind.", "Name the folder or file the command's help describes."},
+	ImportFormatUnknown:      {"The file given to an import is not in the format it reads.", "Check that the file is what the command's help describes."},
+	VaultNotFound:            {"No vault was found: no `--vault`, no `$SESSIONVAULT_VAULT`, no link for this repository, no `.sessionvault/` above the current folder.", "`sessionvault init DIR` makes one; or pass `--vault DIR`."},
+	ConfigInvalid:            {"`.sessionvault/config.yaml` does not parse or holds a value out of range; the message names the key and line.", "Fix the file as the message says."},
+	LockTimeout:              {"The vault lock stayed taken longer than the engine waits.", "Another sessionvault process is working on the vault; run the command again."},
+	InvalidCommand:           {"The command line is not valid: an unknown command or flag, a missing argument.", "`sessionvault COMMAND --help` shows the usage."},
+	PermissionDenied:         {"The operating system refused to read or write a file.", "Fix the file's or folder's permissions; the message names it."},
+	DiskFull:                 {"The disk is full; nothing was written.", "Free space and run the command again."},
+	InternalError:            {"An unexpected error inside sessionvault.", "Report it with the command and its output; nothing was half-written."},
+	UnknownAgent:             {"An agent name that is neither a built-in agent type nor in the config's agent_types.", "Use a built-in type (the message lists them) or add it to agent_types."},
+	NoActiveAgent:            {"`agent end` or `agent handoff` with no agent invocation in progress.", "`sessionvault agent start AGENT` first."},
+	AgentAlreadyActive:       {"Another agent's invocation is in progress.", "End it or hand it over first (`agent end`, `agent handoff`)."},
+	InvalidWorkflowPhase:     {"A workflow phase that is not planning, implementation, validation or complete, or a move back without `--force`.", "Use one of those phases; `--force` to go back."},
+	InvalidVerdict:           {"A verdict's decision or confidence is out of range.", "Decision: approve, reject, conditional or needs_revision; confidence between 0 and 1."},
+	InvocationNotFound:       {"No agent invocation has the id given.", "`sessionvault agent list` lists them."},
+}
