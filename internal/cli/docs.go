@@ -80,12 +80,12 @@ func mcpTools() ([]*mcp.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer ss.Close()
+	defer func() { _ = ss.Close() }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "docs", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	res, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		return nil, err
