@@ -72,3 +72,28 @@ func TestUserTextNamesNoSources(t *testing.T) {
 		t.Fatal("the pattern lost its alternatives")
 	}
 }
+
+// Every command the error reference tells a user to run (`sessionvault
+// task new NAME`, ...) is a command that exists.
+func TestErrorFixesNameRealCommands(t *testing.T) {
+	root := (&app{}).rootCommand()
+	cmdRe := regexp.MustCompile("`sessionvault ([^`]*)`")
+	for _, c := range errs.All {
+		for _, m := range cmdRe.FindAllStringSubmatch(errs.DocOf(c).Fix, -1) {
+			var words []string
+			for _, w := range strings.Fields(m[1]) {
+				if strings.HasPrefix(w, "-") || strings.ToUpper(w) == w || strings.ContainsAny(w, "|.") {
+					break // flags, placeholders and alternatives follow the command's name
+				}
+				words = append(words, w)
+			}
+			if len(words) == 0 {
+				continue // `sessionvault COMMAND --help`: any command
+			}
+			found, rest, err := root.Find(words)
+			if err != nil || len(rest) > 0 || found == root {
+				t.Errorf("%s's fix names `sessionvault %s`, which is no command", c.ID, m[1])
+			}
+		}
+	}
+}
