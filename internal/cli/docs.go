@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -129,18 +131,11 @@ func mcpToolsPage(tools []*mcp.Tool) string {
 				continue
 			}
 			fmt.Fprintf(&b, "\n%s:\n\n| name | type | required | what |\n| --- | --- | --- | --- |\n", part.title)
-			names := make([]string, 0, len(s.Properties))
-			for n := range s.Properties {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
+			for _, n := range slices.Sorted(maps.Keys(s.Properties)) {
 				p := s.Properties[n]
 				req := ""
-				for _, r := range s.Required {
-					if r == n {
-						req = "yes"
-					}
+				if slices.Contains(s.Required, n) {
+					req = "yes"
 				}
 				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", n, schemaType(p.Type), req, cell(p.Description))
 			}

@@ -23,10 +23,7 @@ func ownedSection(rel, typ, title string) bool {
 	if listSection(rel, typ, title) {
 		return true
 	}
-	if typ == "" && rel[strings.LastIndexByte(rel, '/')+1:] == CurrentStateNote {
-		typ = "session-state"
-	}
-	switch typ {
+	switch canonicalType(rel, typ) {
 	case "session-state", "session":
 		return slices.Contains(ownedSections, title) || title == secSummary
 	}
@@ -56,19 +53,7 @@ func listSection(rel, typ, title string) bool {
 	if parts := strings.Split(rel, "/"); len(parts) == 4 && parts[1] == SessionsDir && parts[3] == "archive.md" {
 		return title == secUpdates || title == secInvocations || title == secCompactions
 	}
-	if typ == "" {
-		switch rel[strings.LastIndexByte(rel, '/')+1:] {
-		case CurrentStateNote:
-			typ = "session-state"
-		case DecisionsNote:
-			typ = "session-decisions"
-		case HistoryNote:
-			typ = "session-history"
-		case ViolationsNote:
-			typ = "session-violations-log"
-		}
-	}
-	switch typ {
+	switch canonicalType(rel, typ) {
 	case "session-state", "session":
 		return stateLists[title]
 	case "session-decisions":
@@ -85,6 +70,25 @@ func listSection(rel, typ, title string) bool {
 		return strings.HasPrefix(title, phaseTitlePrefix)
 	}
 	return false
+}
+
+// canonicalType is typ, or where a note has no type property (a person
+// broke it) and is one of the canonical notes, the type its name says.
+func canonicalType(rel, typ string) string {
+	if typ != "" {
+		return typ
+	}
+	switch rel[strings.LastIndexByte(rel, '/')+1:] {
+	case CurrentStateNote:
+		return "session-state"
+	case DecisionsNote:
+		return "session-decisions"
+	case HistoryNote:
+		return "session-history"
+	case ViolationsNote:
+		return "session-violations-log"
+	}
+	return ""
 }
 
 // engineIDRe matches the block id of an entry the engine wrote: a letter

@@ -79,27 +79,35 @@ type noteBody struct {
 	lists map[string][]mline
 }
 
-// splitBody splits body into lines and lists: isList says which sections
-// are lists, entryID which of their lines are entries.
-func splitBody(body []byte, isList func(title string) bool, entryID func(string) string) noteBody {
-	nb := noteBody{lists: map[string][]mline{}}
-	type region struct {
-		title      string
-		start, end int // the content's byte range (after the heading line)
-		head       int // the heading line's start (== start for the part before the first heading)
-	}
-	var regions []region
-	prev := region{title: "", head: 0, start: 0}
+// part is one part of a body: the lines before its first level 1 or 2
+// heading (title "", head == start), or such a heading (from head) and the
+// lines under it (from start) up to the next one (end). Byte offsets.
+type part struct {
+	title            string
+	head, start, end int
+}
+
+// parts splits body at its level 1 and 2 headings (the sections a note's
+// owner is known by); the part before the first heading comes first, empty
+// or not.
+func parts(body []byte) []part {
+	out := []part{{}}
 	for _, s := range markdown.ScanSections(body) {
 		if s.Level > 2 {
 			continue
 		}
-		prev.end = s.Start
-		regions = append(regions, prev)
-		prev = region{title: s.Title, head: s.Start, start: s.BodyStart}
+		out[len(out)-1].end = s.Start
+		out = append(out, part{title: s.Title, head: s.Start, start: s.BodyStart})
 	}
-	prev.end = len(body)
-	regions = append(regions, prev)
+	out[len(out)-1].end = len(body)
+	return out
+}
+
+// splitBody splits body into lines and lists: isList says which sections
+// are lists, entryID which of their lines are entries.
+func splitBody(body []byte, isList func(title string) bool, entryID func(string) string) noteBody {
+	nb := noteBody{lists: map[string][]mline{}}
+	regions := parts(body)
 	seen := map[string]int{}
 	for _, r := range regions {
 		for _, l := range splitLines(body[r.head:r.start]) {
@@ -517,18 +525,6 @@ func merge3(o, a, b []mline, resolve func(start, end int, ra, rb []mline) []mlin
 	return append(out, o[pos:]...)
 }
 
-// region appends ancestor lines [start, end) with hunks (inside that range,
-// in order) applied.
-func region(out, o []mline, start, end int, hunks []mhunk) []mline {
-	pos := start
-	for _, h := range hunks {
-		out = append(out, o[pos:h.start]...)
-		out = append(out, h.lines...)
-		pos = h.end
-	}
-	return append(out, o[pos:end]...)
-}
-
 func equalLines(x, y []mline) bool {
 	if len(x) != len(y) {
 		return false
@@ -653,8 +649,14 @@ func (e *lineEncoder) align(o, x []mline) (mo, mx []int) {
 		}
 	}
 	patience(mo, mx)
-	if len(anchors) == 1 {
-		return mo, mx // no anchor: the plain diff
+	paired := 0
+	for _, j := range mo {
+		if j >= 0 {
+			paired++
+		}
+	}
+	if len(anchors) == 1 || paired == min(len(o), len(x)) {
+		return mo, mx // no anchor (the plain diff), or no line left to pair
 	}
 	// The plain diff keeps more lines where the anchors cut through runs of
 	// lines both kept (a line moved, a heading kept with its blank lines):
@@ -808,8 +810,8 @@ func (own Ownership) engines(path, typ string, bodies ...[]byte) bool {
 		return true
 	}
 	for _, b := range bodies {
-		for _, s := range markdown.ScanSections(b) {
-			if s.Level <= 2 && own.List(path, typ, s.Title) {
+		for _, p := range parts(b)[1:] {
+			if own.List(path, typ, p.title) {
 				return true
 			}
 		}
@@ -836,46 +838,22 @@ func personPart(path, typ string, base, body []byte, own Ownership) []byte {
 	if owned == nil {
 		return body
 	}
-	type section struct {
-		title string
-		text  []byte // the heading line through the line before the next heading
-	}
-	split := func(b []byte) (pre []byte, out []section) {
-		var heads []markdown.Section
-		for _, s := range markdown.ScanSections(b) {
-			if s.Level <= 2 {
-				heads = append(heads, s)
-			}
-		}
-		if len(heads) == 0 {
-			return b, nil
-		}
-		pre = b[:heads[0].Start]
-		for i, h := range heads {
-			end := len(b)
-			if i+1 < len(heads) {
-				end = heads[i+1].Start
-			}
-			out = append(out, section{h.Title, b[h.Start:end]})
-		}
-		return pre, out
-	}
-	_, bs := split(base)
+	// Base's sections by title, each occurrence in order.
 	inBase := map[string][][]byte{}
-	for _, s := range bs {
-		inBase[s.title] = append(inBase[s.title], s.text)
+	for _, p := range parts(base)[1:] {
+		inBase[p.title] = append(inBase[p.title], base[p.head:p.end])
 	}
-	pre, ss := split(body)
-	out := append([]byte(nil), pre...)
+	ps := parts(body)
+	out := append([]byte(nil), body[:ps[0].end]...)
 	seen := map[string]int{}
-	for _, s := range ss {
-		n := seen[s.title]
-		seen[s.title]++
+	for _, p := range ps[1:] {
+		n := seen[p.title]
+		seen[p.title]++
 		switch {
-		case !owned(path, typ, s.title):
-			out = append(out, s.text...)
-		case n < len(inBase[s.title]):
-			out = append(out, inBase[s.title][n]...)
+		case !owned(path, typ, p.title):
+			out = append(out, body[p.head:p.end]...)
+		case n < len(inBase[p.title]):
+			out = append(out, inBase[p.title][n]...)
 		}
 	}
 	return out

@@ -57,26 +57,37 @@ func frontMatterParses(fm []byte) bool {
 
 // IsEntryLine reports whether line ends in an Obsidian block id, as every
 // entry the engine writes does (DESIGN §5).
-func IsEntryLine(line []byte) bool { return blockID(string(line)) != "" }
+func IsEntryLine(line []byte) bool { _, end := blockIDAt(line); return end > 0 }
 
 // blockID is the Obsidian block id at the end of line (" ^u-12" gives
-// "u-12"; spaces and a line ending after it allowed), or "": a caret after
-// white space, then a letter or digit, then letters, digits and dashes.
+// "u-12"), or "".
 func blockID(line string) string {
-	end := len(line)
+	i, end := blockIDAt(line)
+	return line[i:end]
+}
+
+// blockIDAt finds the Obsidian block id at the end of line — a caret after
+// white space, then a letter or digit, then letters, digits and dashes;
+// spaces and a line ending after it allowed — and returns its range (the
+// id without the caret), or 0, 0.
+func blockIDAt[T string | []byte](line T) (start, end int) {
+	end = len(line)
 	for end > 0 && isSpace(line[end-1]) {
 		end--
 	}
-	i := strings.LastIndexByte(line[:end], '^')
+	i := end - 1
+	for i >= 0 && line[i] != '^' {
+		i--
+	}
 	if i < 1 || i+1 == end || !isSpace(line[i-1]) || line[i+1] == '-' {
-		return ""
+		return 0, 0
 	}
 	for k := i + 1; k < end; k++ {
 		if c := line[k]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-			return ""
+			return 0, 0
 		}
 	}
-	return line[i+1 : end]
+	return i + 1, end
 }
 
 // isSpace reports whether c is white space as a regular expression's \s is.
@@ -373,17 +384,19 @@ func writeLines(out *bytes.Buffer, text []byte) {
 // writeRegion writes ancestor lines [start, end) with hunks (inside that
 // range, in order) applied.
 func writeRegion(out *bytes.Buffer, ol []string, start, end int, hunks []hunk) {
+	for _, l := range region(nil, ol, start, end, hunks) {
+		out.WriteString(l)
+	}
+}
+
+// region appends ancestor lines o[start:end] with hunks (inside that range,
+// in order) applied.
+func region[L any](out, o []L, start, end int, hunks []hunkOf[L]) []L {
 	pos := start
 	for _, h := range hunks {
-		for ; pos < h.start; pos++ {
-			out.WriteString(ol[pos])
-		}
-		for _, l := range h.lines {
-			out.WriteString(l)
-		}
+		out = append(out, o[pos:h.start]...)
+		out = append(out, h.lines...)
 		pos = h.end
 	}
-	for ; pos < end; pos++ {
-		out.WriteString(ol[pos])
-	}
+	return append(out, o[pos:end]...)
 }

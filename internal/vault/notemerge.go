@@ -369,10 +369,7 @@ func propScalar(block string) string {
 
 // EntryID is the block id an entry line ends in (" ^u-12" gives "u-12"),
 // or "".
-func EntryID(l string) string { return lineID(l) }
-
-// lineID is the block id of an entry line, or "".
-func lineID(l string) string { return blockID(l) }
+func EntryID(l string) string { return blockID(l) }
 
 // entryTimeRe finds the time an entry line starts with
 // (`- 2026-11-23T10:00:00Z ·`, `- [ ] 2026-…`).
@@ -381,7 +378,7 @@ var entryTimeRe = lazyRegexp(`^- (?:\[.\] )?(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?
 // EntryTime is the time an entry line (a list item ending in a block id)
 // starts with, zero when it has none; a time without a zone is UTC.
 func EntryTime(l string) time.Time {
-	if lineID(l) == "" {
+	if blockID(l) == "" {
 		return time.Time{}
 	}
 	m := entryTimeRe().FindStringSubmatch(l)
