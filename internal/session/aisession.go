@@ -136,14 +136,14 @@ func (s *Service) ImportAISession(project string, a importer.AISession) (AIImpor
 	if err != nil {
 		return rep, vault.Result{}, err
 	}
-	res, err := s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+	res, err := s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
 		rep = AIImportReport{Skipped: []AISkipped{}}
 		seen := maps.Clone(held)
 		for _, f := range a.Features {
 			if err := s.importFeature(tx, project, f, &rep); err != nil {
 				return vault.Change{}, err
 			}
-			if !tx.Exists(featurePath(project, f.ID)) {
+			if !tx.Exists(FeaturePath(project, f.ID)) {
 				continue // skipped: its history has no feature to go to
 			}
 			if err := s.importHistory(tx, project, f, seen, &rep); err != nil {
@@ -197,12 +197,12 @@ func (s *Service) importFeature(tx *vault.Tx, project string, f importer.AIFeatu
 		rep.skip("active-features.yaml", fmt.Sprintf("feature %s: status %q is not one of %s", f.ID, f.Status, strings.Join(FeatureStatuses, ", ")))
 		return nil
 	}
-	if checkFields("name", f.Name, "description", f.Description) != nil || len(f.Name) > 800 || len(f.Description) > 8000 {
+	if CheckFields("name", f.Name, "description", f.Description) != nil || len(f.Name) > 800 || len(f.Description) > 8000 {
 		rep.skip(planFile, "feature "+f.ID+": its name or description is too long or holds a NUL byte")
 		return nil
 	}
-	rel := featurePath(project, f.ID)
-	var d *doc
+	rel := FeaturePath(project, f.ID)
+	var d *Doc
 	existing := tx.Exists(rel)
 	if existing {
 		var err error
@@ -212,32 +212,32 @@ func (s *Service) importFeature(tx *vault.Tx, project string, f importer.AIFeatu
 		rep.Existing++
 	} else {
 		var err error
-		if d, err = s.newFeatureDoc(tx, project, Feature{ID: f.ID, Name: firstNonEmpty(f.Name, f.ID), Description: f.Description,
+		if d, err = s.newFeatureDoc(tx, project, Feature{ID: f.ID, Name: FirstNonEmpty(f.Name, f.ID), Description: f.Description,
 			Status: f.Status, CreatedAt: f.CreatedAt, StartedAt: f.StartedAt, LastActive: f.LastActive}); err != nil {
 			return err
 		}
 		rep.Features++
 	}
-	orig, _ := d.bytes()
+	orig, _ := d.Bytes()
 	for _, p := range f.Phases {
-		name, id := firstNonEmpty(p.Name, p.ID), p.ID
+		name, id := FirstNonEmpty(p.Name, p.ID), p.ID
 		if id == "" {
 			id = slugOr(name, "phase")
 		}
-		if !planIDRe().MatchString(id) || checkText("phase", name, 200) != nil {
+		if !planIDRe().MatchString(id) || CheckText("phase", name, 200) != nil {
 			rep.skip(planFile, fmt.Sprintf("phase %q (%q): its id or name cannot be written as a section", id, name))
 			continue
 		}
 		cur := d.readFeature(project)
 		if !slices.ContainsFunc(cur.Phases, func(ph Phase) bool { return phaseMatches(ph, name, id) }) && len(p.Tasks) == 0 {
-			d = s.reparsed(d, func(d *doc) { d.addPhase(cur, name, id, nil) })
+			d = s.reparsed(d, func(d *Doc) { d.addPhase(cur, name, id, nil) })
 		}
 		for _, t := range p.Tasks {
 			where := planFile
 			if t.Line > 0 {
 				where += ":" + strconv.Itoa(t.Line)
 			}
-			pt := PlanTask{TaskID: t.TaskID, Description: t.Description, Agent: t.Agent, Status: t.Status, StartedAt: t.StartedAt, CompletedAt: t.CompletedAt, Artifacts: nonNil(slices.Clone(t.Artifacts))}
+			pt := PlanTask{TaskID: t.TaskID, Description: t.Description, Agent: t.Agent, Status: t.Status, StartedAt: t.StartedAt, CompletedAt: t.CompletedAt, Artifacts: NonNil(slices.Clone(t.Artifacts))}
 			desc, agent, status := pt.Description, pt.Agent, pt.Status
 			o := PlanOptions{TaskID: pt.TaskID, Description: &desc, Agent: &agent, Status: &status, Artifacts: pt.Artifacts}
 			if pt.Description == "" {
@@ -255,7 +255,7 @@ func (s *Service) importFeature(tx *vault.Tx, project string, f importer.AIFeatu
 				continue
 			}
 			var perr error
-			d = s.reparsed(d, func(d *doc) { perr = s.putPlanTask(tx, d, cur, name, id, pt, false) })
+			d = s.reparsed(d, func(d *Doc) { perr = s.putPlanTask(tx, d, cur, name, id, pt, false) })
 			if perr != nil {
 				return perr
 			}
@@ -264,7 +264,7 @@ func (s *Service) importFeature(tx *vault.Tx, project string, f importer.AIFeatu
 			}
 		}
 	}
-	b, err := d.bytes()
+	b, err := d.Bytes()
 	if err != nil {
 		return err
 	}
@@ -276,13 +276,13 @@ func (s *Service) importFeature(tx *vault.Tx, project string, f importer.AIFeatu
 
 // reparsed applies edit to d and returns the note parsed again (edits of
 // one parse cannot build on each other).
-func (s *Service) reparsed(d *doc, edit func(*doc)) *doc {
+func (s *Service) reparsed(d *Doc, edit func(*Doc)) *Doc {
 	edit(d)
-	b, err := d.bytes()
+	b, err := d.Bytes()
 	if err != nil {
 		return d
 	}
-	nd, err := s.parseDoc(d.path, b)
+	nd, err := s.ParseDoc(d.path, b)
 	if err != nil {
 		return d
 	}
@@ -313,7 +313,7 @@ func (s *Service) importHistory(tx *vault.Tx, project string, f importer.AIFeatu
 			continue
 		}
 		e.featureLinked = true
-		e.taskLinked = e.TaskID != "" && vault.CheckName("task id", e.TaskID) == nil && tx.Exists(taskPath(project, e.TaskID))
+		e.taskLinked = e.TaskID != "" && vault.CheckName("task id", e.TaskID) == nil && tx.Exists(TaskPath(project, e.TaskID))
 		entries = append(entries, e)
 	}
 	if len(entries) == 0 {
@@ -321,20 +321,20 @@ func (s *Service) importHistory(tx *vault.Tx, project string, f importer.AIFeatu
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Timestamp.Before(entries[j].Timestamp) })
 	session := "import-" + f.ID
-	for n := 2; tx.Exists(commandLogPath(project, session)) || tx.Exists(project+"/"+SessionsDir+"/"+session+".md"); n++ {
+	for n := 2; tx.Exists(CommandLogPath(project, session)) || tx.Exists(project+"/"+SessionsDir+"/"+session+".md"); n++ {
 		session = "import-" + f.ID + "-" + strconv.Itoa(n)
 	}
-	rel := commandLogPath(project, session)
-	head, err := s.render(CommandsNote, map[string]string{"Project": note.Scalar(project), "Session": note.Scalar(session),
+	rel := CommandLogPath(project, session)
+	head, err := s.Render(CommandsNote, map[string]string{"Project": note.Scalar(project), "Session": note.Scalar(session),
 		"Started": note.FormatTime(entries[0].Timestamp),
-		"Intro":   "The command history of feature " + featureLink(project, f.ID) + ", imported from an .ai-session folder. Append-only: sessionvault never rewrites a line."})
+		"Intro":   "The command history of feature " + FeatureLink(project, f.ID) + ", imported from an .ai-session folder. Append-only: sessionvault never rewrites a line."})
 	if err != nil {
 		return err
 	}
 	var b bytes.Buffer
 	b.Write(head)
 	for i, e := range entries {
-		e.ID = "h-" + strconv.Itoa(i+1) + s.idSuffix()
+		e.ID = "h-" + strconv.Itoa(i+1) + s.IdSuffix()
 		b.WriteString(formatCommand(project, e) + "\n")
 	}
 	rep.Entries += len(entries)

@@ -67,7 +67,7 @@ func (s *Service) Check(progress func(done int)) (CheckReport, error) {
 				return nil
 			}
 			d.loc, _ = s.V.Config.Location()
-			st := d.readState(strings.SplitN(rel, "/", 2)[0])
+			st := d.ReadState(strings.SplitN(rel, "/", 2)[0])
 			rep.Problems = append(rep.Problems, st.Problems...)
 		}
 		return nil

@@ -25,9 +25,7 @@ import (
 // Rollback writes old content as one new commit; history is never
 // rewritten (DESIGN §6).
 const (
-	CheckpointsNote = "checkpoints.md"
-	secCheckpoints  = "Checkpoints"
-	checkpointRef   = "checkpoint/"
+	checkpointRef = "checkpoint/"
 	// CheckpointTags is the tag namespace of checkpoints, which `remote
 	// sync` fetches and pushes.
 	CheckpointTags = checkpointRef
@@ -88,7 +86,7 @@ func newCheckpointID(now time.Time) string {
 // checkpoint/<id> names that commit. A task that has no note is
 // errs.TaskNotFound; a task named twice errs.InvalidCheckpointScope.
 func (s *Service) CreateCheckpoint(o CheckpointOptions) (CheckpointOutcome, error) {
-	if err := checkText("label", o.Label, 200); err != nil {
+	if err := CheckText("label", o.Label, 200); err != nil {
 		return CheckpointOutcome{}, err
 	}
 	if o.Type == "" {
@@ -109,15 +107,15 @@ func (s *Service) CreateCheckpoint(o CheckpointOptions) (CheckpointOutcome, erro
 		return CheckpointOutcome{}, err
 	}
 	var out CheckpointOutcome
-	out.Result, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+	out.Result, err = s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
 		for _, t := range o.Tasks {
 			if _, _, err := s.taskDoc(tx, project, t, errs.TaskNotFound); err != nil {
 				return vault.Change{}, err
 			}
 		}
-		now := s.now()
-		cp := Checkpoint{ID: newCheckpointID(now), Label: oneLine(o.Label), Description: oneLine(o.Description), Type: o.Type,
-			Scope: scopeOf(o.Tasks), Tasks: nonNil(o.Tasks), CreatedAt: now, CreatedBy: o.CreatedBy, Project: project}
+		now := s.NowUTC()
+		cp := Checkpoint{ID: newCheckpointID(now), Label: OneLine(o.Label), Description: OneLine(o.Description), Type: o.Type,
+			Scope: scopeOf(o.Tasks), Tasks: NonNil(o.Tasks), CreatedAt: now, CreatedBy: o.CreatedBy, Project: project}
 		if cp.CreatedBy == "" {
 			cp.CreatedBy = s.holder(tx, project)
 		}
@@ -159,15 +157,15 @@ func (s *Service) listCheckpoint(tx *vault.Tx, project string, cp Checkpoint) er
 	}
 	scope := cp.Scope
 	if len(cp.Tasks) > 0 {
-		scope += " " + strings.Join(taskLinks(project, cp.Tasks), ", ")
+		scope += " " + strings.Join(TaskLinks(project, cp.Tasks), ", ")
 	}
-	line := "- " + note.FormatTime(cp.CreatedAt) + sep + "`" + cp.ID + "`" + sep + "**" + strings.ReplaceAll(cp.Label, sep, ", ") + "**" + sep + cp.Type + sep + scope
+	line := "- " + note.FormatTime(cp.CreatedAt) + Sep + "`" + cp.ID + "`" + Sep + "**" + strings.ReplaceAll(cp.Label, Sep, ", ") + "**" + Sep + cp.Type + Sep + scope
 	if cp.Description != "" {
-		line += sep + strings.ReplaceAll(cp.Description, sep, ", ")
+		line += Sep + strings.ReplaceAll(cp.Description, Sep, ", ")
 	}
-	d.appendLine(secCheckpoints, line+" ^"+cp.ID)
-	d.set("checkpoints", d.intProp("checkpoints")+1)
-	b, err := d.bytes()
+	d.AppendLine(SecCheckpoints, line+" ^"+cp.ID)
+	d.Set("checkpoints", d.IntProp("checkpoints")+1)
+	b, err := d.Bytes()
 	if err != nil {
 		return err
 	}
@@ -330,16 +328,16 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 	var cp Checkpoint // the checkpoint rolled back to, if one
 	var rels []string
 	if o.Version != 0 {
-		log, err := s.V.PathLog(taskPath(project, o.TaskID))
+		log, err := s.V.PathLog(TaskPath(project, o.TaskID))
 		if err != nil {
 			return out, err
 		}
 		if o.Version < 1 || o.Version > len(log) {
-			return out, errs.New(errs.VersionNotFound, "task %s has versions 1 to %d, not %d (see `%s`)", o.TaskID, len(log), o.Version, s.Command(project, "task versions "+shellQuote(o.TaskID))).With("task", o.TaskID).With("version", o.Version)
+			return out, errs.New(errs.VersionNotFound, "task %s has versions 1 to %d, not %d (see `%s`)", o.TaskID, len(log), o.Version, s.Command(project, "task versions "+ShellQuote(o.TaskID))).With("task", o.TaskID).With("version", o.Version)
 		}
 		target = log[o.Version-1].Hash
 		out.RolledBackTo = RollbackPoint{Type: "version", Identifier: o.Version}
-		rels = []string{taskPath(project, o.TaskID)}
+		rels = []string{TaskPath(project, o.TaskID)}
 	} else {
 		var err error
 		if cp, err = s.checkpoint(project, o.Checkpoint); err != nil {
@@ -349,10 +347,10 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 		out.RolledBackTo = RollbackPoint{Type: "checkpoint", Identifier: cp.ID}
 		switch {
 		case o.TaskID != "":
-			rels = []string{taskPath(project, o.TaskID)}
+			rels = []string{TaskPath(project, o.TaskID)}
 		case len(cp.Tasks) > 0:
 			for _, t := range cp.Tasks {
-				rels = append(rels, taskPath(project, t))
+				rels = append(rels, TaskPath(project, t))
 			}
 		default:
 			for _, n := range CanonicalNotes {
@@ -370,8 +368,8 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 		}
 	}
 	start := time.Now()
-	out.Result, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
-		now := s.now()
+	out.Result, err = s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
+		now := s.NowUTC()
 		out.Timestamp = now
 		holder := o.Holder
 		if holder == "" {
@@ -393,11 +391,11 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 				return vault.Change{}, err
 			}
 			if strings.Contains(rel, "/"+TasksDir+"/") && cur != nil {
-				cd, err := s.parseDoc(rel, cur)
+				cd, err := s.ParseDoc(rel, cur)
 				if err != nil {
 					return vault.Change{}, err
 				}
-				if err := s.checkLock(project, cd.readTask(project), holder, now); err != nil {
+				if err := s.checkLock(project, cd.ReadTask(project), holder, now); err != nil {
 					return vault.Change{}, err
 				}
 			}
@@ -417,10 +415,10 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 				return vault.Change{}, err
 			}
 			out.Restored = append(out.Restored, rel)
-			if o.TaskID != "" && rel == taskPath(project, o.TaskID) {
-				nd, err := s.parseDoc(rel, merged)
+			if o.TaskID != "" && rel == TaskPath(project, o.TaskID) {
+				nd, err := s.ParseDoc(rel, merged)
 				if err == nil {
-					t := nd.readTask(project)
+					t := nd.ReadTask(project)
 					out.RestoredState = &TaskState{CurrentPhase: t.Phase, Iteration: t.Iteration, Status: t.Status}
 				}
 			}
@@ -436,7 +434,7 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 			if o.TaskID != "" {
 				backup.Tasks = []string{o.TaskID}
 			} else {
-				backup.Tasks = nonNil(cp.Tasks)
+				backup.Tasks = NonNil(cp.Tasks)
 			}
 			backup.Scope = scopeOf(backup.Tasks)
 			if err := s.listCheckpoint(tx, project, backup); err != nil {
@@ -465,15 +463,15 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 // records, history and heartbeat of the session it now holds would no
 // longer match it.
 func (s *Service) sameSession(rel string, old, cur []byte, project string) error {
-	od, err := s.parseDoc(rel, old)
+	od, err := s.ParseDoc(rel, old)
 	if err != nil {
 		return err
 	}
-	cd, err := s.parseDoc(rel, cur)
+	cd, err := s.ParseDoc(rel, cur)
 	if err != nil {
 		return err
 	}
-	if o, c := od.prop("session"), cd.prop("session"); o != c {
+	if o, c := od.Prop("session"), cd.Prop("session"); o != c {
 		return errs.New(errs.RollbackFailed, "the checkpoint's current state holds session %q and the vault's now holds %q; a rollback does not cross sessions (roll back tasks with --task, or use a checkpoint made in this session)", o, c).With("note", rel)
 	}
 	return nil
@@ -487,16 +485,16 @@ func (s *Service) restoreEngine(rel string, old, cur []byte) ([]byte, error) {
 	if cur == nil {
 		return old, nil
 	}
-	od, err := s.parseDoc(rel, old)
+	od, err := s.ParseDoc(rel, old)
 	if err != nil {
 		return nil, err
 	}
-	cd, err := s.parseDoc(rel, cur)
+	cd, err := s.ParseDoc(rel, cur)
 	if err != nil {
 		return nil, err
 	}
 	engine := engineSections(rel)
-	nl := od.newline()
+	nl := od.Newline()
 	curSecs := map[string]bool{}
 	for _, sec := range cd.md.Sections {
 		if sec.Level != 2 || engine[sec.Title] {
@@ -504,9 +502,9 @@ func (s *Service) restoreEngine(rel string, old, cur []byte) ([]byte, error) {
 		}
 		curSecs[sec.Title] = true
 		text := string(cd.body[sec.BodyStart:sec.End])
-		if osec, ok := od.section(sec.Title); ok {
+		if osec, ok := od.Section(sec.Title); ok {
 			if string(od.body[osec.BodyStart:osec.End]) != text {
-				od.edit(osec.BodyStart, osec.End, text)
+				od.Edit(osec.BodyStart, osec.End, text)
 			}
 			continue
 		}
@@ -518,11 +516,11 @@ func (s *Service) restoreEngine(rel string, old, cur []byte) ([]byte, error) {
 		if len(od.body) > 0 && !strings.HasSuffix(string(od.body), nl+nl) {
 			prefix += nl
 		}
-		od.edit(len(od.body), len(od.body), prefix+whole)
+		od.Edit(len(od.body), len(od.body), prefix+whole)
 	}
 	for _, sec := range od.md.Sections {
 		if sec.Level == 2 && !engine[sec.Title] && !curSecs[sec.Title] {
-			od.edit(sec.Start, sec.End, "")
+			od.Edit(sec.Start, sec.End, "")
 		}
 	}
 	for _, k := range cd.n.Keys() {
@@ -532,19 +530,19 @@ func (s *Service) restoreEngine(rel string, old, cur []byte) ([]byte, error) {
 		}
 		switch {
 		case node.Kind == yaml.SequenceNode:
-			od.set(k, cd.n.GetList(k))
+			od.Set(k, cd.n.GetList(k))
 		case node.Kind == yaml.ScalarNode && node.ShortTag() == "!!null":
-			od.set(k, nil)
+			od.Set(k, nil)
 		case node.Kind == yaml.ScalarNode:
-			od.set(k, node.Value)
+			od.Set(k, node.Value)
 		}
 	}
 	for _, k := range od.n.Keys() {
 		if _, ok := cd.n.Node(k); !ok && !engineProps[k] {
-			od.unset(k)
+			od.Unset(k)
 		}
 	}
-	return od.bytes()
+	return od.Bytes()
 }
 
 // engineProps are the properties the engine writes in any note it owns.
@@ -554,7 +552,7 @@ var engineProps = func() map[string]bool {
 		"branch", "commit", "started", "continues", "last_session", "version", "active_task", "active_feature", "mode", "ended",
 		"end_commit", "duration_minutes", "summary", "issues", "machine", "recovered", "sessions", "source",
 		"source_format", "source_status", "violations", "decisions", "checkpoints", "unresolved",
-		propActiveAgent, propWorkflowPhase, propLastAgentChange, "decided_by", "approved_by", "rejected_by") {
+		PropActiveAgent, PropWorkflowPhase, PropLastAgentChange, "decided_by", "approved_by", "rejected_by") {
 		m[k] = true
 	}
 	return m
@@ -577,9 +575,9 @@ func engineSections(rel string) map[string]bool {
 			}
 		}
 	}
-	m[secSummary] = true
+	m[SecSummary] = true
 	if path.Base(rel) == CurrentStateNote {
-		for _, s := range ownedSections {
+		for _, s := range OwnedSections {
 			m[s] = true
 		}
 	}
@@ -609,20 +607,20 @@ func (s *Service) SyncHotContext(project string, taskIDs []string) (HotSync, err
 	if err != nil {
 		return HotSync{}, err
 	}
-	out := HotSync{Errors: []string{}, Timestamp: s.now()}
+	out := HotSync{Errors: []string{}, Timestamp: s.NowUTC()}
 	cps, err := s.Checkpoints(project)
 	if err != nil {
 		return out, err
 	}
-	out.Result, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+	out.Result, err = s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
 		listed := map[string]bool{}
 		rel := project + "/" + CheckpointsNote
 		if tx.Exists(rel) {
-			d, err := s.readDoc(tx, rel)
+			d, err := s.ReadDoc(tx, rel)
 			if err != nil {
 				return vault.Change{}, err
 			}
-			for _, l := range d.sectionLines(secCheckpoints) {
+			for _, l := range d.SectionLines(SecCheckpoints) {
 				if id := vault.EntryID(string(l.Content())); id != "" {
 					listed[id] = true
 				}

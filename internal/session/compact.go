@@ -25,8 +25,8 @@ import (
 // many compactions ran, and a link to the archive note. updates_log is the
 // link sessions compacted before the archive note had its name kept.
 const (
-	propCompacted            = "compacted_updates"
-	propCompactedInvocations = "compacted_invocations"
+	PropCompacted            = "compacted_updates"
+	PropCompactedInvocations = "compacted_invocations"
 	propCompactions          = "compactions"
 	propArchive              = "archive"
 	propUpdatesLog           = "updates_log"
@@ -34,7 +34,7 @@ const (
 
 // secCompactions is the section of the current state (and of the archive
 // note) that records each compaction.
-const secCompactions = "Compactions"
+const SecCompactions = "Compactions"
 
 // compactionsKept bounds the Compactions section of the current state:
 // past it, all but the newest compactionsKeep entries move to the archive.
@@ -79,8 +79,8 @@ type compactKind struct {
 func (s *Service) compactKinds() []compactKind {
 	u, a := s.V.Config.UpdatesKept(), s.V.Config.InvocationsKept()
 	return []compactKind{
-		{secUpdates, 'u', propCompacted, u, u / 2, nil},
-		{secInvocations, 'a', propCompactedInvocations, a, min(3, a), func(line []byte) bool {
+		{SecUpdates, 'u', PropCompacted, u, u / 2, nil},
+		{SecInvocations, 'a', PropCompactedInvocations, a, min(3, a), func(line []byte) bool {
 			inv, ok := parseInvocation(string(line))
 			return ok && inv.Status == InvocationInProgress
 		}},
@@ -89,8 +89,8 @@ func (s *Service) compactKinds() []compactKind {
 
 // nextUpdateID is the id of the next update of the session in d: one past
 // the highest in its Updates section or already moved to its archive.
-func (d *doc) nextUpdateID() string {
-	return "u-" + strconv.Itoa(max(d.lastEntryNumber(secUpdates, 'u'), d.intProp(propCompacted))+1)
+func (d *Doc) nextUpdateID() string {
+	return "u-" + strconv.Itoa(max(d.lastEntryNumber(SecUpdates, 'u'), d.IntProp(PropCompacted))+1)
 }
 
 // compactMove is what one compaction takes out of one kind's section.
@@ -108,13 +108,13 @@ type compactMove struct {
 // [[archive]] ^k-K`; seed 004 CompactionEntry), whose own older entries
 // move to the archive past compactionsKept. Lines of a section that are not
 // entries of its kind (a person's) stay where they are.
-func (s *Service) compact(tx *vault.Tx, d *doc, st State, now time.Time) error {
+func (s *Service) compact(tx *vault.Tx, d *Doc, st State, now time.Time) error {
 	var moves []compactMove
 	for _, k := range s.compactKinds() {
 		if k.limit <= 0 {
 			continue
 		}
-		entries := entryLines(d, k.section, k.letter)
+		entries := EntryLines(d, k.section, k.letter)
 		if len(entries) <= k.limit {
 			continue
 		}
@@ -138,26 +138,26 @@ func (s *Service) compact(tx *vault.Tx, d *doc, st State, now time.Time) error {
 	}
 	counts := map[byte]int{}
 	for _, m := range moves {
-		highest := d.intProp(m.kind.prop)
+		highest := d.IntProp(m.kind.prop)
 		n := s.moveLines(d, ad, known, m.kind.section, m.lines)
 		counts[m.kind.letter] = n
 		for _, l := range m.lines {
-			if k := idNumber(string(idTail(l.Content()))); k > highest {
+			if k := IdNumber(string(IdTail(l.Content()))); k > highest {
 				highest = k
 			}
 		}
-		d.set(m.kind.prop, highest)
+		d.Set(m.kind.prop, highest)
 	}
-	k := d.intProp(propCompactions) + 1
-	d.set(propCompactions, k)
-	archiveLink := link(rel, st.Session+" archive")
-	d.set(propArchive, archiveLink)
-	d.appendLine(secCompactions, formatCompaction(Compaction{ID: "k-" + strconv.Itoa(k), Time: now,
+	k := d.IntProp(propCompactions) + 1
+	d.Set(propCompactions, k)
+	archiveLink := Link(rel, st.Session+" archive")
+	d.Set(propArchive, archiveLink)
+	d.AppendLine(SecCompactions, formatCompaction(Compaction{ID: "k-" + strconv.Itoa(k), Time: now,
 		Updates: counts['u'], Invocations: counts['a'], Archive: archiveLink}))
-	if old := entryLines(d, secCompactions, 'k'); len(old)+1 > compactionsKept {
-		s.moveLines(d, ad, known, secCompactions, old[:len(old)+1-compactionsKeep])
+	if old := EntryLines(d, SecCompactions, 'k'); len(old)+1 > compactionsKept {
+		s.moveLines(d, ad, known, SecCompactions, old[:len(old)+1-compactionsKeep])
 	}
-	b, err := ad.bytes()
+	b, err := ad.Bytes()
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (s *Service) compact(tx *vault.Tx, d *doc, st State, now time.Time) error {
 // edited reports whether an edit queued on d touches the body range
 // [start, end) (the operation changed that line: it stays for this
 // compaction, which moves lines as they were read).
-func (d *doc) edited(start, end int) bool {
+func (d *Doc) edited(start, end int) bool {
 	for _, e := range d.edits {
 		if e.start < end && e.end > start || e.start == e.end && e.start >= start && e.start < end {
 			return true
@@ -178,10 +178,10 @@ func (d *doc) edited(start, end int) bool {
 
 // entryLines returns the lines of d's section title that are entries of
 // the kind letter (end with a block id ^<letter>-N).
-func entryLines(d *doc, title string, letter byte) []markdown.Line {
+func EntryLines(d *Doc, title string, letter byte) []markdown.Line {
 	var out []markdown.Line
-	for _, l := range d.sectionLines(title) {
-		if id := idTail(l.Content()); id != nil && id[0] == letter {
+	for _, l := range d.SectionLines(title) {
+		if id := IdTail(l.Content()); id != nil && id[0] == letter {
 			out = append(out, l)
 		}
 	}
@@ -193,28 +193,28 @@ func entryLines(d *doc, title string, letter byte) []markdown.Line {
 // (another machine moved them, and a merge brought them back into this
 // state), and removes them all from d, one edit per run of consecutive
 // lines. It returns how many it appended.
-func (s *Service) moveLines(d, ad *doc, known func(id []byte) bool, title string, lines []markdown.Line) int {
+func (s *Service) moveLines(d, ad *Doc, known func(id []byte) bool, title string, lines []markdown.Line) int {
 	var b strings.Builder
 	n := 0
 	for _, l := range lines {
 		c := l.Content()
-		if id := idTail(c); id == nil || !known(id) {
+		if id := IdTail(c); id == nil || !known(id) {
 			if n > 0 {
-				b.WriteString(ad.newline())
+				b.WriteString(ad.Newline())
 			}
 			b.Write(c)
 			n++
 		}
 	}
 	if n > 0 {
-		ad.appendLine(title, b.String())
+		ad.AppendLine(title, b.String())
 	}
 	for i := 0; i < len(lines); {
 		j := i
 		for j+1 < len(lines) && lines[j+1].Offset == lines[j].Offset+len(lines[j].Text) {
 			j++
 		}
-		d.edit(lines[i].Offset, lines[j].Offset+len(lines[j].Text), "")
+		d.Edit(lines[i].Offset, lines[j].Offset+len(lines[j].Text), "")
 		i = j + 1
 	}
 	return n
@@ -223,26 +223,26 @@ func (s *Service) moveLines(d, ad *doc, known func(id []byte) bool, title string
 // openArchive reads the archive note of st's session through tx (a new one
 // from its template when missing) and returns it with a test of whether an
 // entry id is already archived, in it or in the session's older update log.
-func (s *Service) openArchive(tx *vault.Tx, st State) (*doc, func([]byte) bool, error) {
+func (s *Service) openArchive(tx *vault.Tx, st State) (*Doc, func([]byte) bool, error) {
 	rel := ArchivePath(st.Project, st.Session)
 	data, err := tx.Read(rel)
 	if errors.Is(err, os.ErrNotExist) {
 		data = []byte(fmt.Sprintf("---\nsession: %s\nkind: archive\n---\n\n# Archive of %s\n\nWhat compaction moved out of the current state of %s as the session grew: its older updates and agent invocations, and the record of each compaction (newest last in each section). Decisions, verdicts and blockers are never moved.\n",
-			st.Session, st.Session, sessionLink(st.Project, st.Session)))
+			st.Session, st.Session, SessionLink(st.Project, st.Session)))
 	} else if err != nil {
 		return nil, nil, err
 	}
-	ad, err := s.parseDoc(rel, data)
+	ad, err := s.ParseDoc(rel, data)
 	if err != nil {
 		return nil, nil, err
 	}
-	in := newKeyIndex(data)
+	in := NewKeyIndex(data)
 	legacy, err := tx.Read(UpdatesLogPath(st.Project, st.Session))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, err
 	}
-	old := newKeyIndex(legacy)
-	return ad, func(id []byte) bool { return in.has("^"+string(id)) || old.has("^"+string(id)) }, nil
+	old := NewKeyIndex(legacy)
+	return ad, func(id []byte) bool { return in.Has("^"+string(id)) || old.Has("^"+string(id)) }, nil
 }
 
 // Compaction is one compaction of a session's history (seed 004
@@ -281,7 +281,7 @@ func parseCompaction(line string) (Compaction, bool) {
 // idTail returns the block id ending an entry line (`^u-12`, or
 // `^u-12-laptop` from a secondary machine; spaces after it allowed) as
 // "u-12" or "u-12-laptop", or nil.
-func idTail(line []byte) []byte {
+func IdTail(line []byte) []byte {
 	t := bytes.TrimRight(line, " \t\r\n\v\f")
 	i := bytes.LastIndexByte(t, '^')
 	if i < 0 || len(t)-i < 4 {
@@ -312,27 +312,27 @@ func idTail(line []byte) []byte {
 // read from d (the current state, or an archived record), so that st holds
 // the whole session. A note that was never compacted reads nothing more; an
 // archive that is missing or broken is an error naming it.
-func (s *Service) readCompacted(d *doc, st *State) error {
-	if st.Session == "" || d.intProp(propCompacted) <= 0 && d.intProp(propCompactedInvocations) <= 0 {
+func (s *Service) readCompacted(d *Doc, st *State) error {
+	if st.Session == "" || d.IntProp(PropCompacted) <= 0 && d.IntProp(PropCompactedInvocations) <= 0 {
 		return nil
 	}
 	var updates []Update
 	var invocations []AgentInvocation
 	for _, rel := range []string{UpdatesLogPath(st.Project, st.Session), ArchivePath(st.Project, st.Session)} {
 		data, err := s.V.ReadFile(rel)
-		if errors.Is(err, os.ErrNotExist) && !(rel == ArchivePath(st.Project, st.Session) && d.prop(propArchive) != "") {
+		if errors.Is(err, os.ErrNotExist) && !(rel == ArchivePath(st.Project, st.Session) && d.Prop(propArchive) != "") {
 			continue // a session compacted before the archive note has only its update log, and the reverse
 		}
 		if err != nil {
 			return fmt.Errorf("reading the archived entries of session %s: %w", st.Session, err)
 		}
-		ad, err := s.parseDoc(rel, data)
+		ad, err := s.ParseDoc(rel, data)
 		if err != nil {
 			return err
 		}
-		updates = append(updates, readEntries(ad, st, secUpdates, parseUpdate)...)
-		invocations = append(invocations, readEntries(ad, st, secInvocations, parseInvocation)...)
-		st.Compactions = append(readEntries(ad, st, secCompactions, parseCompaction), st.Compactions...)
+		updates = append(updates, readEntries(ad, st, SecUpdates, parseUpdate)...)
+		invocations = append(invocations, readEntries(ad, st, SecInvocations, parseInvocation)...)
+		st.Compactions = append(readEntries(ad, st, SecCompactions, parseCompaction), st.Compactions...)
 	}
 	st.Updates = append(updates, st.Updates...)
 	st.Workflow.AgentHistory = append(invocations, st.Workflow.AgentHistory...)

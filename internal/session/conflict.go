@@ -19,9 +19,6 @@ import (
 // project's task notes, each recorded once in <project>/conflicts.md as an
 // entry line with its id (cf-N), resolved there by ResolveConflict.
 const (
-	ConflictsNote = "conflicts.md"
-	secConflicts  = "Conflicts"
-
 	ConflictFile       = "file_conflict"
 	ConflictLock       = "lock_collision"
 	ConflictState      = "state_mismatch"
@@ -124,12 +121,12 @@ func (s *Service) DetectConflicts(project string, taskIDs, types []string) (Dete
 	byID := taskIndex(tasks)
 	for _, id := range taskIDs {
 		if _, ok := byID[id]; !ok {
-			return DetectResult{}, s.taskNotFound(errs.TaskNotFound, project, id)
+			return DetectResult{}, s.TaskNotFound(errs.TaskNotFound, project, id)
 		}
 	}
 	want := func(t string) bool { return len(types) == 0 || slices.Contains(types, t) }
 	in := func(id string) bool { return len(taskIDs) == 0 || slices.Contains(taskIDs, id) }
-	now := s.now()
+	now := s.NowUTC()
 	var found []Conflict
 	if want(ConflictFile) {
 		found = append(found, fileConflicts(tasks, in)...)
@@ -172,7 +169,7 @@ func (s *Service) DetectConflicts(project string, taskIDs, types []string) (Dete
 		found = append(found, div...)
 	}
 	res := DetectResult{Detected: []Conflict{}, Existing: []Conflict{}, Timestamp: now}
-	res.Result, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+	res.Result, err = s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
 		d, recorded, err := s.conflictsDoc(tx, project)
 		if err != nil {
 			return vault.Change{}, err
@@ -181,7 +178,7 @@ func (s *Service) DetectConflicts(project string, taskIDs, types []string) (Dete
 		next := 0
 		for _, c := range recorded {
 			byKey[c.key()] = c
-			next = max(next, idNumber(c.ID))
+			next = max(next, IdNumber(c.ID))
 		}
 		seen := map[string]bool{}
 		var fresh []Conflict
@@ -196,7 +193,7 @@ func (s *Service) DetectConflicts(project string, taskIDs, types []string) (Dete
 				continue
 			}
 			next++
-			c.ID, c.Status, c.DetectedAt = "cf-"+strconv.Itoa(next)+s.idSuffix(), ResolutionUnresolved, now
+			c.ID, c.Status, c.DetectedAt = "cf-"+strconv.Itoa(next)+s.IdSuffix(), ResolutionUnresolved, now
 			fresh = append(fresh, c)
 		}
 		for _, r := range recorded {
@@ -209,10 +206,10 @@ func (s *Service) DetectConflicts(project string, taskIDs, types []string) (Dete
 			return vault.Change{}, nil
 		}
 		for _, c := range fresh {
-			d.appendLine(secConflicts, formatConflict(project, c))
+			d.AppendLine(SecConflicts, formatConflict(project, c))
 		}
-		d.set("unresolved", countUnresolved(recorded)+len(fresh))
-		b, err := d.bytes()
+		d.Set("unresolved", countUnresolved(recorded)+len(fresh))
+		b, err := d.Bytes()
 		if err != nil {
 			return vault.Change{}, err
 		}
@@ -324,18 +321,18 @@ func (s *Service) divergences(project string, tasks []Task, in func(string) bool
 // formatConflict renders a conflict's entry line:
 // "- [ ] cf-1 · time · type · severity · strength · [[a]] ↔ [[b]] · location · description · unresolved ^cf-1".
 func formatConflict(project string, c Conflict) string {
-	tasks := taskLink(project, c.TaskA)
+	tasks := TaskLink(project, c.TaskA)
 	if c.TaskB != "" {
-		tasks += " ↔ " + taskLink(project, c.TaskB)
+		tasks += " ↔ " + TaskLink(project, c.TaskB)
 	}
 	box := "[ ]"
 	if c.Status != ResolutionUnresolved {
 		box = "[x]"
 	}
-	clean := func(v string) string { return strings.ReplaceAll(oneLine(v), sep, ", ") }
-	return "- " + box + " " + c.ID + sep + note.FormatTime(c.DetectedAt) + sep + c.Type + sep + c.Severity + sep +
-		strconv.FormatFloat(c.Strength, 'f', -1, 64) + sep + tasks + sep + clean(c.Evidence.Location) + sep +
-		clean(c.Description) + sep + clean(c.Status) + " ^" + c.ID
+	clean := func(v string) string { return strings.ReplaceAll(OneLine(v), Sep, ", ") }
+	return "- " + box + " " + c.ID + Sep + note.FormatTime(c.DetectedAt) + Sep + c.Type + Sep + c.Severity + Sep +
+		strconv.FormatFloat(c.Strength, 'f', -1, 64) + Sep + tasks + Sep + clean(c.Evidence.Location) + Sep +
+		clean(c.Description) + Sep + clean(c.Status) + " ^" + c.ID
 }
 
 // parseConflict reads an entry line of conflicts.md.
@@ -348,7 +345,7 @@ func parseConflict(line string) (Conflict, bool) {
 	if i := strings.LastIndex(t, " ^"); i >= 0 {
 		t = t[:i]
 	}
-	f := strings.Split(t, sep)
+	f := strings.Split(t, Sep)
 	if len(f) < 9 {
 		return Conflict{}, false
 	}
@@ -361,7 +358,7 @@ func parseConflict(line string) (Conflict, bool) {
 	c.TaskA = path0(a)
 	c.TaskB = path0(b)
 	c.Evidence.Location = f[6]
-	status := strings.TrimSpace(strings.Join(f[8:], sep))
+	status := strings.TrimSpace(strings.Join(f[8:], Sep))
 	switch word, _, _ := strings.Cut(status, " "); word {
 	case ResolutionResolved, ResolutionIgnored, "investigating", "escalated":
 		c.Status = word
@@ -372,14 +369,14 @@ func parseConflict(line string) (Conflict, bool) {
 }
 
 func path0(v string) string {
-	if ids := taskIDs([]string{v}); len(ids) > 0 {
+	if ids := TaskIDs([]string{v}); len(ids) > 0 {
 		return ids[0]
 	}
 	return ""
 }
 
 // conflictsDoc reads (or makes) conflicts.md and its entries.
-func (s *Service) conflictsDoc(tx *vault.Tx, project string) (*doc, []Conflict, error) {
+func (s *Service) conflictsDoc(tx *vault.Tx, project string) (*Doc, []Conflict, error) {
 	d, err := s.listNote(tx, project, ConflictsNote)
 	if err != nil {
 		return nil, nil, err
@@ -390,21 +387,21 @@ func (s *Service) conflictsDoc(tx *vault.Tx, project string) (*doc, []Conflict, 
 // listNote reads a list the engine keeps in a project (checkpoints.md,
 // conflicts.md) through tx, or — missing — opens it as its template makes
 // it, to be written with the first line.
-func (s *Service) listNote(tx *vault.Tx, project, name string) (*doc, error) {
+func (s *Service) listNote(tx *vault.Tx, project, name string) (*Doc, error) {
 	rel := project + "/" + name
 	if tx.Exists(rel) {
-		return s.readDoc(tx, rel)
+		return s.ReadDoc(tx, rel)
 	}
-	b, err := s.render(name, map[string]string{"Project": note.Scalar(project)})
+	b, err := s.Render(name, map[string]string{"Project": note.Scalar(project)})
 	if err != nil {
 		return nil, err
 	}
-	return s.parseDoc(rel, b)
+	return s.ParseDoc(rel, b)
 }
 
-func (d *doc) conflicts() []Conflict {
+func (d *Doc) conflicts() []Conflict {
 	var out []Conflict
-	for _, l := range d.sectionLines(secConflicts) {
+	for _, l := range d.SectionLines(SecConflicts) {
 		if c, ok := parseConflict(string(l.Content())); ok {
 			out = append(out, c)
 		}
@@ -419,7 +416,7 @@ func (s *Service) recordedConflicts(project string) ([]Conflict, error) {
 	if err != nil {
 		return nil, nil
 	}
-	d, err := s.parseDoc(rel, data)
+	d, err := s.ParseDoc(rel, data)
 	if err != nil {
 		return nil, err
 	}
@@ -471,7 +468,7 @@ func (s *Service) ResolveConflict(o ResolveOptions) (ResolveOutcome, error) {
 	if o.Action == "custom" && strings.TrimSpace(o.Value) == "" {
 		return ResolveOutcome{}, errs.New(errs.UpdateValidationFailed, "--action custom needs --value (the resolved value)").With("flag", "value")
 	}
-	if err := checkText("notes", o.Notes, 500); err != nil && o.Notes != "" {
+	if err := CheckText("notes", o.Notes, 500); err != nil && o.Notes != "" {
 		return ResolveOutcome{}, err
 	}
 	project, err := s.Project(o.Project)
@@ -479,14 +476,14 @@ func (s *Service) ResolveConflict(o ResolveOptions) (ResolveOutcome, error) {
 		return ResolveOutcome{}, err
 	}
 	out := ResolveOutcome{ConflictID: o.ID, Action: o.Action, Notes: o.Notes}
-	out.Result, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+	out.Result, err = s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
 		d, _, err := s.conflictsDoc(tx, project)
 		if err != nil {
 			return vault.Change{}, err
 		}
 		var c Conflict
 		off := -1
-		for _, l := range d.sectionLines(secConflicts) {
+		for _, l := range d.SectionLines(SecConflicts) {
 			if x, ok := parseConflict(string(l.Content())); ok && x.ID == o.ID {
 				c, off = x, l.Offset
 			}
@@ -497,7 +494,7 @@ func (s *Service) ResolveConflict(o ResolveOptions) (ResolveOutcome, error) {
 		if c.Status == ResolutionResolved || c.Status == ResolutionIgnored {
 			return vault.Change{}, errs.New(errs.ConflictAlreadyResolved, "conflict %s is already %s", c.ID, c.Status).With("conflict", c.ID)
 		}
-		now := s.now()
+		now := s.NowUTC()
 		out.PreviousStatus, out.Timestamp = c.Status, now
 		if err := s.applyResolution(tx, project, c, o.Action); err != nil {
 			return vault.Change{}, (&errs.Error{Code: errs.ResolutionFailed, Message: fmt.Sprintf("resolving %s with %s: %v", c.ID, o.Action, err), Err: err}).With("conflict", c.ID)
@@ -519,9 +516,9 @@ func (s *Service) ResolveConflict(o ResolveOptions) (ResolveOutcome, error) {
 			status += ": " + o.Notes
 		}
 		c.Status = status
-		d.replaceLine(off, formatConflict(project, c))
-		d.set("unresolved", max(0, d.intProp("unresolved")-1))
-		b, err := d.bytes()
+		d.ReplaceLine(off, formatConflict(project, c))
+		d.Set("unresolved", max(0, d.IntProp("unresolved")-1))
+		b, err := d.Bytes()
 		if err != nil {
 			return vault.Change{}, err
 		}
@@ -542,7 +539,7 @@ func (s *Service) applyResolution(tx *vault.Tx, project string, c Conflict, acti
 			return err
 		}
 		clearLock(d)
-		b, err := d.bytes()
+		b, err := d.Bytes()
 		if err != nil {
 			return err
 		}
@@ -563,7 +560,7 @@ func (s *Service) applyResolution(tx *vault.Tx, project string, c Conflict, acti
 		if action == "use_b" {
 			parent = merge + "^2"
 		}
-		rel := taskPath(project, c.TaskA)
+		rel := TaskPath(project, c.TaskA)
 		old, err := s.V.ReadAt(parent, rel)
 		if err != nil {
 			return err

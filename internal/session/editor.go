@@ -14,7 +14,7 @@ import (
 // edits are byte splices computed against one parse of the body, applied
 // back to front; property edits are applied after them. Bytes outside the
 // edited ranges are never touched.
-type doc struct {
+type Doc struct {
 	path  string
 	n     *note.Note
 	md    *markdown.Doc
@@ -35,7 +35,7 @@ type propEdit struct {
 	value any
 }
 
-func openDoc(p *markdown.Parser, path string, src []byte) (*doc, error) {
+func openDoc(p *markdown.Parser, path string, src []byte) (*Doc, error) {
 	n, err := note.Parse(path, src)
 	if err != nil {
 		return nil, err
@@ -44,17 +44,17 @@ func openDoc(p *markdown.Parser, path string, src []byte) (*doc, error) {
 	// Sections come from the line scanner, which finds what goldmark finds
 	// (markdown.TestScanMatchesGoldmark) at a fraction of the cost on long
 	// sessions; the session notes need no other structure.
-	return &doc{path: path, n: n, md: &markdown.Doc{Sections: markdown.ScanSections(body)}, body: body}, nil
+	return &Doc{path: path, n: n, md: &markdown.Doc{Sections: markdown.ScanSections(body)}, body: body}, nil
 }
 
 // section returns the H2 section titled title.
-func (d *doc) section(title string) (markdown.Section, bool) {
+func (d *Doc) Section(title string) (markdown.Section, bool) {
 	return d.md.Find(2, title)
 }
 
 // sectionLines returns the lines of an H2 section's body (body-relative offsets).
-func (d *doc) sectionLines(title string) []markdown.Line {
-	s, ok := d.section(title)
+func (d *Doc) SectionLines(title string) []markdown.Line {
+	s, ok := d.Section(title)
 	if !ok {
 		return nil
 	}
@@ -62,22 +62,22 @@ func (d *doc) sectionLines(title string) []markdown.Line {
 }
 
 // lineNo returns the 1-based line in the note of a body-relative offset.
-func (d *doc) lineNo(bodyOff int) int { return d.n.LineOf(d.n.BodyOffset() + bodyOff) }
+func (d *Doc) LineNo(bodyOff int) int { return d.n.LineOf(d.n.BodyOffset() + bodyOff) }
 
-func (d *doc) edit(start, end int, text string) {
+func (d *Doc) Edit(start, end int, text string) {
 	d.edits = append(d.edits, bodyEdit{start: start, end: end, text: text, seq: len(d.edits)})
 }
 
-func (d *doc) set(key string, value any) { d.props = append(d.props, propEdit{key, value}) }
+func (d *Doc) Set(key string, value any) { d.props = append(d.props, propEdit{key, value}) }
 
 // unset queues the removal of a property (nothing when it is absent).
-func (d *doc) unset(key string) { d.props = append(d.props, propEdit{key, deleted{}}) }
+func (d *Doc) Unset(key string) { d.props = append(d.props, propEdit{key, deleted{}}) }
 
 // deleted is the value of a queued property removal.
 type deleted struct{}
 
 // newline returns the body's line ending.
-func (d *doc) newline() string {
+func (d *Doc) Newline() string {
 	if i := bytes.IndexByte(d.n.Bytes(), '\n'); i > 0 && d.n.Bytes()[i-1] == '\r' {
 		return "\r\n"
 	}
@@ -86,15 +86,15 @@ func (d *doc) newline() string {
 
 // setSection replaces an H2 section's body with lines (each without a line
 // ending); a missing section is appended at the end of the note.
-func (d *doc) setSection(title string, lines []string) {
-	nl := d.newline()
+func (d *Doc) SetSection(title string, lines []string) {
+	nl := d.Newline()
 	content := ""
 	if len(lines) > 0 {
 		content = strings.Join(lines, nl) + nl
 	}
-	s, ok := d.section(title)
+	s, ok := d.Section(title)
 	if !ok {
-		d.appendNewSection(title, content)
+		d.AppendNewSection(title, content)
 		return
 	}
 	text := nl + content
@@ -104,11 +104,11 @@ func (d *doc) setSection(title string, lines []string) {
 	if string(d.body[s.BodyStart:s.End]) == text {
 		return
 	}
-	d.edit(s.BodyStart, s.End, text)
+	d.Edit(s.BodyStart, s.End, text)
 }
 
-func (d *doc) appendNewSection(title, content string) {
-	nl := d.newline()
+func (d *Doc) AppendNewSection(title, content string) {
+	nl := d.Newline()
 	prefix := ""
 	if len(d.body) > 0 && !bytes.HasSuffix(d.body, []byte("\n")) {
 		prefix = nl
@@ -120,12 +120,12 @@ func (d *doc) appendNewSection(title, content string) {
 	if content != "" {
 		text += nl + content
 	}
-	d.edit(len(d.body), len(d.body), text)
+	d.Edit(len(d.body), len(d.body), text)
 }
 
 // contentBounds returns the offsets of the first and just past the last
 // non-blank line of a section's body, or ok=false when it has none.
-func (d *doc) contentBounds(s markdown.Section) (first, last int, ok bool) {
+func (d *Doc) contentBounds(s markdown.Section) (first, last int, ok bool) {
 	first, last = -1, -1
 	for _, l := range markdown.Lines(d.body, s.BodyStart, s.End) {
 		if len(bytes.TrimSpace(l.Text)) == 0 {
@@ -141,37 +141,37 @@ func (d *doc) contentBounds(s markdown.Section) (first, last int, ok bool) {
 
 // appendLine adds line (no line ending) after the last non-blank line of an
 // H2 section, creating the section when missing.
-func (d *doc) appendLine(title, line string) {
-	nl := d.newline()
-	s, ok := d.section(title)
+func (d *Doc) AppendLine(title, line string) {
+	nl := d.Newline()
+	s, ok := d.Section(title)
 	if !ok {
-		d.appendNewSection(title, line+nl)
+		d.AppendNewSection(title, line+nl)
 		return
 	}
-	d.appendLineIn(s, line)
+	d.AppendLineIn(s, line)
 }
 
 // appendLineIn adds line after the last non-blank line of section sec.
-func (d *doc) appendLineIn(sec markdown.Section, line string) {
-	nl := d.newline()
+func (d *Doc) AppendLineIn(sec markdown.Section, line string) {
+	nl := d.Newline()
 	_, last, ok := d.contentBounds(sec)
 	if !ok {
 		d.setSectionRaw(sec, line)
 		return
 	}
 	if !bytes.HasSuffix(d.body[:last], []byte("\n")) {
-		d.edit(last, last, nl+line)
+		d.Edit(last, last, nl+line)
 		return
 	}
-	d.edit(last, last, line+nl)
+	d.Edit(last, last, line+nl)
 }
 
 // prependLine adds line before the first non-blank line of an H2 section.
-func (d *doc) prependLine(title, line string) {
-	nl := d.newline()
-	s, ok := d.section(title)
+func (d *Doc) prependLine(title, line string) {
+	nl := d.Newline()
+	s, ok := d.Section(title)
 	if !ok {
-		d.appendNewSection(title, line+nl)
+		d.AppendNewSection(title, line+nl)
 		return
 	}
 	first, _, ok := d.contentBounds(s)
@@ -179,28 +179,28 @@ func (d *doc) prependLine(title, line string) {
 		d.setSectionRaw(s, line)
 		return
 	}
-	d.edit(first, first, line+nl)
+	d.Edit(first, first, line+nl)
 }
 
-func (d *doc) setSectionRaw(s markdown.Section, line string) {
-	nl := d.newline()
+func (d *Doc) setSectionRaw(s markdown.Section, line string) {
+	nl := d.Newline()
 	text := nl + line + nl
 	if s.End < len(d.body) {
 		text += nl
 	}
-	d.edit(s.BodyStart, s.End, text)
+	d.Edit(s.BodyStart, s.End, text)
 }
 
 // replaceLine replaces the content of the line at body offset off (its line
 // ending is kept).
-func (d *doc) replaceLine(off int, line string) {
+func (d *Doc) ReplaceLine(off int, line string) {
 	end := markdown.LineEnd(d.body, off)
 	content := bytes.TrimRight(d.body[off:end], "\r\n")
-	d.edit(off, off+len(content), line)
+	d.Edit(off, off+len(content), line)
 }
 
 // bytes applies the queued edits and returns the new note.
-func (d *doc) bytes() ([]byte, error) {
+func (d *Doc) Bytes() ([]byte, error) {
 	body := d.body
 	if len(d.edits) > 0 {
 		edits := append([]bodyEdit(nil), d.edits...)
@@ -240,8 +240,8 @@ func (d *doc) bytes() ([]byte, error) {
 
 // retitle turns the current-state note's H1 ("# Current session") into the
 // archived record's ("# Session <id>").
-func (d *doc) retitle(id string) {
+func (d *Doc) Retitle(id string) {
 	if h, ok := d.md.Find(1, "Current session"); ok {
-		d.edit(h.Start, h.BodyStart, "# Session "+id+d.newline())
+		d.Edit(h.Start, h.BodyStart, "# Session "+id+d.Newline())
 	}
 }

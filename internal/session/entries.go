@@ -18,7 +18,7 @@ import (
 //	           - [x] 2026-11-22T14:41:00Z · **high** · CI is red · **resolved:** 2026-11-22T15:02:00Z flaky test fixed ^b-1
 //	checklist: - [ ] **MUST** Read the session history ^c-1   (^e-N for the end checklist)
 //	           - [x] **MUST** Read the session history · **evidence:** file demo/session-history.md sha256:… ^c-1
-const sep = " · "
+const Sep = " · "
 
 // Update is one progress entry of a session (seed 000 Update model).
 type Update struct {
@@ -98,29 +98,29 @@ func (p Problem) String() string {
 
 // machineSuffix is the optional tail a secondary machine gives the entry
 // ids it makes (u-12-laptop; vault.Machine.IDSuffix), as a regexp.
-const machineSuffix = `(?:-[a-z][a-z0-9]*)?`
+const MachineSuffix = `(?:-[a-z][a-z0-9]*)?`
 
 var (
-	idTailRe    = lazyRegexp(`\^([a-z])-(\d+)` + machineSuffix + `\s*$`)
-	updateRe    = lazyRegexp(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+` + machineSuffix + `)\s*$`)
-	decisionRe  = lazyRegexp(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+` + machineSuffix + `)\s*$`)
+	idTailRe    = lazyRegexp(`\^([a-z])-(\d+)` + MachineSuffix + `\s*$`)
+	updateRe    = lazyRegexp(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+` + MachineSuffix + `)\s*$`)
+	decisionRe  = lazyRegexp(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+` + MachineSuffix + `)\s*$`)
 	fieldRe     = lazyRegexp(` · \*\*(choice|why|alternatives|impact|category|decided by|approved by|rejected by):\*\* `)
-	blockerRe   = lazyRegexp(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+` + machineSuffix + `)\s*$`)
-	blockerIDRe = lazyRegexp(`^b-\d+` + machineSuffix + `$`)
+	blockerRe   = lazyRegexp(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+` + MachineSuffix + `)\s*$`)
+	blockerIDRe = lazyRegexp(`^b-\d+` + MachineSuffix + `$`)
 	checkRe     = lazyRegexp(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?)(?: · \*\*evidence:\*\* (.*?))? \^([ce]-\d+)\s*$`)
 	tagTailRe   = lazyRegexp(`(?:\s#[\p{L}\p{N}_/-]+)+$`)
 )
 
 // oneLine collapses s to one line of single spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func formatUpdate(u Update) string {
+func FormatUpdate(u Update) string {
 	var b strings.Builder
-	b.WriteString("- " + note.FormatTime(u.Time) + sep + u.Type)
+	b.WriteString("- " + note.FormatTime(u.Time) + Sep + u.Type)
 	if u.Progress != nil {
-		fmt.Fprintf(&b, "%s%d%%", sep, *u.Progress)
+		fmt.Fprintf(&b, "%s%d%%", Sep, *u.Progress)
 	}
-	b.WriteString(sep + oneLine(u.Message))
+	b.WriteString(Sep + OneLine(u.Message))
 	for _, t := range u.Tags {
 		b.WriteString(" #" + t)
 	}
@@ -152,36 +152,36 @@ func parseUpdate(line string) (Update, bool) {
 }
 
 // linkLabel makes text safe inside a wikilink's label.
-func linkLabel(s string) string {
-	return strings.NewReplacer("[", "(", "]", ")", "|", "/", "\n", " ").Replace(oneLine(s))
+func LinkLabel(s string) string {
+	return strings.NewReplacer("[", "(", "]", ")", "|", "/", "\n", " ").Replace(OneLine(s))
 }
 
-func formatDecision(d Decision) string {
+func FormatDecision(d Decision) string {
 	var b strings.Builder
-	b.WriteString("- " + note.FormatTime(d.Time) + sep + link(d.Note, d.Title))
-	b.WriteString(sep + "**choice:** " + oneLine(d.Choice))
-	b.WriteString(sep + "**why:** " + oneLine(d.Rationale))
+	b.WriteString("- " + note.FormatTime(d.Time) + Sep + Link(d.Note, d.Title))
+	b.WriteString(Sep + "**choice:** " + OneLine(d.Choice))
+	b.WriteString(Sep + "**why:** " + OneLine(d.Rationale))
 	if len(d.Alternatives) > 0 {
 		alts := make([]string, len(d.Alternatives))
 		for i, a := range d.Alternatives {
-			alts[i] = strings.ReplaceAll(oneLine(a), ";", ",")
+			alts[i] = strings.ReplaceAll(OneLine(a), ";", ",")
 		}
-		b.WriteString(sep + "**alternatives:** " + strings.Join(alts, "; "))
+		b.WriteString(Sep + "**alternatives:** " + strings.Join(alts, "; "))
 	}
 	if d.Impact != "" {
-		b.WriteString(sep + "**impact:** " + d.Impact)
+		b.WriteString(Sep + "**impact:** " + d.Impact)
 	}
 	if d.Category != "" {
-		b.WriteString(sep + "**category:** " + oneLine(d.Category))
+		b.WriteString(Sep + "**category:** " + OneLine(d.Category))
 	}
 	if d.DecidedBy != "" {
-		b.WriteString(sep + "**decided by:** " + oneLine(d.DecidedBy))
+		b.WriteString(Sep + "**decided by:** " + OneLine(d.DecidedBy))
 	}
 	if len(d.ApprovedBy) > 0 {
-		b.WriteString(sep + "**approved by:** " + strings.Join(d.ApprovedBy, ", "))
+		b.WriteString(Sep + "**approved by:** " + strings.Join(d.ApprovedBy, ", "))
 	}
 	if len(d.RejectedBy) > 0 {
-		b.WriteString(sep + "**rejected by:** " + strings.Join(d.RejectedBy, ", "))
+		b.WriteString(Sep + "**rejected by:** " + strings.Join(d.RejectedBy, ", "))
 	}
 	b.WriteString(" ^" + d.ID)
 	return b.String()
@@ -236,17 +236,17 @@ func formatBlocker(b Blocker) string {
 	if b.Status == "resolved" {
 		box = "x"
 	}
-	s := "- [" + box + "] " + note.FormatTime(b.Time) + sep + "**" + b.Severity + "**" + sep + oneLine(b.Text)
+	s := "- [" + box + "] " + note.FormatTime(b.Time) + Sep + "**" + b.Severity + "**" + Sep + OneLine(b.Text)
 	if b.Status == "resolved" {
 		r := ""
 		if b.ResolvedAt != nil {
 			r = note.FormatTime(*b.ResolvedAt)
 		}
 		if b.Resolution != "" {
-			r = strings.TrimSpace(r + " " + oneLine(b.Resolution))
+			r = strings.TrimSpace(r + " " + OneLine(b.Resolution))
 		}
 		if r != "" {
-			s += sep + "**resolved:** " + r
+			s += Sep + "**resolved:** " + r
 		}
 	}
 	return s + " ^" + b.ID
@@ -276,7 +276,7 @@ func parseBlocker(line string) (Blocker, bool) {
 	return b, true
 }
 
-func formatCheck(c CheckItem) string {
+func FormatCheck(c CheckItem) string {
 	box := " "
 	if c.Done {
 		box = "x"
@@ -285,9 +285,9 @@ func formatCheck(c CheckItem) string {
 	if c.Level != "" {
 		s += "**" + c.Level + "** "
 	}
-	s += oneLine(c.Step)
+	s += OneLine(c.Step)
 	if c.Evidence != "" {
-		s += sep + "**evidence:** " + oneLine(c.Evidence)
+		s += Sep + "**evidence:** " + OneLine(c.Evidence)
 	}
 	return s + " ^" + c.ID
 }
@@ -313,7 +313,7 @@ func agentList(v string) []string {
 }
 
 // idNumber returns N of an id "x-N" or "x-N-machine", or 0.
-func idNumber(id string) int {
+func IdNumber(id string) int {
 	_, n, _ := strings.Cut(id, "-")
 	n, _, _ = strings.Cut(n, "-")
 	v, _ := strconv.Atoi(n)

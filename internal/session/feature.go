@@ -19,47 +19,6 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// Feature plans (seed 003 "Feature ID Format", "Implementation Plan Schema",
-// "Active Features Format"): one note per feature,
-// <project>/features/<feature-id>.md. Its properties are the feature's
-// fields (type: feature, feature_id, name, description, status, created_at,
-// started_at, last_active); its body holds the implementation plan, one H2
-// section per phase:
-//
-//	## Phase: Core commands
-//
-//	phase_id:: core
-//
-//	- [ ] [[demo/tasks/impl-core|impl-core]] · Implement the core commands · **agent:** opus · **status:** in_progress · **started:** 2025-01-09T10:00:00Z ^t-1
-//	- [x] write-docs · Write the docs · **status:** completed · **started:** … · **completed:** … · **artifacts:** `README.md`, `docs/x.md` ^t-2
-//
-// The phase's id is the "phase_id:: ID" line (a Dataview inline field; a
-// section without one has its name's slug). Each task is one list line
-// ending in a block id (^t-N): its task_id (a wikilink to
-// <project>/tasks/<task-id> when that seed 002 task note exists when the line
-// is written, plain otherwise), its description, then labelled fields in this
-// order, each left out when empty: agent, status (always), started,
-// completed (RFC 3339), artifacts (code spans). The box is ticked exactly when
-// the status is completed. A person's edits of these lines are read back: a
-// ticked box, or the status word completed, makes the task completed (to
-// reopen a task, untick it and change its status word); the other fields as
-// written.
-// Sections and lines that are not phases or task lines, and properties the
-// engine does not define, are the person's and kept byte for byte. The list
-// of active features is a query over these notes (Features, and the Obsidian
-// base <project>/features.base), not a second file.
-const (
-	FeaturesDir = "features"
-
-	// Feature statuses (seed 003 Active Features Format).
-	FeatureActive    = "active"
-	FeaturePaused    = "paused"
-	FeatureCompleted = "completed"
-
-	phaseTitlePrefix = "Phase: "
-	featureBase      = "features.base"
-)
-
 // FeatureStatuses are the statuses of a feature, in the seed's order.
 var FeatureStatuses = []string{FeatureActive, FeaturePaused, FeatureCompleted}
 
@@ -138,31 +97,16 @@ func (f Feature) Task(id string) (PlanTask, Phase, bool) {
 	return PlanTask{}, Phase{}, false
 }
 
-func featurePath(project, id string) string {
-	return project + "/" + FeaturesDir + "/" + id + ".md"
-}
-
-func featureLink(project, id string) string { return link(project+"/"+FeaturesDir+"/"+id, id) }
-
-// featureIDOf returns the feature id a property value names (a wikilink,
-// a path or a bare id).
-func featureIDOf(v string) string {
-	if ids := taskIDs(nonEmpty(v)); len(ids) > 0 {
-		return ids[0]
-	}
-	return ""
-}
-
 var (
 	featureIDRe    = lazyRegexp(`^[a-z0-9]+(?:-[a-z0-9]+)*-(\d{4}-\d{2}-\d{2})$`)
 	planIDRe       = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 	agentRe        = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,99}$`)
 	phaseIDLineRe  = lazyRegexp(`^phase_id::\s*(\S+)\s*$`)
-	planTaskRe     = lazyRegexp(`^- \[(.)\] (\[\[[^\]]+\]\]|\S+) · (.*?) \^(t-\d+` + machineSuffix + `)\s*$`)
+	planTaskRe     = lazyRegexp(`^- \[(.)\] (\[\[[^\]]+\]\]|\S+) · (.*?) \^(t-\d+` + MachineSuffix + `)\s*$`)
 	planFieldRe    = lazyRegexp(` · \*\*(agent|status|started|completed|artifacts):\*\* `)
-	planTaskIDRe   = lazyRegexp(`\^t-\d+` + machineSuffix + `\s*$`)
+	planTaskIDRe   = lazyRegexp(`\^t-\d+` + MachineSuffix + `\s*$`)
 	codeSpanItemRe = lazyRegexp("`([^`]+)`")
-	planNumberRe   = lazyRegexp(`(?m) \^t-(\d+)` + machineSuffix + `[ \t]*\r?$`)
+	planNumberRe   = lazyRegexp(`(?m) \^t-(\d+)` + MachineSuffix + `[ \t]*\r?$`)
 )
 
 // CheckFeatureID validates a feature id (seed 003 Feature ID Format):
@@ -188,12 +132,12 @@ func CheckFeatureID(flag, id string) error {
 }
 
 // readFeature reads a feature from its parsed note.
-func (d *doc) readFeature(project string) Feature {
+func (d *Doc) readFeature(project string) Feature {
 	f := Feature{Project: project, Note: d.path, Phases: []Phase{}}
-	f.ID = firstNonEmpty(d.prop("feature_id"), strings.TrimSuffix(path.Base(d.path), ".md"))
-	f.Name = d.prop("name")
-	f.Description = d.prop("description")
-	f.Status = d.prop("status")
+	f.ID = FirstNonEmpty(d.Prop("feature_id"), strings.TrimSuffix(path.Base(d.path), ".md"))
+	f.Name = d.Prop("name")
+	f.Description = d.Prop("description")
+	f.Status = d.Prop("status")
 	if f.Status == "" {
 		f.Status = FeatureActive
 	}
@@ -204,7 +148,7 @@ func (d *doc) readFeature(project string) Feature {
 		key string
 		t   **time.Time
 	}{{"created_at", &f.CreatedAt}, {"started_at", &f.StartedAt}, {"last_active", &f.LastActive}} {
-		if v := d.prop(k.key); v != "" {
+		if v := d.Prop(k.key); v != "" {
 			if t, err := note.ParseTime(v, d.loc); err == nil {
 				u := t.UTC()
 				*k.t = &u
@@ -214,10 +158,10 @@ func (d *doc) readFeature(project string) Feature {
 		}
 	}
 	for _, s := range d.md.Sections {
-		if s.Level != 2 || !strings.HasPrefix(s.Title, phaseTitlePrefix) {
+		if s.Level != 2 || !strings.HasPrefix(s.Title, PhaseTitlePrefix) {
 			continue
 		}
-		p := Phase{Name: strings.TrimSpace(strings.TrimPrefix(s.Title, phaseTitlePrefix)), Line: d.lineNo(s.Start), Tasks: []PlanTask{}, sec: s}
+		p := Phase{Name: strings.TrimSpace(strings.TrimPrefix(s.Title, PhaseTitlePrefix)), Line: d.LineNo(s.Start), Tasks: []PlanTask{}, sec: s}
 		for _, l := range markdown.Lines(d.body, s.BodyStart, s.End) {
 			line := string(l.Content())
 			if m := phaseIDLineRe().FindStringSubmatch(strings.TrimSpace(line)); m != nil && p.ID == "" {
@@ -229,10 +173,10 @@ func (d *doc) readFeature(project string) Feature {
 			}
 			t, why := parsePlanTask(line, d.loc)
 			if why != "" {
-				f.Problems = append(f.Problems, Problem{Note: d.path, Line: d.lineNo(l.Offset), Text: line, Why: "cannot read this task line back (" + why + "); it is kept as written"})
+				f.Problems = append(f.Problems, Problem{Note: d.path, Line: d.LineNo(l.Offset), Text: line, Why: "cannot read this task line back (" + why + "); it is kept as written"})
 				continue
 			}
-			t.Line, t.off = d.lineNo(l.Offset), l.Offset
+			t.Line, t.off = d.LineNo(l.Offset), l.Offset
 			p.Tasks = append(p.Tasks, t)
 		}
 		if p.ID == "" {
@@ -260,13 +204,13 @@ func parsePlanTask(line string, loc *time.Location) (PlanTask, string) {
 	if !planIDRe().MatchString(t.TaskID) {
 		return PlanTask{}, fmt.Sprintf("%q is not a task id", t.TaskID)
 	}
-	rest := sep + m[3] // a line may have no description: its first field follows the id
+	rest := Sep + m[3] // a line may have no description: its first field follows the id
 	locs := planFieldRe().FindAllStringSubmatchIndex(rest, -1)
 	end := len(rest)
 	if len(locs) > 0 {
 		end = locs[0][0]
 	}
-	t.Description = strings.TrimSpace(strings.TrimPrefix(rest[:end], sep))
+	t.Description = strings.TrimSpace(strings.TrimPrefix(rest[:end], Sep))
 	for i, l := range locs {
 		vend := len(rest)
 		if i+1 < len(locs) {
@@ -334,34 +278,34 @@ func formatPlanTask(t PlanTask, taskNote string) string {
 	}
 	b.WriteString("- [" + box + "] ")
 	if taskNote != "" {
-		b.WriteString(link(taskNote, t.TaskID))
+		b.WriteString(Link(taskNote, t.TaskID))
 	} else {
 		b.WriteString(t.TaskID)
 	}
-	b.WriteString(sep + oneLine(t.Description))
+	b.WriteString(Sep + OneLine(t.Description))
 	if t.Agent != "" {
-		b.WriteString(sep + "**agent:** " + t.Agent)
+		b.WriteString(Sep + "**agent:** " + t.Agent)
 	}
-	b.WriteString(sep + "**status:** " + t.Status)
+	b.WriteString(Sep + "**status:** " + t.Status)
 	if t.StartedAt != nil {
-		b.WriteString(sep + "**started:** " + note.FormatTime(*t.StartedAt))
+		b.WriteString(Sep + "**started:** " + note.FormatTime(*t.StartedAt))
 	}
 	if t.CompletedAt != nil {
-		b.WriteString(sep + "**completed:** " + note.FormatTime(*t.CompletedAt))
+		b.WriteString(Sep + "**completed:** " + note.FormatTime(*t.CompletedAt))
 	}
 	if len(t.Artifacts) > 0 {
 		items := make([]string, len(t.Artifacts))
 		for i, a := range t.Artifacts {
 			items[i] = "`" + a + "`"
 		}
-		b.WriteString(sep + "**artifacts:** " + strings.Join(items, ", "))
+		b.WriteString(Sep + "**artifacts:** " + strings.Join(items, ", "))
 	}
 	b.WriteString(" ^" + t.BlockID)
 	return b.String()
 }
 
 // lastPlanNumber is the largest N among the note's ^t-N ids.
-func (d *doc) lastPlanNumber() int {
+func (d *Doc) lastPlanNumber() int {
 	max := 0
 	for _, m := range planNumberRe().FindAllSubmatch(d.body, -1) {
 		if n, _ := strconv.Atoi(string(m[1])); n > max {
@@ -393,11 +337,11 @@ type FeatureOutcome struct {
 // gets the project's features.base. A malformed --id is
 // errs.InvalidFeatureId; an existing one errs.FeatureAlreadyExists.
 func (s *Service) FeatureNew(o NewFeatureOptions) (FeatureOutcome, error) {
-	if err := checkText("name", o.Name, 200); err != nil {
+	if err := CheckText("name", o.Name, 200); err != nil {
 		return FeatureOutcome{}, err
 	}
 	if o.Description != "" {
-		if err := checkText("description", o.Description, 2000); err != nil {
+		if err := CheckText("description", o.Description, 2000); err != nil {
 			return FeatureOutcome{}, err
 		}
 	}
@@ -411,8 +355,8 @@ func (s *Service) FeatureNew(o NewFeatureOptions) (FeatureOutcome, error) {
 		return FeatureOutcome{}, err
 	}
 	var out FeatureOutcome
-	out.Result, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
-		now := s.now()
+	out.Result, err = s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
+		now := s.NowUTC()
 		id := o.ID
 		if id == "" {
 			loc, _ := s.V.Config.Location()
@@ -424,11 +368,11 @@ func (s *Service) FeatureNew(o NewFeatureOptions) (FeatureOutcome, error) {
 				return vault.Change{}, err
 			}
 		}
-		rel := featurePath(project, id)
+		rel := FeaturePath(project, id)
 		if tx.Exists(rel) {
 			return vault.Change{}, errs.New(errs.FeatureAlreadyExists, "feature %s already exists (%s); see it with `%s`, or give another --id", id, rel, s.Command(project, "feature show "+id)).With("feature", id)
 		}
-		f := Feature{ID: id, Name: oneLine(o.Name), Description: oneLine(o.Description), Status: FeatureActive, CreatedAt: &now, StartedAt: &now, LastActive: &now}
+		f := Feature{ID: id, Name: OneLine(o.Name), Description: OneLine(o.Description), Status: FeatureActive, CreatedAt: &now, StartedAt: &now, LastActive: &now}
 		d, err := s.newFeatureDoc(tx, project, f)
 		if err != nil {
 			return vault.Change{}, err
@@ -447,13 +391,13 @@ func (s *Service) FeatureNew(o NewFeatureOptions) (FeatureOutcome, error) {
 // newFeatureDoc renders the note of feature f from the template (and the
 // project's features.base when it is the first feature) through tx, and
 // returns it parsed, not yet written.
-func (s *Service) newFeatureDoc(tx *vault.Tx, project string, f Feature) (*doc, error) {
+func (s *Service) newFeatureDoc(tx *vault.Tx, project string, f Feature) (*Doc, error) {
 	names, err := tx.List(project + "/" + FeaturesDir)
 	if err != nil {
 		return nil, err
 	}
 	first := !slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".md") })
-	if first && !tx.Exists(project+"/"+featureBase) {
+	if first && !tx.Exists(project+"/"+FeatureBase) {
 		if err := s.writeFeatureBase(tx, project); err != nil {
 			return nil, err
 		}
@@ -464,32 +408,32 @@ func (s *Service) newFeatureDoc(tx *vault.Tx, project string, f Feature) (*doc, 
 		}
 		return note.FormatTime(*t)
 	}
-	b, err := s.render("feature.md", map[string]string{
+	b, err := s.Render("feature.md", map[string]string{
 		"ID": note.Scalar(f.ID), "Name": note.Scalar(f.Name), "Description": note.Scalar(f.Description),
 		"Status": f.Status, "CreatedAt": tm(f.CreatedAt), "StartedAt": tm(f.StartedAt), "LastActive": tm(f.LastActive),
-		"Heading": oneLine(f.Name),
+		"Heading": OneLine(f.Name),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s.parseDoc(featurePath(project, f.ID), b)
+	return s.ParseDoc(FeaturePath(project, f.ID), b)
 }
 
 // writeFeatureBase writes the Obsidian base of project's features (the
 // features.base template) and the engine's property types.
 func (s *Service) writeFeatureBase(tx *vault.Tx, project string) error {
-	b, err := s.render(featureBase, map[string]string{"Project": project})
+	b, err := s.Render(FeatureBase, map[string]string{"Project": project})
 	if err != nil {
 		return err
 	}
-	if err := tx.Write(project+"/"+featureBase, b); err != nil {
+	if err := tx.Write(project+"/"+FeatureBase, b); err != nil {
 		return err
 	}
 	old, err := tx.Read(TypesFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if nb, changed, err := mergeTypes(old); err != nil {
+	if nb, changed, err := MergeTypes(old); err != nil {
 		return err
 	} else if changed {
 		return tx.Write(TypesFile, nb)
@@ -499,15 +443,15 @@ func (s *Service) writeFeatureBase(tx *vault.Tx, project string) error {
 
 // writeFeatureDoc writes d's queued edits through tx and returns the
 // feature as written.
-func (s *Service) writeFeatureDoc(tx *vault.Tx, d *doc, project string) (Feature, error) {
-	b, err := d.bytes()
+func (s *Service) writeFeatureDoc(tx *vault.Tx, d *Doc, project string) (Feature, error) {
+	b, err := d.Bytes()
 	if err != nil {
 		return Feature{}, err
 	}
 	if err := tx.Write(d.path, b); err != nil {
 		return Feature{}, err
 	}
-	nd, err := s.parseDoc(d.path, b)
+	nd, err := s.ParseDoc(d.path, b)
 	if err != nil {
 		return Feature{}, err
 	}
@@ -518,25 +462,25 @@ func (s *Service) writeFeatureDoc(tx *vault.Tx, d *doc, project string) (Feature
 // session's active feature, bumping the current state's version; it returns
 // the session, "" when none is active (nothing is written then).
 func (s *Service) setActiveFeature(tx *vault.Tx, project, id string, now time.Time) (string, error) {
-	cur, _, _ := paths(project)
-	d, err := s.readDoc(tx, cur)
+	cur, _, _ := Paths(project)
+	d, err := s.ReadDoc(tx, cur)
 	if err != nil {
 		return "", err
 	}
-	st := d.readLite(project)
+	st := d.ReadLite(project)
 	if !st.Active() {
 		return "", nil
 	}
 	v := ""
 	if id != "" {
-		v = featureLink(project, id)
+		v = FeatureLink(project, id)
 	}
-	if d.prop("active_feature") == v {
+	if d.Prop("active_feature") == v {
 		return st.Session, nil
 	}
-	d.set("active_feature", v)
-	bumpVersion(d, st, now)
-	b, err := d.bytes()
+	d.Set("active_feature", v)
+	BumpVersion(d, st, now)
+	b, err := d.Bytes()
 	if err != nil {
 		return "", err
 	}
@@ -546,32 +490,32 @@ func (s *Service) setActiveFeature(tx *vault.Tx, project, id string, now time.Ti
 // activeFeatureOf is the active session's active feature ("" when none is
 // active or it has none).
 func (s *Service) activeFeatureOf(tx *vault.Tx, project string) string {
-	cur, _, _ := paths(project)
-	d, err := s.readDoc(tx, cur)
+	cur, _, _ := Paths(project)
+	d, err := s.ReadDoc(tx, cur)
 	if err != nil {
 		return ""
 	}
-	if st := d.readLite(project); st.Active() {
+	if st := d.ReadLite(project); st.Active() {
 		return st.ActiveFeature
 	}
 	return ""
 }
 
 func (s *Service) featureNotFound(project, id string) error {
-	return errs.New(errs.FeatureNotFound, "feature %q not found: no %s (see `%s`)", id, featurePath(project, id), s.Command(project, "feature list")).With("feature", id)
+	return errs.New(errs.FeatureNotFound, "feature %q not found: no %s (see `%s`)", id, FeaturePath(project, id), s.Command(project, "feature list")).With("feature", id)
 }
 
 // featureDoc reads feature id's note through tx (errs.FeatureNotFound when
 // it has none).
-func (s *Service) featureDoc(tx *vault.Tx, project, id string) (*doc, Feature, error) {
+func (s *Service) featureDoc(tx *vault.Tx, project, id string) (*Doc, Feature, error) {
 	if vault.CheckName("feature id", id) != nil {
 		return nil, Feature{}, s.featureNotFound(project, id)
 	}
-	rel := featurePath(project, id)
+	rel := FeaturePath(project, id)
 	if !tx.Exists(rel) {
 		return nil, Feature{}, s.featureNotFound(project, id)
 	}
-	d, err := s.readDoc(tx, rel)
+	d, err := s.ReadDoc(tx, rel)
 	if err != nil {
 		return nil, Feature{}, err
 	}
@@ -591,7 +535,7 @@ func (s *Service) readFeatureFile(project, id string) (Feature, error) {
 	if vault.CheckName("feature id", id) != nil {
 		return Feature{}, s.featureNotFound(project, id)
 	}
-	rel := featurePath(project, id)
+	rel := FeaturePath(project, id)
 	data, err := s.V.ReadFile(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Feature{}, s.featureNotFound(project, id)
@@ -599,7 +543,7 @@ func (s *Service) readFeatureFile(project, id string) (Feature, error) {
 	if err != nil {
 		return Feature{}, err
 	}
-	d, err := s.parseDoc(rel, data)
+	d, err := s.ParseDoc(rel, data)
 	if err != nil {
 		return Feature{}, err
 	}
@@ -658,25 +602,25 @@ func (s *Service) featuresOf(project string) ([]Feature, error) {
 // description, or changed false to write nothing (then no commit is made).
 // last_active becomes now (never earlier than it was: seed 003 timestamps
 // are monotonic) when the note changes.
-func (s *Service) onFeature(project, id string, edit func(tx *vault.Tx, d *doc, f Feature, now time.Time) (vault.Change, bool, error)) (FeatureOutcome, error) {
+func (s *Service) onFeature(project, id string, edit func(tx *vault.Tx, d *Doc, f Feature, now time.Time) (vault.Change, bool, error)) (FeatureOutcome, error) {
 	project, err := s.Project(project)
 	if err != nil {
 		return FeatureOutcome{}, err
 	}
 	var out FeatureOutcome
-	out.Result, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+	out.Result, err = s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
 		d, f, err := s.featureDoc(tx, project, id)
 		if err != nil {
 			return vault.Change{}, err
 		}
-		now := s.now()
+		now := s.NowUTC()
 		ch, changed, err := edit(tx, d, f, now)
 		if err != nil {
 			return vault.Change{}, err
 		}
 		if changed {
 			if f.LastActive == nil || now.After(*f.LastActive) {
-				d.set("last_active", now)
+				d.Set("last_active", now)
 			}
 		}
 		if out.Feature, err = s.writeFeatureDoc(tx, d, project); err != nil {
@@ -704,13 +648,13 @@ func (s *Service) SetFeatureStatus(project, id, status string) (FeatureOutcome, 
 	if !slices.Contains(FeatureStatuses, status) {
 		return FeatureOutcome{}, errs.New(errs.PlanValidationFailed, "status %q is not one of %s", status, strings.Join(FeatureStatuses, ", ")).With("argument", "status")
 	}
-	return s.onFeature(project, id, func(tx *vault.Tx, d *doc, f Feature, now time.Time) (vault.Change, bool, error) {
+	return s.onFeature(project, id, func(tx *vault.Tx, d *Doc, f Feature, now time.Time) (vault.Change, bool, error) {
 		changed := f.Status != status
 		if changed && !slices.Contains(featureTransitions[f.Status], status) {
 			return vault.Change{}, false, errs.New(errs.InvalidFeatureTransition, "feature %s is %s and cannot become %s; reopen it first with `%s`", f.ID, f.Status, status, s.Command(f.Project, "feature set-status "+f.ID+" active")).With("feature", f.ID).With("from", f.Status).With("to", status)
 		}
 		if changed {
-			d.set("status", status)
+			d.Set("status", status)
 		}
 		var session string
 		var err error
@@ -731,7 +675,7 @@ func (s *Service) SetFeatureStatus(project, id, status string) (FeatureOutcome, 
 // then on names it. A paused feature becomes active; a completed one is
 // errs.InvalidFeatureTransition (reopen it with SetFeatureStatus).
 func (s *Service) SwitchFeature(project, id string) (FeatureOutcome, error) {
-	return s.onFeature(project, id, func(tx *vault.Tx, d *doc, f Feature, now time.Time) (vault.Change, bool, error) {
+	return s.onFeature(project, id, func(tx *vault.Tx, d *Doc, f Feature, now time.Time) (vault.Change, bool, error) {
 		if f.Status == FeatureCompleted {
 			return vault.Change{}, false, errs.New(errs.InvalidFeatureTransition, "feature %s is completed; reopen it with `%s` (that also makes it the session's active feature)", f.ID, s.Command(f.Project, "feature set-status "+f.ID+" active")).With("feature", f.ID)
 		}
@@ -744,7 +688,7 @@ func (s *Service) SwitchFeature(project, id string) (FeatureOutcome, error) {
 			return vault.Change{}, false, errs.New(errs.NoActiveSession, "no active session in project %s to switch the feature of; start one with `%s`", f.Project, s.Command(f.Project, "start --objective ...")).With("project", f.Project)
 		}
 		if f.Status != FeatureActive {
-			d.set("status", FeatureActive)
+			d.Set("status", FeatureActive)
 		}
 		// Switching to the session's active feature changes nothing.
 		return vault.Change{Operation: "feature-switch", Session: session, Summary: "to " + f.ID}, f.Status != FeatureActive || was != f.ID, nil
@@ -782,10 +726,10 @@ func (o PlanOptions) validate() error {
 		return errs.New(errs.PlanValidationFailed, "--task %q is not a task id: letters, digits, '-', '_' and '.', at most 100", o.TaskID).With("flag", "task")
 	}
 	if o.Description != nil {
-		if err := checkText("description", *o.Description, 500); err != nil {
+		if err := CheckText("description", *o.Description, 500); err != nil {
 			return err
 		}
-		if planFieldRe().MatchString(oneLine(*o.Description)) || planTaskIDRe().MatchString(*o.Description) {
+		if planFieldRe().MatchString(OneLine(*o.Description)) || planTaskIDRe().MatchString(*o.Description) {
 			return errs.New(errs.PlanValidationFailed, "--description %q holds a field label (` · **status:** `) or ends in a block id", *o.Description).With("flag", "description")
 		}
 	}
@@ -796,7 +740,7 @@ func (o PlanOptions) validate() error {
 		return errs.New(errs.PlanValidationFailed, "--status %q is not one of %s", *o.Status, strings.Join(PlanStatuses, ", ")).With("flag", "status")
 	}
 	if o.Phase != "" {
-		if err := checkText("phase", o.Phase, 200); err != nil {
+		if err := CheckText("phase", o.Phase, 200); err != nil {
 			return err
 		}
 	}
@@ -808,7 +752,7 @@ func (o PlanOptions) validate() error {
 			return errs.New(errs.PlanValidationFailed, "--artifact %q is empty, longer than 500 bytes, or holds a backquote or a line break", a).With("flag", "artifact")
 		}
 	}
-	return checkFields("phase", o.Phase, "agent", deref(o.Agent))
+	return CheckFields("phase", o.Phase, "agent", deref(o.Agent))
 }
 
 func deref(p *string) string {
@@ -826,7 +770,7 @@ func (s *Service) UpdatePlan(o PlanOptions) (FeatureOutcome, error) {
 	if err := o.validate(); err != nil {
 		return FeatureOutcome{}, err
 	}
-	return s.onFeature(o.Project, o.FeatureID, func(tx *vault.Tx, d *doc, f Feature, now time.Time) (vault.Change, bool, error) {
+	return s.onFeature(o.Project, o.FeatureID, func(tx *vault.Tx, d *Doc, f Feature, now time.Time) (vault.Change, bool, error) {
 		old, oldPhase, exists := f.Task(o.TaskID)
 		t := old
 		if !exists {
@@ -848,9 +792,9 @@ func (s *Service) UpdatePlan(o PlanOptions) (FeatureOutcome, error) {
 
 // activeSessionOf is project's active session id, "" when none.
 func (s *Service) activeSessionOf(tx *vault.Tx, project string) string {
-	cur, _, _ := paths(project)
-	if d, err := s.readDoc(tx, cur); err == nil {
-		if st := d.readLite(project); st.Active() {
+	cur, _, _ := Paths(project)
+	if d, err := s.ReadDoc(tx, cur); err == nil {
+		if st := d.ReadLite(project); st.Active() {
 			return st.Session
 		}
 	}
@@ -859,7 +803,7 @@ func (s *Service) activeSessionOf(tx *vault.Tx, project string) string {
 
 func applyPlanOptions(t *PlanTask, o PlanOptions, now time.Time) {
 	if o.Description != nil {
-		t.Description = oneLine(*o.Description)
+		t.Description = OneLine(*o.Description)
 	}
 	if o.Agent != nil {
 		t.Agent = *o.Agent
@@ -911,36 +855,36 @@ func phaseMatches(p Phase, name, id string) bool {
 
 // slugOr is slug(s), or fallback when s has no letter or digit.
 func slugOr(s, fallback string) string {
-	if strings.Trim(slugRe().ReplaceAllString(strings.ToLower(s), "-"), "-") == "" {
+	if strings.Trim(SlugRe().ReplaceAllString(strings.ToLower(s), "-"), "-") == "" {
 		return fallback
 	}
-	return slug(s)
+	return Slug(s)
 }
 
 // putPlanTask queues on d the line of task t: in place when it exists and
 // stays in its phase, else (new, or moving) at the end of phase
 // phaseName's section, made after the last phase section when missing.
-func (s *Service) putPlanTask(tx *vault.Tx, d *doc, f Feature, phaseName, phaseID string, t PlanTask, exists bool) error {
+func (s *Service) putPlanTask(tx *vault.Tx, d *Doc, f Feature, phaseName, phaseID string, t PlanTask, exists bool) error {
 	taskNote := ""
-	if vault.CheckName("task id", t.TaskID) == nil && tx.Exists(taskPath(f.Project, t.TaskID)) {
+	if vault.CheckName("task id", t.TaskID) == nil && tx.Exists(TaskPath(f.Project, t.TaskID)) {
 		taskNote = f.Project + "/" + TasksDir + "/" + t.TaskID
 	}
 	old, oldPhase, _ := f.Task(t.TaskID)
 	if exists && (phaseName == "" || phaseMatches(oldPhase, phaseName, phaseID)) {
-		d.replaceLine(old.off, formatPlanTask(t, taskNote))
+		d.ReplaceLine(old.off, formatPlanTask(t, taskNote))
 		return nil
 	}
 	if t.BlockID == "" {
-		t.BlockID = "t-" + strconv.Itoa(d.lastPlanNumber()+1) + s.idSuffix()
+		t.BlockID = "t-" + strconv.Itoa(d.lastPlanNumber()+1) + s.IdSuffix()
 	}
 	line := formatPlanTask(t, taskNote)
 	if exists {
 		end := markdown.LineEnd(d.body, old.off)
-		d.edit(old.off, end, "")
+		d.Edit(old.off, end, "")
 	}
 	for _, p := range f.Phases {
 		if phaseMatches(p, phaseName, phaseID) {
-			d.appendLineIn(p.sec, line)
+			d.AppendLineIn(p.sec, line)
 			return nil
 		}
 	}
@@ -954,9 +898,9 @@ func (s *Service) putPlanTask(tx *vault.Tx, d *doc, f Feature, phaseName, phaseI
 // addPhase queues the section of a new phase (name, id) holding lines
 // (none: an empty phase) after the last phase section of f, else at the
 // note's end.
-func (d *doc) addPhase(f Feature, name, id string, lines []string) {
-	nl := d.newline()
-	text := "## " + phaseTitlePrefix + oneLine(name) + nl + nl + "phase_id:: " + id + nl
+func (d *Doc) addPhase(f Feature, name, id string, lines []string) {
+	nl := d.Newline()
+	text := "## " + PhaseTitlePrefix + OneLine(name) + nl + nl + "phase_id:: " + id + nl
 	if len(lines) > 0 {
 		text += nl + strings.Join(lines, nl) + nl
 	}
@@ -974,5 +918,5 @@ func (d *doc) addPhase(f Feature, name, id string, lines []string) {
 	if at < len(d.body) {
 		text += nl
 	}
-	d.edit(at, at, prefix+text)
+	d.Edit(at, at, prefix+text)
 }

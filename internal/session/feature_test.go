@@ -146,7 +146,7 @@ func TestFeaturesBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(s.V.Root, "demo", featureBase))
+	data, err := os.ReadFile(filepath.Join(s.V.Root, "demo", FeatureBase))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ type EvidenceOptions struct {
 
 // requirementFor returns the protocol requirement behind a checklist id.
 func requirementFor(p *protocol.Protocol, id string) (protocol.Requirement, bool) {
-	n := idNumber(id)
+	n := IdNumber(id)
 	list := p.Start
 	if strings.HasPrefix(id, "e-") {
 		list = p.End
@@ -45,7 +45,7 @@ func requirementFor(p *protocol.Protocol, id string) (protocol.Requirement, bool
 // SHA-256, a commit that exists, the protocol's own command exiting 0, a
 // non-empty section. Items whose evidence is a person's tick are refused.
 func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
-	if err := checkFields("project", o.Project, "item", o.Item, "file", o.File, "sha", o.SHA, "dir", o.Dir); err != nil {
+	if err := CheckFields("project", o.Project, "item", o.Item, "file", o.File, "sha", o.SHA, "dir", o.Dir); err != nil {
 		return Outcome{}, err
 	}
 	if !checkIDRe().MatchString(o.Item) {
@@ -63,12 +63,12 @@ func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
 	if !ok {
 		return Outcome{}, errs.New(errs.UpdateValidationFailed, "the protocol (%s) has no checklist item %s", proto.Path, o.Item).With("item", o.Item)
 	}
-	return s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
-		section := secStart
+	return s.OnActive(project, func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error) {
+		section := SecStart
 		if strings.HasPrefix(o.Item, "e-") {
-			section = secEnd
+			section = SecEnd
 		}
-		for _, l := range d.sectionLines(section) {
+		for _, l := range d.SectionLines(section) {
 			c, ok := parseCheck(string(l.Content()))
 			if !ok || c.ID != o.Item {
 				continue
@@ -78,7 +78,7 @@ func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
 				return vault.Change{}, "", err
 			}
 			c.Done, c.Evidence = true, ev
-			d.replaceLine(l.Offset, formatCheck(c))
+			d.ReplaceLine(l.Offset, FormatCheck(c))
 			return vault.Change{Operation: "evidence", Summary: o.Item + " " + ev}, o.Item, nil
 		}
 		return vault.Change{}, "", errs.New(errs.UpdateValidationFailed, "session %s has no checklist item %s in its %s", st.Session, o.Item, strings.ToLower(section)).With("item", o.Item)
@@ -88,7 +88,7 @@ func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
 var checkIDRe = lazyRegexp(`^[ce]-\d+$`)
 
 // verify checks one requirement's evidence and returns the text recorded.
-func (s *Service) verify(d *doc, project string, req protocol.Requirement, o EvidenceOptions) (string, error) {
+func (s *Service) verify(d *Doc, project string, req protocol.Requirement, o EvidenceOptions) (string, error) {
 	fail := func(format string, args ...any) error {
 		return errs.New(errs.UpdateValidationFailed, "%s (%s): "+format, append([]any{o.Item, req.Step}, args...)...).With("item", o.Item)
 	}
@@ -146,7 +146,7 @@ func (s *Service) verify(d *doc, project string, req protocol.Requirement, o Evi
 		}
 		return fmt.Sprintf("run exit 0 in %s", took.Round(time.Millisecond)), nil
 	case protocol.KindSection:
-		sec, ok := d.section(req.Check.Arg)
+		sec, ok := d.Section(req.Check.Arg)
 		if !ok {
 			return "", fail("the current state has no section %q", req.Check.Arg)
 		}
@@ -155,7 +155,7 @@ func (s *Service) verify(d *doc, project string, req protocol.Requirement, o Evi
 		}
 		return "section " + req.Check.Arg + " not empty", nil
 	case protocol.KindTool:
-		tool, at, ok := s.toolSeen(project, d.prop("session"), o.Item)
+		tool, at, ok := s.toolSeen(project, d.Prop("session"), o.Item)
 		if !ok {
 			return "", fail("its evidence is a call of a tool matching %s, recorded by the PostToolUse hook; none was seen in this session", req.Check.Arg)
 		}
@@ -196,16 +196,16 @@ func (s *Service) Gate(st State, proto *protocol.Protocol, phase protocol.Phase)
 		if it.Done || !protocol.Blocking(it.Level) {
 			continue
 		}
-		if n := idNumber(it.ID); n >= 1 && n <= len(reqs) && reqs[n-1].Check.Kind == protocol.KindTool {
+		if n := IdNumber(it.ID); n >= 1 && n <= len(reqs) && reqs[n-1].Check.Kind == protocol.KindTool {
 			if _, _, seen := s.toolSeen(st.Project, st.Session, it.ID); seen {
 				continue
 			}
 		}
 		m := Missing{ID: it.ID, Step: it.Step, Do: "a person ticks it in " + CurrentStateNote}
-		if n := idNumber(it.ID); n >= 1 && n <= len(reqs) {
+		if n := IdNumber(it.ID); n >= 1 && n <= len(reqs) {
 			switch c := reqs[n-1].Check; c.Kind {
 			case protocol.KindFile:
-				m.Do = "read " + firstNonEmpty(c.Arg, "the file") + ", then run `sessionvault evidence record " + it.ID + " --file " + shellQuote(firstNonEmpty(c.Arg, "PATH")) + "`"
+				m.Do = "read " + FirstNonEmpty(c.Arg, "the file") + ", then run `sessionvault evidence record " + it.ID + " --file " + ShellQuote(FirstNonEmpty(c.Arg, "PATH")) + "`"
 			case protocol.KindCommit:
 				m.Do = "run `sessionvault evidence record " + it.ID + " --sha COMMIT` (COMMIT: the commit's id)"
 			case protocol.KindRun:
@@ -231,26 +231,26 @@ func (s *Service) SetMode(project string, mode protocol.Mode) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var out Outcome
-	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
-		cur, _, _ := paths(project)
-		d, err := s.readDoc(tx, cur)
+	out.Result, err = s.Transact(&out, func(tx *vault.Tx) (vault.Change, error) {
+		cur, _, _ := Paths(project)
+		d, err := s.ReadDoc(tx, cur)
 		if err != nil {
 			return vault.Change{}, err
 		}
-		st := d.readState(project)
-		from := firstNonEmpty(d.prop("mode"), string(protocol.Coding))
+		st := d.ReadState(project)
+		from := FirstNonEmpty(d.Prop("mode"), string(protocol.Coding))
 		if from == string(mode) {
 			return vault.Change{Operation: "mode"}, nil
 		}
-		now := s.now()
-		m := ModeChange{ID: d.nextEntryID(secModes, 'm') + s.idSuffix(), Mode: string(mode), From: from, At: now}
+		now := s.NowUTC()
+		m := ModeChange{ID: d.NextEntryID(SecModes, 'm') + s.IdSuffix(), Mode: string(mode), From: from, At: now}
 		if mode == protocol.Disabled {
 			m.Note = "gates off: the person's escape hatch"
 		}
-		d.appendLine(secModes, formatModeChange(m))
-		d.set("mode", string(mode))
-		bumpVersion(d, st, now)
-		b, err := d.bytes()
+		d.AppendLine(SecModes, formatModeChange(m))
+		d.Set("mode", string(mode))
+		BumpVersion(d, st, now)
+		b, err := d.Bytes()
 		if err != nil {
 			return vault.Change{}, err
 		}

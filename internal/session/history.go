@@ -49,22 +49,6 @@ import (
 // committed longer than HistoryCommitEvery ago; at once for `history record`
 // and record_command; by `end` (its session's log) and `start` (an abandoned
 // session's); and by `serve`'s watcher.
-const (
-	CommandsNote = "commands.md"
-
-	// MaxCommandField bounds the command, arguments and error of an entry,
-	// in bytes (history record and import refuse longer; the hook cuts).
-	MaxCommandField = 8 << 10
-	// hookFieldCut is where the hook cuts a command or its arguments.
-	hookFieldCut = 4 << 10
-	// HistoryCommitEvery is how stale the committed logs may get while a
-	// session runs: a tool call recorded later than this after the last
-	// commit of the logs commits them.
-	HistoryCommitEvery = 5 * time.Minute
-
-	CommandSuccess = "success"
-	CommandFailure = "failure"
-)
 
 // CommandEntry is one entry of a command log (seed 003 History Log Format,
 // plus the session and feature it belongs to, and its id and line).
@@ -85,17 +69,6 @@ type CommandEntry struct {
 	Line       int       `json:"line,omitempty"` // its line in the log (0: not known)
 
 	taskLinked, featureLinked bool // written as wikilinks
-}
-
-func commandLogPath(project, session string) string {
-	return project + "/" + SessionsDir + "/" + session + "/" + CommandsNote
-}
-
-// IsCommandLog reports whether rel (a vault-relative path) is a command log
-// note, <project>/sessions/<session>/commands.md.
-func IsCommandLog(rel string) bool {
-	parts := strings.Split(rel, "/")
-	return len(parts) == 4 && parts[1] == SessionsDir && parts[3] == CommandsNote
 }
 
 // ---- the line format ----
@@ -216,42 +189,42 @@ func readCodeSpan(s string) (value, rest string, ok bool) {
 // formatCommand renders an entry's line (see the history format above).
 func formatCommand(project string, e CommandEntry) string {
 	var b strings.Builder
-	b.WriteString("- " + note.FormatTime(e.Timestamp) + sep + e.Status + sep + codeSpan(e.Command))
+	b.WriteString("- " + note.FormatTime(e.Timestamp) + Sep + e.Status + Sep + codeSpan(e.Command))
 	if e.Arguments != "" {
-		b.WriteString(sep + "**args:** " + codeSpan(e.Arguments))
+		b.WriteString(Sep + "**args:** " + codeSpan(e.Arguments))
 	}
 	if e.Model != "" {
-		b.WriteString(sep + "**model:** " + e.Model)
+		b.WriteString(Sep + "**model:** " + e.Model)
 	}
 	if e.Agent != "" {
-		b.WriteString(sep + "**agent:** " + e.Agent)
+		b.WriteString(Sep + "**agent:** " + e.Agent)
 	}
 	if e.TaskID != "" {
 		v := e.TaskID
 		if e.taskLinked {
-			v = taskLink(project, e.TaskID)
+			v = TaskLink(project, e.TaskID)
 		}
-		b.WriteString(sep + "**task:** " + v)
+		b.WriteString(Sep + "**task:** " + v)
 	}
 	if e.FeatureID != "" {
 		v := e.FeatureID
 		if e.featureLinked {
-			v = featureLink(project, e.FeatureID)
+			v = FeatureLink(project, e.FeatureID)
 		}
-		b.WriteString(sep + "**feature:** " + v)
+		b.WriteString(Sep + "**feature:** " + v)
 	}
 	if e.DurationMs != nil {
-		b.WriteString(sep + "**duration:** " + strconv.FormatInt(*e.DurationMs, 10) + " ms")
+		b.WriteString(Sep + "**duration:** " + strconv.FormatInt(*e.DurationMs, 10) + " ms")
 	}
 	if e.Error != "" {
-		b.WriteString(sep + "**error:** " + codeSpan(e.Error))
+		b.WriteString(Sep + "**error:** " + codeSpan(e.Error))
 	}
 	b.WriteString(" ^" + e.ID)
 	return b.String()
 }
 
 var (
-	historyIDRe    = lazyRegexp(`\s\^(h-(\d+)` + machineSuffix + `)\s*$`)
+	historyIDRe    = lazyRegexp(`\s\^(h-(\d+)` + MachineSuffix + `)\s*$`)
 	historyLabelRe = lazyRegexp(`^ · \*\*(args|model|agent|task|feature|duration|error):\*\* `)
 )
 
@@ -267,7 +240,7 @@ func parseCommand(line string) (CommandEntry, string) {
 	if !ok {
 		return e, "not a list line"
 	}
-	ts, s, ok := strings.Cut(s, sep)
+	ts, s, ok := strings.Cut(s, Sep)
 	if !ok {
 		return e, "no time"
 	}
@@ -276,7 +249,7 @@ func parseCommand(line string) (CommandEntry, string) {
 		return e, "cannot read the time " + strconv.Quote(ts)
 	}
 	e.Timestamp = t.UTC()
-	if e.Status, s, ok = strings.Cut(s, sep); !ok || (e.Status != CommandSuccess && e.Status != CommandFailure) {
+	if e.Status, s, ok = strings.Cut(s, Sep); !ok || (e.Status != CommandSuccess && e.Status != CommandFailure) {
 		return e, "the status is not success or failure"
 	}
 	if e.Command, s, ok = readCodeSpan(s); !ok {
@@ -356,7 +329,7 @@ func lastEntry(tail []byte) (n int, t time.Time, ok bool) {
 		if m == nil || !strings.HasPrefix(l, "- ") {
 			continue
 		}
-		ts, _, _ := strings.Cut(l[2:], sep)
+		ts, _, _ := strings.Cut(l[2:], Sep)
 		if at, err := time.Parse(time.RFC3339, ts); err == nil {
 			n, _ = strconv.Atoi(m[2])
 			return n, at.UTC(), true
@@ -372,7 +345,7 @@ func lastEntry(tail []byte) (n int, t time.Time, ok bool) {
 // no earlier than the log's last entry's (seed 003: timestamps are
 // monotonic). It returns the entries as written and whether the log was new.
 func (s *Service) appendCommands(project, session, intro string, entries []CommandEntry) ([]CommandEntry, bool, error) {
-	rel := commandLogPath(project, session)
+	rel := CommandLogPath(project, session)
 	var out []CommandEntry
 	var created bool
 	err := s.V.AppendNote(rel, 64<<10, func(tail []byte, size int64) ([]byte, error) {
@@ -384,7 +357,7 @@ func (s *Service) appendCommands(project, session, intro string, entries []Comma
 			if len(entries) > 0 {
 				started = note.FormatTime(entries[0].Timestamp)
 			}
-			h, err := s.render(CommandsNote, map[string]string{"Project": note.Scalar(project), "Session": note.Scalar(session), "Started": started, "Intro": intro})
+			h, err := s.Render(CommandsNote, map[string]string{"Project": note.Scalar(project), "Session": note.Scalar(session), "Started": started, "Intro": intro})
 			if err != nil {
 				return nil, err
 			}
@@ -399,7 +372,7 @@ func (s *Service) appendCommands(project, session, intro string, entries []Comma
 		out = out[:0]
 		for _, e := range entries {
 			n++
-			e.ID = "h-" + strconv.Itoa(n) + s.idSuffix()
+			e.ID = "h-" + strconv.Itoa(n) + s.IdSuffix()
 			if ok && e.Timestamp.Before(last) {
 				e.Timestamp = last
 			}
@@ -451,7 +424,7 @@ type RecordOutcome struct {
 
 func (o RecordOptions) validate() error {
 	field := func(flag, v string, required bool) error {
-		if err := checkFields(flag, v); err != nil {
+		if err := CheckFields(flag, v); err != nil {
 			return err
 		}
 		if required && strings.TrimSpace(v) == "" {
@@ -521,15 +494,15 @@ func (s *Service) RecordCommand(o RecordOptions) (RecordOutcome, error) {
 	case session == "":
 		session = st.Session
 	case session != st.Session || !st.Active():
-		if !s.noteExists(project + "/" + SessionsDir + "/" + session + ".md") {
+		if !s.NoteExists(project + "/" + SessionsDir + "/" + session + ".md") {
 			return RecordOutcome{}, errs.New(errs.SessionNotFound, "session %s is neither active nor archived in project %s (see `%s`)", session, project, s.Command(project, "log")).With("session", session)
 		}
 	}
-	e := CommandEntry{Command: o.Command, Arguments: o.Arguments, Model: o.Model, Agent: o.Agent, Status: firstNonEmpty(o.Status, CommandSuccess), DurationMs: o.DurationMs, Error: o.Error}
+	e := CommandEntry{Command: o.Command, Arguments: o.Arguments, Model: o.Model, Agent: o.Agent, Status: FirstNonEmpty(o.Status, CommandSuccess), DurationMs: o.DurationMs, Error: o.Error}
 	if o.At != nil {
 		e.Timestamp = o.At.UTC().Truncate(time.Second)
 	} else {
-		e.Timestamp = s.now()
+		e.Timestamp = s.NowUTC()
 	}
 	active := st.Active() && st.Session == session
 	switch {
@@ -546,8 +519,8 @@ func (s *Service) RecordCommand(o RecordOptions) (RecordOutcome, error) {
 	case active:
 		e.FeatureID = st.ActiveFeature
 	}
-	e.taskLinked = e.TaskID != "" && s.noteExists(taskPath(project, e.TaskID))
-	e.featureLinked = e.FeatureID != "" && s.noteExists(featurePath(project, e.FeatureID))
+	e.taskLinked = e.TaskID != "" && s.NoteExists(TaskPath(project, e.TaskID))
+	e.featureLinked = e.FeatureID != "" && s.NoteExists(FeaturePath(project, e.FeatureID))
 	want := e.Timestamp
 	written, _, err := s.appendCommands(project, session, sessionLogIntro, []CommandEntry{e})
 	if err != nil {
@@ -561,71 +534,6 @@ func (s *Service) RecordCommand(o RecordOptions) (RecordOutcome, error) {
 }
 
 const sessionLogIntro = "Every Bash and MCP tool call of the session (and each command recorded with `sessionvault history record`), one line each, oldest first. Append-only: sessionvault never rewrites a line."
-
-func (s *Service) noteExists(rel string) bool {
-	if vault.CheckPath(rel) != nil {
-		return false
-	}
-	_, err := os.Stat(path.Join(s.V.Root, rel))
-	return err == nil
-}
-
-// CommitCommandLogs commits the command logs rels (vault-relative) as the
-// agent's edit when they differ from HEAD (one commit, "agent-edit: …
-// changed by the agent's command-history call"), and returns the commit, ""
-// when none differed.
-func (s *Service) CommitCommandLogs(project string, rels ...string) (string, error) {
-	var logs []string
-	for _, r := range rels {
-		if r != "" && IsCommandLog(r) {
-			logs = append(logs, r)
-		}
-	}
-	if len(logs) == 0 {
-		return "", nil
-	}
-	c, err := s.V.CommitAgentEdits(logs, "command-history")
-	if err == nil {
-		s.noteLogsCommitted(project)
-	}
-	return c, err
-}
-
-func (s *Service) noteLogsCommitted(project string) {
-	_ = s.V.WriteState("history-committed-"+project, []byte(strconv.FormatInt(time.Now().Unix(), 10))) // a hint: without it the next entry commits
-}
-
-// logsCommitDue reports whether the logs were last committed longer than
-// HistoryCommitEvery ago (or never, as far as this machine knows).
-func (s *Service) logsCommitDue(project string) bool {
-	data, err := s.V.ReadState("history-committed-" + project)
-	if err != nil {
-		return true
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	return err != nil || time.Since(time.Unix(n, 0)) > HistoryCommitEvery
-}
-
-// commitSessionLog commits session's command log when it differs from HEAD
-// (end, for the session it ended; start, for a session it abandoned): what
-// fails is a warning of res, the operation having taken effect.
-func (s *Service) commitSessionLog(project, session string, res *vault.Result) {
-	if session == "" || vault.CheckName("session id", session) != nil {
-		return
-	}
-	rel := commandLogPath(project, session)
-	if !s.noteExists(rel) {
-		return
-	}
-	changed, err := s.V.ChangedSinceHead([]string{rel})
-	if err == nil && len(changed) > 0 {
-		_, err = s.CommitCommandLogs(project, changed...)
-	}
-	if err != nil {
-		res.Warnings = append(res.Warnings, "the command log "+rel+" was not committed ("+err.Error()+"); `"+s.GitCommand("status")+"` shows it")
-	}
-	guard.PruneCallStarts(s.V.Root, time.Hour)
-}
 
 // ToolCall is what the PostToolUse hook knows of one tool call (Claude Code
 // hooks input: tool_name, tool_input, tool_use_id, agent_id, agent_type,
@@ -702,14 +610,14 @@ func (s *Service) RecordToolCommand(project string, c ToolCall) (log string, due
 		}
 		session = st.LastSession
 	}
-	e := CommandEntry{Timestamp: s.now(), Status: CommandSuccess, DurationMs: c.DurationMs}
+	e := CommandEntry{Timestamp: s.NowUTC(), Status: CommandSuccess, DurationMs: c.DurationMs}
 	e.Command, e.Arguments = toolCommand(c.Tool, c.Input)
 	if c.Failed {
 		e.Status = CommandFailure
 		e.Error = cutField(c.Error, 1<<10)
 	}
-	e.Model = identifier(firstNonEmpty(c.Model, s.recordedModel(project, c.ClaudeSession)))
-	e.Agent = identifier(firstNonEmpty(c.AgentType, c.AgentID))
+	e.Model = identifier(FirstNonEmpty(c.Model, s.recordedModel(project, c.ClaudeSession)))
+	e.Agent = identifier(FirstNonEmpty(c.AgentType, c.AgentID))
 	if st.Active() {
 		e.TaskID, e.FeatureID = st.ActiveTask, st.ActiveFeature
 		e.taskLinked, e.featureLinked = e.TaskID != "", e.FeatureID != "" // their notes were there when they became active
@@ -718,7 +626,7 @@ func (s *Service) RecordToolCommand(project string, c ToolCall) (log string, due
 	if err != nil {
 		return "", false, err
 	}
-	return written[0].Log, created || !st.Active() || s.logsCommitDue(project), nil
+	return written[0].Log, created || !st.Active() || s.LogsCommitDue(project), nil
 }
 
 // toolCommand is the command and arguments of a tool call: Bash's command
@@ -744,7 +652,7 @@ func toolCommand(tool string, input json.RawMessage) (command, args string) {
 			args = strings.TrimSuffix(b.String(), "\n")
 		}
 	}
-	return cutField(command, hookFieldCut), cutField(args, hookFieldCut)
+	return cutField(command, HookFieldCut), cutField(args, HookFieldCut)
 }
 
 // cutField cuts v to at most n bytes (on a character boundary), saying how
@@ -828,7 +736,7 @@ func (s *Service) commandLogs(project string) ([]CommandLog, error) {
 		if !e.IsDir() || vault.CheckName("session id", e.Name()) != nil {
 			continue
 		}
-		rel := commandLogPath(project, e.Name())
+		rel := CommandLogPath(project, e.Name())
 		if _, err := os.Stat(path.Join(s.V.Root, rel)); err != nil {
 			continue
 		}
@@ -887,15 +795,15 @@ func (s *Service) CommandHistory(o HistoryOptions) (History, error) {
 			if err != nil {
 				return h, err
 			}
-			h.Session = firstNonEmpty(st.Session, st.LastSession)
+			h.Session = FirstNonEmpty(st.Session, st.LastSession)
 			if h.Session == "" {
 				return h, nil
 			}
 		} else if err := vault.CheckName("session id", h.Session); err != nil {
 			return h, errs.New(errs.SessionNotFound, "--session %q is not a session id", h.Session).With("session", h.Session)
 		}
-		rel := commandLogPath(project, h.Session)
-		if !s.noteExists(rel) && !s.noteExists(project+"/"+SessionsDir+"/"+h.Session+".md") {
+		rel := CommandLogPath(project, h.Session)
+		if !s.NoteExists(rel) && !s.NoteExists(project+"/"+SessionsDir+"/"+h.Session+".md") {
 			if st, _ := s.Current(project); st.Session != h.Session {
 				return h, errs.New(errs.SessionNotFound, "session %s has no record and no command log in project %s (see `%s`)", h.Session, project, s.Command(project, "log")).With("session", h.Session)
 			}

@@ -180,7 +180,7 @@ func TestRecordToolCommand(t *testing.T) {
 	if e := h.Entries[1]; e.Command != "mcp__serena__find_symbol" || e.Arguments != `{"depth":1,"name":"Main"}` || e.Status != CommandFailure || e.Error != "symbol not found" {
 		t.Errorf("MCP entry = %+v", e)
 	}
-	if e := h.Entries[2]; len(e.Command) > hookFieldCut+40 || !strings.HasSuffix(e.Command, "bytes cut]") || e.Agent != "weird-id-" {
+	if e := h.Entries[2]; len(e.Command) > HookFieldCut+40 || !strings.HasSuffix(e.Command, "bytes cut]") || e.Agent != "weird-id-" {
 		t.Errorf("long entry: %d bytes, agent %q", len(e.Command), e.Agent)
 	}
 }

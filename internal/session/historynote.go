@@ -12,17 +12,17 @@ import (
 )
 
 const (
-	secRecent = "Recent sessions"
-	secOlder  = "Older sessions"
+	SecRecent = "Recent sessions"
+	SecOlder  = "Older sessions"
 )
 
 // historyEntry renders a session's full entry in session-history.md: an H3
 // heading linking to its record, then one line per field.
-func historyEntry(st State) []string {
-	lines := []string{"### " + sessionLink(st.Project, st.Session) + sep + st.Status, ""}
-	lines = append(lines, "- **Objective:** "+oneLine(st.Objective))
+func HistoryEntry(st State) []string {
+	lines := []string{"### " + SessionLink(st.Project, st.Session) + Sep + st.Status, ""}
+	lines = append(lines, "- **Objective:** "+OneLine(st.Objective))
 	if st.Summary != "" {
-		lines = append(lines, "- **Summary:** "+oneLine(st.Summary))
+		lines = append(lines, "- **Summary:** "+OneLine(st.Summary))
 	}
 	lines = append(lines, fmt.Sprintf("- **Progress:** %d%% → %d%%", st.ProgressStart, st.Progress))
 	if st.Started != nil && st.Ended != nil {
@@ -31,7 +31,7 @@ func historyEntry(st State) []string {
 	if len(st.Decisions) > 0 {
 		var ds []string
 		for _, d := range st.Decisions {
-			ds = append(ds, link(d.Note, d.Title))
+			ds = append(ds, Link(d.Note, d.Title))
 		}
 		lines = append(lines, "- **Decisions:** "+strings.Join(ds, ", "))
 	}
@@ -56,15 +56,15 @@ func duration(d time.Duration) string {
 
 // addToHistory puts st at the top of session-history.md's recent sessions;
 // entries past the configured number move to the older sessions as links.
-func (s *Service) addToHistory(tx *vault.Tx, st State, now time.Time) error {
-	_, rel, _ := paths(st.Project)
-	d, err := s.readDoc(tx, rel)
+func (s *Service) AddToHistory(tx *vault.Tx, st State, now time.Time) error {
+	_, rel, _ := Paths(st.Project)
+	d, err := s.ReadDoc(tx, rel)
 	if err != nil {
 		return err
 	}
-	nl := d.newline()
-	entry := strings.Join(historyEntry(st), nl)
-	recent, ok := d.section(secRecent)
+	nl := d.Newline()
+	entry := strings.Join(HistoryEntry(st), nl)
+	recent, ok := d.Section(SecRecent)
 	var olds []markdown.Section
 	if ok {
 		for _, sec := range d.md.Sections {
@@ -75,9 +75,9 @@ func (s *Service) addToHistory(tx *vault.Tx, st State, now time.Time) error {
 	}
 	switch {
 	case !ok:
-		d.appendNewSection(secRecent, entry)
+		d.AppendNewSection(SecRecent, entry)
 	case len(olds) > 0:
-		d.edit(olds[0].Start, olds[0].Start, entry+nl)
+		d.Edit(olds[0].Start, olds[0].Start, entry+nl)
 	default:
 		first, _, has := d.contentBounds(recent)
 		at := recent.End
@@ -87,16 +87,16 @@ func (s *Service) addToHistory(tx *vault.Tx, st State, now time.Time) error {
 		text := entry + nl
 		if !has {
 			text = nl + entry + nl
-			d.edit(recent.BodyStart, recent.End, text)
+			d.Edit(recent.BodyStart, recent.End, text)
 			break
 		}
-		d.edit(at, at, text)
+		d.Edit(at, at, text)
 	}
 	keep := s.V.Config.HistoryFull - 1
 	var moved []string
 	for i := keep; i >= 0 && i < len(olds); i++ {
 		sec := olds[i]
-		target := Unlink(strings.TrimSpace(strings.Split(sec.Title, sep)[0]))
+		target := Unlink(strings.TrimSpace(strings.Split(sec.Title, Sep)[0]))
 		objective := ""
 		for _, l := range markdown.Lines(d.body, sec.BodyStart, sec.End) {
 			if v, ok := strings.CutPrefix(string(l.Content()), "- **Objective:** "); ok {
@@ -107,15 +107,15 @@ func (s *Service) addToHistory(tx *vault.Tx, st State, now time.Time) error {
 		if recent.End < end {
 			end = recent.End
 		}
-		d.edit(sec.Start, end, "")
-		moved = append(moved, "- "+link(inProject(st.Project, target), path.Base(target))+sep+objective)
+		d.Edit(sec.Start, end, "")
+		moved = append(moved, "- "+Link(inProject(st.Project, target), path.Base(target))+Sep+objective)
 	}
 	if len(moved) > 0 {
-		d.prependLine(secOlder, strings.Join(moved, nl))
+		d.prependLine(SecOlder, strings.Join(moved, nl))
 	}
-	d.set("sessions", d.intProp("sessions")+1)
-	d.set("updated", now)
-	b, err := d.bytes()
+	d.Set("sessions", d.IntProp("sessions")+1)
+	d.Set("updated", now)
+	b, err := d.Bytes()
 	if err != nil {
 		return err
 	}

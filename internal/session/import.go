@@ -67,14 +67,14 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 	// Decisions: a note each, named by the session's date.
 	seen := map[string]int{}
 	for i, d := range l.Decisions {
-		title := firstNonEmpty(d.Title, d.Choice, "Decision "+strconv.Itoa(i+1))
-		key := strings.ToLower(linkLabel(title))
+		title := FirstNonEmpty(d.Title, d.Choice, "Decision "+strconv.Itoa(i+1))
+		key := strings.ToLower(LinkLabel(title))
 		if seen[key]++; seen[key] > 1 {
 			title += " (" + strconv.Itoa(seen[key]) + ")"
 		}
-		dec := Decision{ID: "d-" + strconv.Itoa(i+1), Time: started, Title: title, Choice: firstNonEmpty(d.Choice, title),
-			Rationale: firstNonEmpty(d.Rationale, "Not recorded in the session log."), Alternatives: d.Alternatives}
-		dec.Note = project + "/" + DecisionsDir + "/" + started.Format("2006-01-02") + "-" + slug(l.ID+"-"+title)
+		dec := Decision{ID: "d-" + strconv.Itoa(i+1), Time: started, Title: title, Choice: FirstNonEmpty(d.Choice, title),
+			Rationale: FirstNonEmpty(d.Rationale, "Not recorded in the session log."), Alternatives: d.Alternatives}
+		dec.Note = project + "/" + DecisionsDir + "/" + started.Format("2006-01-02") + "-" + Slug(l.ID+"-"+title)
 		st.Decisions = append(st.Decisions, dec)
 	}
 	data, err := s.renderArchived(st, l)
@@ -107,7 +107,7 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 		if tx.Exists(nrel) {
 			continue
 		}
-		nb, err := s.decisionNote(st.Session, sessionLink(project, st.Session), dec)
+		nb, err := s.DecisionNote(st.Session, SessionLink(project, st.Session), dec)
 		if err != nil {
 			return err
 		}
@@ -115,7 +115,7 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 			return err
 		}
 		rep.Decisions++
-		if err := s.logDecision(tx, project, sessionLink(project, st.Session), dec, started, false); err != nil {
+		if err := s.LogDecision(tx, project, SessionLink(project, st.Session), dec, started, false); err != nil {
 			return err
 		}
 	}
@@ -123,14 +123,14 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 	if st.Ended != nil {
 		when = *st.Ended
 	}
-	return s.addToHistory(tx, st, when)
+	return s.AddToHistory(tx, st, when)
 }
 
 // importedState is the State of an imported session's record (its
 // decisions are added by importOne).
 func importedState(project string, l importer.Session) State {
 	started := l.Date.UTC()
-	st := State{Project: project, Session: l.ID, Status: StatusComplete, Objective: firstNonEmpty(l.Objective, l.ID),
+	st := State{Project: project, Session: l.ID, Status: StatusComplete, Objective: FirstNonEmpty(l.Objective, l.ID),
 		Branch: l.Branch, Commit: l.StartCommit, Started: &started}
 	if !l.Ended.IsZero() {
 		e := l.Ended.UTC()
@@ -147,42 +147,42 @@ func importedState(project string, l importer.Session) State {
 // renderArchived renders an imported session's record from the current-state
 // template, deterministically.
 func (s *Service) renderArchived(st State, l importer.Session) ([]byte, error) {
-	tmpl, err := s.render(CurrentStateNote, map[string]string{"Project": st.Project, "Now": note.FormatTime(*st.Started)})
+	tmpl, err := s.Render(CurrentStateNote, map[string]string{"Project": st.Project, "Now": note.FormatTime(*st.Started)})
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.parseDoc(st.Project+"/"+SessionsDir+"/"+st.Session+".md", tmpl)
+	d, err := s.ParseDoc(st.Project+"/"+SessionsDir+"/"+st.Session+".md", tmpl)
 	if err != nil {
 		return nil, err
 	}
-	d.retitle(st.Session)
-	d.set("type", "session")
-	d.set("status", StatusComplete)
-	d.set("session", st.Session)
-	d.set("objective", st.Objective)
-	d.set("branch", st.Branch)
-	d.set("commit", st.Commit)
-	d.set("end_commit", l.EndCommit)
-	d.set("started", *st.Started)
-	d.set("ended", timeOrEmpty(st.Ended))
-	d.set("summary", clip(oneLine(st.Summary), 200))
-	d.set("source", l.SourcePath)
-	d.set("source_format", l.Format)
-	d.set("source_status", oneLine(l.Status))
+	d.Retitle(st.Session)
+	d.Set("type", "session")
+	d.Set("status", StatusComplete)
+	d.Set("session", st.Session)
+	d.Set("objective", st.Objective)
+	d.Set("branch", st.Branch)
+	d.Set("commit", st.Commit)
+	d.Set("end_commit", l.EndCommit)
+	d.Set("started", *st.Started)
+	d.Set("ended", TimeOrEmpty(st.Ended))
+	d.Set("summary", clip(OneLine(st.Summary), 200))
+	d.Set("source", l.SourcePath)
+	d.Set("source_format", l.Format)
+	d.Set("source_status", OneLine(l.Status))
 	if len(l.Issues) > 0 {
-		d.set("issues", l.Issues)
+		d.Set("issues", l.Issues)
 	}
-	d.setSection(secObjective, []string{st.Objective})
+	d.SetSection(SecObjective, []string{st.Objective})
 	var start, end []string
 	for _, c := range l.Checklist {
 		switch c.Phase {
 		case importer.PhaseStart:
-			start = append(start, formatCheck(CheckItem{ID: "c-" + strconv.Itoa(len(start)+1), Level: c.Level, Step: c.Step, Done: c.Done}))
+			start = append(start, FormatCheck(CheckItem{ID: "c-" + strconv.Itoa(len(start)+1), Level: c.Level, Step: c.Step, Done: c.Done}))
 		case importer.PhaseEnd:
-			end = append(end, formatCheck(CheckItem{ID: "e-" + strconv.Itoa(len(end)+1), Level: c.Level, Step: c.Step, Done: c.Done}))
+			end = append(end, FormatCheck(CheckItem{ID: "e-" + strconv.Itoa(len(end)+1), Level: c.Level, Step: c.Step, Done: c.Done}))
 		}
 	}
-	d.setSection(secStart, start)
+	d.SetSection(SecStart, start)
 	var updates []string
 	for i, u := range l.Updates {
 		if strings.TrimSpace(u) == "" {
@@ -192,24 +192,24 @@ func (s *Service) renderArchived(st State, l importer.Session) ([]byte, error) {
 		if i < len(l.UpdateTimes) && !l.UpdateTimes[i].IsZero() {
 			at = l.UpdateTimes[i].UTC()
 		}
-		updates = append(updates, formatUpdate(Update{ID: "u-" + strconv.Itoa(i+1), Time: at, Type: "note", Message: u}))
+		updates = append(updates, FormatUpdate(Update{ID: "u-" + strconv.Itoa(i+1), Time: at, Type: "note", Message: u}))
 	}
-	d.setSection(secUpdates, updates)
+	d.SetSection(SecUpdates, updates)
 	var decisions []string
 	for _, dec := range st.Decisions {
-		decisions = append(decisions, formatDecision(dec))
+		decisions = append(decisions, FormatDecision(dec))
 	}
-	d.setSection(secDecisions, decisions)
-	d.setSection(secBlockers, nil)
-	d.setSection(secEnd, end)
-	d.setSection(secNext, bulletLines(st.NextSteps))
+	d.SetSection(SecDecisions, decisions)
+	d.SetSection(SecBlockers, nil)
+	d.SetSection(SecEnd, end)
+	d.SetSection(SecNext, BulletLines(st.NextSteps))
 	if len(l.Outcomes) > 0 {
-		d.setSection(secSummary, bulletLines(l.Outcomes))
+		d.SetSection(SecSummary, BulletLines(l.Outcomes))
 	}
 	if l.Original != nil {
 		keepOriginal(d, l)
 	}
-	return d.bytes()
+	return d.Bytes()
 }
 
 // clip shortens s to at most n runes, ending in "…" when cut.

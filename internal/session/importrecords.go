@@ -69,7 +69,7 @@ func (s *Service) ImportRecords(project string, logs []importer.Session, opt Imp
 	if err != nil {
 		return rep, vault.Result{}, err
 	}
-	what := firstNonEmpty(opt.What, "imported sessions")
+	what := FirstNonEmpty(opt.What, "imported sessions")
 	res, err := s.V.Transact(func(tx *vault.Tx) (vault.Change, error) {
 		rep = ImportReport{DryRun: opt.DryRun}
 		for i, l := range logs {
@@ -96,10 +96,10 @@ func (s *Service) ImportRecords(project string, logs []importer.Session, opt Imp
 }
 
 // keepOriginal adds the source's text to an imported record (see above).
-func keepOriginal(d *doc, l importer.Session) {
+func keepOriginal(d *Doc, l importer.Session) {
 	sum := sha256.Sum256(l.Original)
-	d.set("source_bytes", len(l.Original))
-	d.set("source_sha256", hex.EncodeToString(sum[:]))
+	d.Set("source_bytes", len(l.Original))
+	d.Set("source_sha256", hex.EncodeToString(sum[:]))
 	text, crlf := l.Original, false
 	if n := bytes.Count(text, []byte("\n")); n > 0 && bytes.Count(text, []byte("\r\n")) == n {
 		text, crlf = bytes.ReplaceAll(text, []byte("\r\n"), []byte("\n")), true
@@ -117,14 +117,14 @@ func keepOriginal(d *doc, l importer.Session) {
 	}
 	b.WriteString(fence)
 	lines := strings.Split(b.String(), "\n")
-	if d.newline() == "\r\n" {
+	if d.Newline() == "\r\n" {
 		// A template with CRLF endings: setSection joins with CRLF, so the
 		// text's own lines must not end in CR already.
 		for i := range lines {
 			lines[i] = strings.TrimSuffix(lines[i], "\r")
 		}
 	}
-	d.setSection(secOriginal, lines)
+	d.SetSection(secOriginal, lines)
 }
 
 // longestRun returns the length of the longest run of c in b.
@@ -144,13 +144,13 @@ func longestRun(b []byte, c byte) int {
 // keptOriginal reads back the source text a record keeps, checked against
 // its source_sha256; ok is false when the record keeps none, or none that
 // matches.
-func (s *Service) keptOriginal(rel string, data []byte) (text []byte, d *doc, ok bool) {
-	d, err := s.parseDoc(rel, data)
+func (s *Service) keptOriginal(rel string, data []byte) (text []byte, d *Doc, ok bool) {
+	d, err := s.ParseDoc(rel, data)
 	if err != nil {
 		return nil, nil, false
 	}
-	want := d.prop("source_sha256")
-	lines := d.sectionLines(secOriginal)
+	want := d.Prop("source_sha256")
+	lines := d.SectionLines(secOriginal)
 	if want == "" || len(lines) == 0 {
 		return nil, d, false
 	}
@@ -174,7 +174,7 @@ func (s *Service) keptOriginal(rel string, data []byte) (text []byte, d *doc, ok
 		return nil, d, false
 	}
 	raw := bytes.Join(body, nil)
-	if d.newline() == "\r\n" {
+	if d.Newline() == "\r\n" {
 		raw = bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n")) // the note's own endings
 	}
 	for _, cand := range [][]byte{raw, bytes.TrimSuffix(raw, []byte("\n"))} {
@@ -212,8 +212,8 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st State,
 	if err != nil {
 		return skip(edited)
 	}
-	prev.SourcePath = firstNonEmpty(d.prop("source"), prev.SourcePath)
-	prev.Status = d.prop("source_status")
+	prev.SourcePath = FirstNonEmpty(d.Prop("source"), prev.SourcePath)
+	prev.Status = d.Prop("source_status")
 	old := importedState(st.Project, prev)
 	prevData, err := s.renderArchived(old, prev)
 	if err != nil || !bytes.Equal(prevData, cur) {
@@ -230,20 +230,20 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st State,
 // as cur's, when it is still exactly as the engine wrote it (a person may
 // have edited it, and older entries are links only): then nothing changes.
 func (s *Service) replaceHistoryEntry(tx *vault.Tx, old, cur State) error {
-	_, rel, _ := paths(old.Project)
-	d, err := s.readDoc(tx, rel)
+	_, rel, _ := Paths(old.Project)
+	d, err := s.ReadDoc(tx, rel)
 	if err != nil {
 		return err
 	}
-	nl := d.newline()
-	was := strings.Join(historyEntry(old), nl)
-	now := strings.Join(historyEntry(cur), nl)
+	nl := d.Newline()
+	was := strings.Join(HistoryEntry(old), nl)
+	now := strings.Join(HistoryEntry(cur), nl)
 	i := bytes.Index(d.body, []byte(was))
 	if i < 0 || was == now {
 		return nil
 	}
-	d.edit(i, i+len(was), now)
-	b, err := d.bytes()
+	d.Edit(i, i+len(was), now)
+	b, err := d.Bytes()
 	if err != nil {
 		return err
 	}

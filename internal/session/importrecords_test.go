@@ -47,7 +47,7 @@ func TestRecordKeepsTheSourceText(t *testing.T) {
 		if !ok || !bytes.Equal(got, []byte(text)) {
 			t.Errorf("%s: kept %q (ok %v), want %q", name, got, ok, text)
 		}
-		d, err := svc.parseDoc("demo/sessions/rec.md", data)
+		d, err := svc.ParseDoc("demo/sessions/rec.md", data)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -60,7 +60,7 @@ func TestRecordKeepsTheSourceText(t *testing.T) {
 		if h2[len(h2)-1] != secOriginal || strings.Count(strings.Join(h2, "|"), secOriginal) != 1 {
 			t.Errorf("%s: the kept text made sections of the record: %q", name, h2)
 		}
-		if st := d.readState("demo"); st.Objective != "o" || len(st.Problems) > 0 {
+		if st := d.ReadState("demo"); st.Objective != "o" || len(st.Problems) > 0 {
 			t.Errorf("%s: the record reads back as %+v", name, st)
 		}
 	}

@@ -47,7 +47,7 @@ func (s *Service) key() ([]byte, error) {
 	return k, f.Sync()
 }
 
-func (s *Service) mac(d *doc) (string, error) {
+func (s *Service) mac(d *Doc) (string, error) {
 	k, err := s.key()
 	if err != nil {
 		return "", err
@@ -85,7 +85,7 @@ func (s *Service) Verified(project string) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	st := d.readLite(project)
+	st := d.ReadLite(project)
 	sl, err := s.loadSeal(project)
 	if errors.Is(err, errNoSeal) {
 		return st, &errs.Error{Code: errs.StateChangedOutside, Message: "the current state of project " + project + " has no signature this machine can check (" + err.Error() + "; a new clone of the vault, or a new key) and is taken as changed outside sessionvault", Err: ErrTampered}
@@ -111,9 +111,9 @@ func (s *Service) Verified(project string) (State, error) {
 // currentDoc reads and parses the project's current-state note, as a
 // stable read that waits for a note caught half-saved to settle (see
 // readDoc); a missing, empty or broken note is errs.StateParseError.
-func (s *Service) currentDoc(project string) (*doc, error) {
-	cur, _, _ := paths(project)
-	var d *doc
+func (s *Service) currentDoc(project string) (*Doc, error) {
+	cur, _, _ := Paths(project)
+	var d *Doc
 	_, err := s.V.ReadNote(cur, func(data []byte) error {
 		var err error
 		d, err = s.parseNote(cur, data)
@@ -141,7 +141,7 @@ func (s *Service) Accept(project string) (vault.Result, []string, error) {
 	if err != nil {
 		return vault.Result{}, nil, err
 	}
-	cur, _, _ := paths(project)
+	cur, _, _ := Paths(project)
 	// The note must parse before its edits are committed and signed.
 	if _, err := s.currentDoc(project); err != nil {
 		return vault.Result{}, nil, err
@@ -299,17 +299,17 @@ func (s *Service) saveGuard(project, id string, f guard.Facts) {
 // with its seal. The protocol is read only when a MUST item lacks a tick or
 // recorded evidence. Anything else leaves the cache as it is: the next
 // decision reads and verifies the state.
-func (s *Service) refreshGuard(project string, data []byte, d *doc, sl seal, proto string) {
+func (s *Service) refreshGuard(project string, data []byte, d *Doc, sl seal, proto string) {
 	id, err := guard.Identity(s.V.Root, project)
 	if err != nil {
 		return
 	}
-	cur, _, _ := paths(project)
+	cur, _, _ := Paths(project)
 	disk, err := os.ReadFile(filepath.Join(s.V.Root, filepath.FromSlash(cur)))
 	if err != nil || !bytes.Equal(disk, data) || len(checkSeal(&sl, d, proto)) > 0 {
 		return
 	}
-	if f, ok := s.guardFacts(project, d.readLite(project), &sl); ok {
+	if f, ok := s.guardFacts(project, d.ReadLite(project), &sl); ok {
 		s.saveGuard(project, id, f)
 	}
 }

@@ -1,34 +1,14 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/vault"
-)
-
-// MemoryBankDir is the folder of a project that holds its imported memory
-// bank (Cline, Roo Code, Kilo Code): <project>/memory-bank/<name>.md, each
-// note byte for byte under its own name and sub-folder. One folder, named
-// as Cline and Roo name theirs, whatever tool wrote it: the notes stay
-// apart from the canonical notes and from Serena's memories at the
-// project's top, Serena lists them as "memory-bank/<name>", and Obsidian
-// shows the memory bank as the folder its owners know.
-const MemoryBankDir = "memory-bank"
-
-// Bounds of the memory bank excerpt in the resume prompt: per note, its
-// first memoryExcerptLines lines, at most memoryExcerptBytes bytes.
-const (
-	memoryExcerptLines = 20
-	memoryExcerptBytes = 1200
 )
 
 // MemoryBankReport summarises an import of a memory bank.
@@ -102,115 +82,4 @@ func (s *Service) importMemoryNote(tx *vault.Tx, project string, f importer.Memo
 		return err
 	}
 	return nil
-}
-
-// MemoryBankExcerpt returns the resume prompt's part about the project's
-// memory bank: a heading of the given level ("## Memory bank" at 2), then,
-// for the active context (memory-bank/activeContext.md, else Kilo Code's
-// memory-bank/context.md) and the progress (memory-bank/progress.md) that
-// exist, the note's absolute path and its first lines as a quote — at most
-// memoryExcerptLines lines and memoryExcerptBytes bytes, past its front
-// matter. "" when neither note exists. It reads only the
-// first bytes of each note.
-func (s *Service) MemoryBankExcerpt(project string, level int) string {
-	h := strings.Repeat("#", level)
-	var b strings.Builder
-	for _, part := range []struct {
-		title string
-		names []string
-	}{{"Active context", importer.ActiveContextNotes}, {"Progress", importer.ProgressNotes}} {
-		for _, name := range part.names {
-			rel := project + "/" + MemoryBankDir + "/" + name
-			lines, cut, ok := s.noteHead(rel)
-			if !ok {
-				continue
-			}
-			if b.Len() == 0 {
-				fmt.Fprintf(&b, "%s Memory bank\n\nThe start of the project's memory bank notes; read the whole note for the rest.\n", h)
-			}
-			what := "the whole of"
-			if cut {
-				what = fmt.Sprintf("the first %d lines of", len(lines))
-			}
-			fmt.Fprintf(&b, "\n%s# %s: %s %s\n\n", h, part.title, what, filepath.Join(s.V.Root, filepath.FromSlash(rel)))
-			for _, l := range lines {
-				if l == "" {
-					b.WriteString(">\n")
-				} else {
-					b.WriteString("> " + l + "\n")
-				}
-			}
-			if cut {
-				b.WriteString("> …\n")
-			}
-			break
-		}
-	}
-	return b.String()
-}
-
-// noteHead reads the first lines of a vault note, past its front matter:
-// at most memoryExcerptLines lines and memoryExcerptBytes bytes, cut at a
-// line; cut reports that the note goes on. ok is false when the note cannot
-// be read.
-func (s *Service) noteHead(rel string) (lines []string, cut, ok bool) {
-	abs, err := s.V.Abs(rel)
-	if err != nil {
-		return nil, false, false
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, false, false
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, false, false
-	}
-	head, err := io.ReadAll(io.LimitReader(f, 8*memoryExcerptBytes))
-	if err != nil {
-		return nil, false, false
-	}
-	sc := bufio.NewScanner(bytes.NewReader(head))
-	sc.Buffer(make([]byte, 0, 1024), len(head)+1)
-	var all []string
-	for sc.Scan() {
-		all = append(all, strings.ToValidUTF8(strings.TrimRight(sc.Text(), "\r"), "�"))
-	}
-	whole := len(head) < 8*memoryExcerptBytes
-	if !whole && len(all) > 0 {
-		all = all[:len(all)-1] // the last line read may be cut short
-	}
-	// Past a front matter block ("---" on line 1 to the next "---").
-	if len(all) > 0 && all[0] == "---" {
-		for i := 1; i < len(all); i++ {
-			if all[i] == "---" || all[i] == "..." {
-				all = all[i+1:]
-				break
-			}
-		}
-	}
-	for len(all) > 0 && strings.TrimSpace(all[0]) == "" {
-		all = all[1:]
-	}
-	for len(all) > 0 && strings.TrimSpace(all[len(all)-1]) == "" {
-		all = all[:len(all)-1]
-	}
-	size := 0
-	for i, l := range all {
-		if i == memoryExcerptLines || size+len(l)+1 > memoryExcerptBytes {
-			if i == 0 { // one very long first line: its start
-				cutAt := memoryExcerptBytes
-				if cutAt >= len(l) {
-					return all[:1], len(all) > 1 || !whole, true
-				}
-				for cutAt > 0 && !utf8.RuneStart(l[cutAt]) {
-					cutAt--
-				}
-				return []string{l[:cutAt]}, true, true
-			}
-			return all[:i], true, true
-		}
-		size += len(l) + 1
-	}
-	return all, !whole, true
 }

@@ -25,7 +25,7 @@ func ownedSection(rel, typ, title string) bool {
 	}
 	switch canonicalType(rel, typ) {
 	case "session-state", "session":
-		return slices.Contains(ownedSections, title) || title == secSummary
+		return slices.Contains(OwnedSections, title) || title == SecSummary
 	}
 	return false
 }
@@ -40,8 +40,8 @@ func isRecord(rel, typ string) bool {
 // stateLists are the sections of a current state (and of a session's
 // record) that the engine keeps as lists of entries.
 var stateLists = map[string]bool{
-	secStart: true, secUpdates: true, secDecisions: true, secBlockers: true, secInvocations: true,
-	secHandoffs: true, secVerdicts: true, secModes: true, secEnd: true, secCompactions: true,
+	SecStart: true, SecUpdates: true, SecDecisions: true, SecBlockers: true, SecInvocations: true,
+	SecHandoffs: true, SecVerdicts: true, SecModes: true, SecEnd: true, SecCompactions: true,
 }
 
 // listSection reports whether the section title of the note at rel (type
@@ -51,7 +51,7 @@ func listSection(rel, typ, title string) bool {
 		return true // entries follow the intro, under the note's title
 	}
 	if parts := strings.Split(rel, "/"); len(parts) == 4 && parts[1] == SessionsDir && parts[3] == "archive.md" {
-		return title == secUpdates || title == secInvocations || title == secCompactions
+		return title == SecUpdates || title == SecInvocations || title == SecCompactions
 	}
 	switch canonicalType(rel, typ) {
 	case "session-state", "session":
@@ -59,15 +59,15 @@ func listSection(rel, typ, title string) bool {
 	case "session-decisions":
 		return title == "Decisions"
 	case "session-history":
-		return title == secRecent || title == secOlder
+		return title == SecRecent || title == SecOlder
 	case "session-violations-log":
 		return title == "Violations"
 	case "checkpoints":
-		return title == secCheckpoints
+		return title == SecCheckpoints
 	case "conflicts":
-		return title == secConflicts
+		return title == SecConflicts
 	case "feature":
-		return strings.HasPrefix(title, phaseTitlePrefix)
+		return strings.HasPrefix(title, PhaseTitlePrefix)
 	}
 	return false
 }
@@ -95,7 +95,7 @@ func canonicalType(rel, typ string) string {
 // and a number (u-12, d-3, c-1, t-4, h-9, k-2, ...) or a conflict's cf-N,
 // each with a second machine's name after it (u-12-laptop), or a
 // checkpoint's cp-<unix time>-<hex>.
-var engineIDRe = lazyRegexp(`^(?:(?:[a-z]|cf)-\d+` + machineSuffix + `|cp-\d+-[0-9a-f]+)$`)
+var engineIDRe = lazyRegexp(`^(?:(?:[a-z]|cf)-\d+` + MachineSuffix + `|cp-\d+-[0-9a-f]+)$`)
 
 // engineEntryID is the id of an entry line the engine wrote, or ""
 // (vault.Ownership.EntryID).

@@ -41,7 +41,7 @@ var PropertyTypes = map[string]string{
 // added to existing (nil: no file yet): a type the vault already declares is
 // kept (a person may have chosen another), and so is everything else in the
 // file. changed is false when nothing was missing.
-func mergeTypes(existing []byte) (out []byte, changed bool, err error) {
+func MergeTypes(existing []byte) (out []byte, changed bool, err error) {
 	doc := map[string]any{}
 	if len(bytes.TrimSpace(existing)) > 0 {
 		if err := json.Unmarshal(existing, &doc); err != nil {
@@ -91,7 +91,7 @@ func (s *Service) writeObsidianFiles(tx *vault.Tx, project string) ([]string, er
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	if b, changed, err := mergeTypes(old); err != nil {
+	if b, changed, err := MergeTypes(old); err != nil {
 		return nil, err
 	} else if changed {
 		if err := tx.Write(TypesFile, b); err != nil {
@@ -111,8 +111,8 @@ func (s *Service) writeObsidianFiles(tx *vault.Tx, project string) ([]string, er
 		}
 		written = append(written, name)
 	}
-	if name := project + "/" + featureBase; !tx.Exists(name) {
-		b, err := s.render(featureBase, map[string]string{"Project": project})
+	if name := project + "/" + FeatureBase; !tx.Exists(name) {
+		b, err := s.Render(FeatureBase, map[string]string{"Project": project})
 		if err != nil {
 			return nil, err
 		}

@@ -55,7 +55,7 @@ var linearKeyRe = lazyRegexp(`^[A-Za-z][A-Za-z0-9]*-\d+$`)
 // checkFields refuses a NUL byte or invalid UTF-8 in any text argument,
 // given as flag name and value pairs: errs.UpdateValidationFailed naming the flag
 // (the NUL would reach the commit message and break `git fsck --strict`).
-func checkFields(kv ...string) error {
+func CheckFields(kv ...string) error {
 	for i := 0; i+1 < len(kv); i += 2 {
 		if err := vault.CheckText("--"+kv[i], kv[i+1]); err != nil {
 			var e *errs.Error
@@ -70,8 +70,8 @@ func checkFields(kv ...string) error {
 
 // checkText checks a text field (named as both the CLI and MCP know it:
 // message, objective, rationale): not empty, at most max characters.
-func checkText(flag, v string, max int) error {
-	if err := checkFields(flag, v); err != nil {
+func CheckText(flag, v string, max int) error {
+	if err := CheckFields(flag, v); err != nil {
 		return err
 	}
 	if strings.TrimSpace(v) == "" {
@@ -87,10 +87,10 @@ func checkText(flag, v string, max int) error {
 // errs.SessionAlreadyActive when a session is active (unless Force, which
 // archives that one as abandoned in the same commit).
 func (s *Service) Start(o StartOptions) (Outcome, error) {
-	if err := checkText("objective", o.Objective, MaxMessage); err != nil {
+	if err := CheckText("objective", o.Objective, MaxMessage); err != nil {
 		return Outcome{}, err
 	}
-	if err := checkFields("project", o.Project, "epic", o.Epic, "linear", o.Linear, "branch", o.Branch, "commit", o.Commit, "continue", o.Continue); err != nil {
+	if err := CheckFields("project", o.Project, "epic", o.Epic, "linear", o.Linear, "branch", o.Branch, "commit", o.Commit, "continue", o.Continue); err != nil {
 		return Outcome{}, err
 	}
 	if o.Linear != "" && !linearKeyRe().MatchString(o.Linear) {
@@ -110,21 +110,21 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var out Outcome
-	cur, _, _ := paths(project)
-	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
-		now := s.now()
-		d, err := s.readDoc(tx, cur)
+	cur, _, _ := Paths(project)
+	out.Result, err = s.Transact(&out, func(tx *vault.Tx) (vault.Change, error) {
+		now := s.NowUTC()
+		d, err := s.ReadDoc(tx, cur)
 		if err != nil {
 			return vault.Change{}, err
 		}
-		st := d.readState(project)
+		st := d.ReadState(project)
 		if st.Active() {
 			if !o.Force {
 				if s.crashed(project, &st) {
 					return vault.Change{}, errs.New(errs.SessionCrashed, "session %s of project %s (objective: %s) has shown no sign of life since %s: resume it with `sessionvault recover`, or abandon it and start anew with `sessionvault start --force --objective ...`", st.Session, project, st.Objective, note.FormatTime(*st.LastSign)).With("session", st.Session)
 				}
 				where := ""
-				if m := d.prop("machine"); m != "" {
+				if m := d.Prop("machine"); m != "" {
 					if here, err := s.V.Machine(); err != nil || here.Name != m {
 						where = " on machine " + m
 					}
@@ -137,10 +137,10 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 			// The new session starts from the idle note the archive wrote
 			// (its edits are applied; queuing more on the old body would
 			// overlap them).
-			if d, err = s.readDoc(tx, cur); err != nil {
+			if d, err = s.ReadDoc(tx, cur); err != nil {
 				return vault.Change{}, err
 			}
-			st.Version = d.intProp("version")
+			st.Version = d.IntProp("version")
 		}
 		if o.Continue != "" && !tx.Exists(project+"/"+SessionsDir+"/"+o.Continue+".md") {
 			return vault.Change{}, errs.New(errs.SessionNotFound, "--continue %s: no archived session %s/%s/%s.md", o.Continue, project, SessionsDir, o.Continue).With("session", o.Continue)
@@ -151,49 +151,49 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		}
 		progress := 0
 		if o.Continue != "" {
-			if prev, err := s.readDoc(tx, project+"/"+SessionsDir+"/"+o.Continue+".md"); err == nil {
-				progress = prev.intProp("progress")
+			if prev, err := s.ReadDoc(tx, project+"/"+SessionsDir+"/"+o.Continue+".md"); err == nil {
+				progress = prev.IntProp("progress")
 			}
 		}
-		d.set("status", StatusActive)
-		d.set("session", id)
-		d.set("objective", oneLine(o.Objective))
-		d.set("progress", progress)
-		d.set("progress_start", progress)
-		d.set("epic", o.Epic)
-		d.set("linear", strings.ToUpper(o.Linear))
-		d.set("branch", o.Branch)
-		d.set("commit", o.Commit)
-		d.set("started", now)
-		d.set("updated", now)
+		d.Set("status", StatusActive)
+		d.Set("session", id)
+		d.Set("objective", OneLine(o.Objective))
+		d.Set("progress", progress)
+		d.Set("progress_start", progress)
+		d.Set("epic", o.Epic)
+		d.Set("linear", strings.ToUpper(o.Linear))
+		d.Set("branch", o.Branch)
+		d.Set("commit", o.Commit)
+		d.Set("started", now)
+		d.Set("updated", now)
 		if m, err := s.V.Machine(); err == nil {
-			d.set("machine", m.Name) // the machine the session runs on (a start elsewhere names it)
+			d.Set("machine", m.Name) // the machine the session runs on (a start elsewhere names it)
 		}
 		if o.Continue != "" {
-			d.set("continues", sessionLink(project, o.Continue))
+			d.Set("continues", SessionLink(project, o.Continue))
 		} else {
-			d.set("continues", "")
+			d.Set("continues", "")
 		}
-		d.set("version", st.Version+1)
-		for _, p := range []string{propCompacted, propCompactedInvocations, propCompactions, propArchive, propUpdatesLog} {
-			d.unset(p)
+		d.Set("version", st.Version+1)
+		for _, p := range []string{PropCompacted, PropCompactedInvocations, propCompactions, propArchive, propUpdatesLog} {
+			d.Unset(p)
 		}
-		if _, ok := d.section(secCompactions); ok {
-			d.setSection(secCompactions, nil)
+		if _, ok := d.Section(SecCompactions); ok {
+			d.SetSection(SecCompactions, nil)
 		}
-		d.set("phase", PhaseInit)
+		d.Set("phase", PhaseInit)
 		// Every session starts in the vault's default mode (seed 004); the
 		// last session's mode, even a person's disabled, does not carry over.
-		d.set("mode", firstNonEmpty(s.V.Config.DefaultMode, "coding"))
-		d.setSection(secObjective, []string{oneLine(o.Objective)})
-		d.setSection(secStart, checklistLines(proto.Start, "c"))
-		d.setSection(secUpdates, nil)
-		d.setSection(secDecisions, nil)
-		d.setSection(secBlockers, nil)
-		d.setSection(secEnd, checklistLines(proto.End, "e"))
-		d.setSection(secNext, d.otherLines(secNext))
+		d.Set("mode", FirstNonEmpty(s.V.Config.DefaultMode, "coding"))
+		d.SetSection(SecObjective, []string{OneLine(o.Objective)})
+		d.SetSection(SecStart, checklistLines(proto.Start, "c"))
+		d.SetSection(SecUpdates, nil)
+		d.SetSection(SecDecisions, nil)
+		d.SetSection(SecBlockers, nil)
+		d.SetSection(SecEnd, checklistLines(proto.End, "e"))
+		d.SetSection(SecNext, d.OtherLines(SecNext))
 		d.resetWorkflow()
-		b, err := d.bytes()
+		b, err := d.Bytes()
 		if err != nil {
 			return vault.Change{}, err
 		}
@@ -201,7 +201,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 			return vault.Change{}, err
 		}
 		out.ID = id
-		return vault.Change{Operation: "start", Session: id, Summary: oneLine(o.Objective)}, nil
+		return vault.Change{Operation: "start", Session: id, Summary: OneLine(o.Objective)}, nil
 	})
 	if err != nil {
 		return Outcome{}, err
@@ -219,7 +219,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 func checklistLines(reqs []protocol.Requirement, prefix string) []string {
 	var lines []string
 	for i, r := range reqs {
-		lines = append(lines, formatCheck(CheckItem{ID: prefix + "-" + strconv.Itoa(i+1), Level: r.Level, Step: r.Step}))
+		lines = append(lines, FormatCheck(CheckItem{ID: prefix + "-" + strconv.Itoa(i+1), Level: r.Level, Step: r.Step}))
 	}
 	return lines
 }
@@ -246,24 +246,24 @@ func (s *Service) nextID(tx *vault.Tx, project string, now time.Time, current st
 		consider(n)
 	}
 	consider(current)
-	return fmt.Sprintf("%s%02d%s", prefix, max+1, s.idSuffix()), nil
+	return fmt.Sprintf("%s%02d%s", prefix, max+1, s.IdSuffix()), nil
 }
 
-// activeDoc reads the current-state note and requires an active session.
+// ActiveDoc reads the current-state note and requires an active session.
 // The state is read whole when full is set; else only its properties and
 // checklists (readLite): an entry needs no pass over every update of a long
 // session.
-func (s *Service) activeDoc(tx *vault.Tx, project string, full bool) (*doc, State, error) {
-	cur, _, _ := paths(project)
-	d, err := s.readDoc(tx, cur)
+func (s *Service) ActiveDoc(tx *vault.Tx, project string, full bool) (*Doc, State, error) {
+	cur, _, _ := Paths(project)
+	d, err := s.ReadDoc(tx, cur)
 	if err != nil {
 		return nil, State{}, err
 	}
 	var st State
 	if full {
-		st = d.readState(project)
+		st = d.ReadState(project)
 	} else {
-		st = d.readLite(project)
+		st = d.ReadLite(project)
 	}
 	if !st.Active() {
 		last := ""
@@ -279,32 +279,32 @@ func (s *Service) activeDoc(tx *vault.Tx, project string, full bool) (*doc, Stat
 }
 
 // bumpVersion queues the properties every session write updates.
-func bumpVersion(d *doc, st State, now time.Time) {
-	d.set("updated", now)
-	d.set("version", st.Version+1)
+func BumpVersion(d *Doc, st State, now time.Time) {
+	d.Set("updated", now)
+	d.Set("version", st.Version+1)
 }
 
 // entryOp is the body of an operation on the active session: it queues its
 // edits on d (the current-state note) and may write other notes through tx.
 // It returns the commit's description and the id it created. st holds the
 // properties and checklists only (readLite), not the entries.
-type entryOp func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error)
+type entryOp func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error)
 
 // onActive runs op on the project's active session as one commit: it reads
 // the current state (errs.NoActiveSession when idle), runs op, bumps
 // updated and version, writes the note, and records a heartbeat.
-func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
+func (s *Service) OnActive(project string, op entryOp) (Outcome, error) {
 	project, err := s.Project(project)
 	if err != nil {
 		return Outcome{}, err
 	}
 	var out Outcome
-	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
-		d, st, err := s.activeDoc(tx, project, false)
+	out.Result, err = s.Transact(&out, func(tx *vault.Tx) (vault.Change, error) {
+		d, st, err := s.ActiveDoc(tx, project, false)
 		if err != nil {
 			return vault.Change{}, err
 		}
-		now := s.now()
+		now := s.NowUTC()
 		if st.Updated != nil && now.Before(*st.Updated) {
 			// The clock went back (NTP, another machine's commit): entries
 			// stay monotonic (seed 003 "Ensure timestamps are monotonic").
@@ -317,12 +317,12 @@ func (s *Service) onActive(project string, op entryOp) (Outcome, error) {
 		if err := s.compact(tx, d, st, now); err != nil {
 			return vault.Change{}, err
 		}
-		bumpVersion(d, st, now)
-		if d.prop("status") == StatusCrashed {
+		BumpVersion(d, st, now)
+		if d.Prop("status") == StatusCrashed {
 			// An entry is a sign of life: the session is no longer crashed.
-			d.set("status", StatusActive)
+			d.Set("status", StatusActive)
 		}
-		b, err := d.bytes()
+		b, err := d.Bytes()
 		if err != nil {
 			return vault.Change{}, err
 		}
@@ -359,10 +359,10 @@ var tagRe = lazyRegexp(`^[\p{L}\p{N}_/-]+$`)
 
 // Update records an update in the active session.
 func (s *Service) Update(o UpdateOptions) (Outcome, error) {
-	if err := checkText("message", o.Message, MaxMessage); err != nil {
+	if err := CheckText("message", o.Message, MaxMessage); err != nil {
 		return Outcome{}, err
 	}
-	if err := checkFields(append([]string{"project", o.Project, "type", o.Type}, pairs("tag", o.Tags)...)...); err != nil {
+	if err := CheckFields(append([]string{"project", o.Project, "type", o.Type}, Pairs("tag", o.Tags)...)...); err != nil {
 		return Outcome{}, err
 	}
 	if o.Progress != nil && (*o.Progress < 0 || *o.Progress > 100) {
@@ -384,7 +384,7 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 			return Outcome{}, errs.New(errs.UpdateValidationFailed, "--tag %q: tags are letters, digits, '_', '-' and '/'", t).With("flag", "tag")
 		}
 	}
-	return s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
+	return s.OnActive(o.Project, func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error) {
 		at := now
 		if o.At != nil {
 			if err := checkUpdateTime(d, st, *o.At, now); err != nil {
@@ -392,13 +392,13 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 			}
 			at = o.At.UTC()
 		}
-		u := Update{ID: d.nextUpdateID() + s.idSuffix(), Time: at, Type: o.Type, Progress: o.Progress, Message: o.Message}
+		u := Update{ID: d.nextUpdateID() + s.IdSuffix(), Time: at, Type: o.Type, Progress: o.Progress, Message: o.Message}
 		for _, t := range o.Tags {
 			u.Tags = append(u.Tags, strings.TrimPrefix(t, "#"))
 		}
-		d.appendLine(secUpdates, formatUpdate(u))
+		d.AppendLine(SecUpdates, FormatUpdate(u))
 		if o.Progress != nil {
-			d.set("progress", *o.Progress)
+			d.Set("progress", *o.Progress)
 		}
 		return vault.Change{Operation: "update", Summary: o.Message}, u.ID, nil
 	})
@@ -407,12 +407,12 @@ func (s *Service) Update(o UpdateOptions) (Outcome, error) {
 // checkUpdateTime refuses an explicit update time at that is in the future
 // (more than a minute past now, for clocks a little apart) or before the
 // last update of the session in d, whose entries stay in time order.
-func checkUpdateTime(d *doc, st State, at, now time.Time) error {
+func checkUpdateTime(d *Doc, st State, at, now time.Time) error {
 	if at.After(now.Add(time.Minute)) {
 		return errs.New(errs.UpdateValidationFailed, "--at %s is in the future (now is %s); give the time the update happened, or leave --at out",
 			at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)).With("flag", "at")
 	}
-	lines := d.sectionLines(secUpdates)
+	lines := d.SectionLines(SecUpdates)
 	for i := len(lines) - 1; i >= 0; i-- {
 		u, ok := parseUpdate(string(lines[i].Content()))
 		if !ok {
@@ -443,10 +443,10 @@ type DecideOptions struct {
 	RejectedBy []string
 }
 
-var slugRe = lazyRegexp(`[^a-z0-9]+`)
+var SlugRe = lazyRegexp(`[^a-z0-9]+`)
 
-func slug(s string) string {
-	v := strings.Trim(slugRe().ReplaceAllString(strings.ToLower(s), "-"), "-")
+func Slug(s string) string {
+	v := strings.Trim(SlugRe().ReplaceAllString(strings.ToLower(s), "-"), "-")
 	if len(v) > 50 {
 		v = strings.TrimRight(v[:50], "-")
 	}
@@ -460,11 +460,11 @@ func slug(s string) string {
 // decisions/, and a line at the top of session-decisions.md, in one commit.
 func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 	for flag, v := range map[string]string{"title": o.Title, "choice": o.Choice, "rationale": o.Rationale} {
-		if err := checkText(flag, v, 2000); err != nil {
+		if err := CheckText(flag, v, 2000); err != nil {
 			return Outcome{}, err
 		}
 	}
-	if err := checkFields(append([]string{"project", o.Project, "impact", o.Impact, "category", o.Category}, pairs("alternative", o.Alternatives)...)...); err != nil {
+	if err := CheckFields(append([]string{"project", o.Project, "impact", o.Impact, "category", o.Category}, Pairs("alternative", o.Alternatives)...)...); err != nil {
 		return Outcome{}, err
 	}
 	if o.Impact == "" {
@@ -476,7 +476,7 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--impact %q is not one of low, medium, high", o.Impact).With("flag", "impact")
 	}
 	if o.DecidedBy != "" {
-		a, err := s.agentType("--decided-by", "decided-by", o.DecidedBy)
+		a, err := s.AgentType("--decided-by", "decided-by", o.DecidedBy)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -489,30 +489,30 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 	if o.RejectedBy, err = s.agentTypes("rejected-by", o.RejectedBy); err != nil {
 		return Outcome{}, err
 	}
-	return s.onActive(o.Project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
+	return s.OnActive(o.Project, func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error) {
 		for _, prev := range d.readDecisions(&st) {
-			if strings.EqualFold(strings.TrimSpace(prev.Title), strings.TrimSpace(linkLabel(o.Title))) {
+			if strings.EqualFold(strings.TrimSpace(prev.Title), strings.TrimSpace(LinkLabel(o.Title))) {
 				return vault.Change{}, "", errs.New(errs.DuplicateDecisionTitle, "session %s already has a decision titled %q (%s); titles are unique within a session", st.Session, prev.Title, prev.ID).With("decision", prev.ID)
 			}
 		}
-		base := st.Project + "/" + DecisionsDir + "/" + now.Format("2006-01-02") + "-" + slug(o.Title)
+		base := st.Project + "/" + DecisionsDir + "/" + now.Format("2006-01-02") + "-" + Slug(o.Title)
 		rel := base + ".md"
 		for i := 2; tx.Exists(rel); i++ {
 			rel = fmt.Sprintf("%s-%d.md", base, i)
 		}
-		dec := Decision{ID: "d-" + strconv.Itoa(d.lastEntryNumber(secDecisions, 'd')+1) + s.idSuffix(), Time: now, Title: o.Title,
+		dec := Decision{ID: "d-" + strconv.Itoa(d.lastEntryNumber(SecDecisions, 'd')+1) + s.IdSuffix(), Time: now, Title: o.Title,
 			Note: strings.TrimSuffix(rel, ".md"), Choice: o.Choice, Rationale: o.Rationale,
 			Alternatives: o.Alternatives, Impact: o.Impact, Category: o.Category,
 			DecidedBy: o.DecidedBy, ApprovedBy: o.ApprovedBy, RejectedBy: o.RejectedBy}
-		d.appendLine(secDecisions, formatDecision(dec))
-		nb, err := s.decisionNote(st.Session, activeSessionLink(st.Project, st.Session), dec)
+		d.AppendLine(SecDecisions, FormatDecision(dec))
+		nb, err := s.DecisionNote(st.Session, activeSessionLink(st.Project, st.Session), dec)
 		if err != nil {
 			return vault.Change{}, "", err
 		}
 		if err := tx.Write(rel, nb); err != nil {
 			return vault.Change{}, "", err
 		}
-		if err := s.logDecision(tx, st.Project, activeSessionLink(st.Project, st.Session), dec, now, true); err != nil {
+		if err := s.LogDecision(tx, st.Project, activeSessionLink(st.Project, st.Session), dec, now, true); err != nil {
 			return vault.Change{}, "", err
 		}
 		return vault.Change{Operation: "decide", Summary: o.Title}, dec.ID, nil
@@ -523,18 +523,18 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 // (newest first), and when touch is set, its updated property. sessionLink
 // is the link to the decision's session (activeSessionLink while it is
 // active).
-func (s *Service) logDecision(tx *vault.Tx, project, sessionLink string, dec Decision, when time.Time, touch bool) error {
-	_, _, rel := paths(project)
-	dd, err := s.readDoc(tx, rel)
+func (s *Service) LogDecision(tx *vault.Tx, project, sessionLink string, dec Decision, when time.Time, touch bool) error {
+	_, _, rel := Paths(project)
+	dd, err := s.ReadDoc(tx, rel)
 	if err != nil {
 		return err
 	}
-	dd.prependLine("Decisions", "- "+when.Format("2006-01-02")+sep+link(dec.Note, dec.Title)+" — "+oneLine(dec.Choice)+" (session "+sessionLink+")")
-	dd.set("decisions", dd.intProp("decisions")+1)
+	dd.prependLine("Decisions", "- "+when.Format("2006-01-02")+Sep+Link(dec.Note, dec.Title)+" — "+OneLine(dec.Choice)+" (session "+sessionLink+")")
+	dd.Set("decisions", dd.IntProp("decisions")+1)
 	if touch {
-		dd.set("updated", when)
+		dd.Set("updated", when)
 	}
-	b, err := dd.bytes()
+	b, err := dd.Bytes()
 	if err != nil {
 		return err
 	}
@@ -543,14 +543,14 @@ func (s *Service) logDecision(tx *vault.Tx, project, sessionLink string, dec Dec
 
 // decisionNote renders the note of decision d of session id; sessionLink is
 // the link to that session (activeSessionLink while it is active).
-func (s *Service) decisionNote(session, sessionLink string, d Decision) ([]byte, error) {
+func (s *Service) DecisionNote(session, sessionLink string, d Decision) ([]byte, error) {
 	alts := "_None recorded._"
 	if len(d.Alternatives) > 0 {
 		alts = "- " + strings.Join(d.Alternatives, "\n- ")
 	}
-	return s.render("decision.md", map[string]string{
+	return s.Render("decision.md", map[string]string{
 		"ID":               note.Scalar(d.ID),
-		"Title":            note.Scalar(oneLine(d.Title)),
+		"Title":            note.Scalar(OneLine(d.Title)),
 		"Session":          note.Scalar(session),
 		"Date":             note.FormatTime(d.Time),
 		"Impact":           note.Scalar(d.Impact),
@@ -559,7 +559,7 @@ func (s *Service) decisionNote(session, sessionLink string, d Decision) ([]byte,
 		"DecidedBy":        note.Scalar(d.DecidedBy),
 		"ApprovedBy":       note.ListValue(d.ApprovedBy),
 		"RejectedBy":       note.ListValue(d.RejectedBy),
-		"Heading":          oneLine(d.Title),
+		"Heading":          OneLine(d.Title),
 		"SessionLink":      sessionLink,
 		"Choice":           d.Choice,
 		"Rationale":        d.Rationale,
@@ -569,10 +569,10 @@ func (s *Service) decisionNote(session, sessionLink string, d Decision) ([]byte,
 
 // Block records a blocker in the active session and returns its id (b-N).
 func (s *Service) Block(project, description, severity string) (Outcome, error) {
-	if err := checkText("description", description, MaxMessage); err != nil {
+	if err := CheckText("description", description, MaxMessage); err != nil {
 		return Outcome{}, err
 	}
-	if err := checkFields("project", project, "severity", severity); err != nil {
+	if err := CheckFields("project", project, "severity", severity); err != nil {
 		return Outcome{}, err
 	}
 	if severity == "" {
@@ -583,9 +583,9 @@ func (s *Service) Block(project, description, severity string) (Outcome, error) 
 	default:
 		return Outcome{}, errs.New(errs.UpdateValidationFailed, "--severity %q is not one of low, medium, high, critical", severity).With("flag", "severity")
 	}
-	return s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
-		b := Blocker{ID: "b-" + strconv.Itoa(d.lastEntryNumber(secBlockers, 'b')+1) + s.idSuffix(), Time: now, Severity: severity, Status: "active", Text: description}
-		d.appendLine(secBlockers, formatBlocker(b))
+	return s.OnActive(project, func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error) {
+		b := Blocker{ID: "b-" + strconv.Itoa(d.lastEntryNumber(SecBlockers, 'b')+1) + s.IdSuffix(), Time: now, Severity: severity, Status: "active", Text: description}
+		d.AppendLine(SecBlockers, formatBlocker(b))
 		return vault.Change{Operation: "block", Summary: b.ID + " " + description}, b.ID, nil
 	})
 }
@@ -593,14 +593,14 @@ func (s *Service) Block(project, description, severity string) (Outcome, error) 
 // Resolve marks a blocker resolved. Unknown ids give errs.BlockerNotFound;
 // an already resolved one gives errs.BlockerAlreadyResolved.
 func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
-	if err := checkFields("project", project, "blocker", id, "resolution", resolution); err != nil {
+	if err := CheckFields("project", project, "blocker", id, "resolution", resolution); err != nil {
 		return Outcome{}, err
 	}
 	if !blockerIDRe().MatchString(id) {
 		return Outcome{}, errs.New(errs.BlockerNotFound, "%q is not a blocker id; blocker ids look like b-1 (see `sessionvault status`)", id).With("blocker", id)
 	}
-	return s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
-		for _, l := range d.sectionLines(secBlockers) {
+	return s.OnActive(project, func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error) {
+		for _, l := range d.SectionLines(SecBlockers) {
 			b, ok := parseBlocker(string(l.Content()))
 			if !ok || b.ID != id {
 				continue
@@ -609,7 +609,7 @@ func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
 				return vault.Change{}, "", errs.New(errs.BlockerAlreadyResolved, "blocker %s of session %s is already resolved", id, st.Session).With("blocker", id)
 			}
 			b.Status, b.Resolution, b.ResolvedAt = "resolved", resolution, &now
-			d.replaceLine(l.Offset, formatBlocker(b))
+			d.ReplaceLine(l.Offset, formatBlocker(b))
 			return vault.Change{Operation: "resolve", Summary: id + " " + resolution}, id, nil
 		}
 		return vault.Change{}, "", errs.New(errs.BlockerNotFound, "session %s has no blocker %s (see `sessionvault status` for open blockers)", st.Session, id).With("blocker", id)
@@ -620,11 +620,11 @@ func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
 // is archived to sessions/<id>.md, added to session-history.md, and the
 // current state is left idle with a link to it — one commit.
 func (s *Service) End(project, summary string, next []string) (Outcome, error) {
-	if err := checkFields(append([]string{"project", project, "summary", summary}, pairs("next", next)...)...); err != nil {
+	if err := CheckFields(append([]string{"project", project, "summary", summary}, Pairs("next", next)...)...); err != nil {
 		return Outcome{}, err
 	}
 	if summary != "" {
-		if err := checkText("summary", summary, 2000); err != nil {
+		if err := CheckText("summary", summary, 2000); err != nil {
 			return Outcome{}, err
 		}
 	}
@@ -633,12 +633,12 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var out Outcome
-	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
-		d, st, err := s.activeDoc(tx, project, true)
+	out.Result, err = s.Transact(&out, func(tx *vault.Tx) (vault.Change, error) {
+		d, st, err := s.ActiveDoc(tx, project, true)
 		if err != nil {
 			return vault.Change{}, err
 		}
-		now := s.now()
+		now := s.NowUTC()
 		// The phase the session ends in: COMPLETE through a passing end
 		// gate, VIOLATION when MUSTs of the end checklist were unmet (they
 		// go to the violations log, and the outcome names them).
@@ -657,7 +657,7 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 		}
 		out.Phase = phase
 		out.ID = st.Session
-		return vault.Change{Operation: "end", Session: st.Session, Summary: firstNonEmpty(summary, st.Objective)}, nil
+		return vault.Change{Operation: "end", Session: st.Session, Summary: FirstNonEmpty(summary, st.Objective)}, nil
 	})
 	if err != nil {
 		return Outcome{}, err
@@ -671,7 +671,7 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 }
 
 // pairs turns the values of a repeatable flag into flag, value pairs.
-func pairs(flag string, values []string) []string {
+func Pairs(flag string, values []string) []string {
 	out := make([]string, 0, 2*len(values))
 	for _, v := range values {
 		out = append(out, flag, v)
@@ -679,7 +679,7 @@ func pairs(flag string, values []string) []string {
 	return out
 }
 
-func firstNonEmpty(v ...string) string {
+func FirstNonEmpty(v ...string) string {
 	for _, s := range v {
 		if strings.TrimSpace(s) != "" {
 			return s
@@ -691,8 +691,8 @@ func firstNonEmpty(v ...string) string {
 // archive writes the session record sessions/<id>.md from the current-state
 // note (with the end's summary and next steps), adds it to the history and
 // resets the current state to idle.
-func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, phase, summary string, next []string, now time.Time) error {
-	if err := s.record(tx, d, st, status, phase, summary, next, now); err != nil {
+func (s *Service) archive(tx *vault.Tx, d *Doc, st State, status, phase, summary string, next []string, now time.Time) error {
+	if err := s.Record(tx, d, st, status, phase, summary, next, now); err != nil {
 		return err
 	}
 	return resetState(tx, d, st, status, now)
@@ -702,7 +702,7 @@ func (s *Service) archive(tx *vault.Tx, d *doc, st State, status, phase, summary
 // current-state note holding it) with status, phase (kept when ""), the
 // summary and next steps, points the session's decisions at the record and
 // adds the session to the project's history. d itself is not changed.
-func (s *Service) record(tx *vault.Tx, d *doc, st State, status, phase, summary string, next []string, now time.Time) error {
+func (s *Service) Record(tx *vault.Tx, d *Doc, st State, status, phase, summary string, next []string, now time.Time) error {
 	rel := st.Project + "/" + SessionsDir + "/" + st.Session + ".md"
 	if err := vault.CheckPath(rel); err != nil {
 		return err
@@ -713,27 +713,27 @@ func (s *Service) record(tx *vault.Tx, d *doc, st State, status, phase, summary 
 	if len(next) == 0 {
 		next = st.NextSteps
 	}
-	a, err := s.parseDoc(rel, d.n.Bytes())
+	a, err := s.ParseDoc(rel, d.n.Bytes())
 	if err != nil {
 		return err
 	}
 	if phase != "" {
-		a.set("phase", phase)
+		a.Set("phase", phase)
 	}
-	a.retitle(st.Session)
-	a.set("type", "session")
-	a.set("status", status)
-	a.set("ended", now)
-	a.set("updated", now)
+	a.Retitle(st.Session)
+	a.Set("type", "session")
+	a.Set("status", status)
+	a.Set("ended", now)
+	a.Set("updated", now)
 	if st.Started != nil {
-		a.set("duration_minutes", int(now.Sub(*st.Started).Minutes()))
+		a.Set("duration_minutes", int(now.Sub(*st.Started).Minutes()))
 	}
-	a.set("summary", oneLine(summary))
-	a.setSection(secNext, append(bulletLines(next), a.otherLines(secNext)...))
+	a.Set("summary", OneLine(summary))
+	a.SetSection(SecNext, append(BulletLines(next), a.OtherLines(SecNext)...))
 	if summary != "" {
-		a.setSection(secSummary, []string{summary})
+		a.SetSection(SecSummary, []string{summary})
 	}
-	ab, err := a.bytes()
+	ab, err := a.Bytes()
 	if err != nil {
 		return err
 	}
@@ -745,35 +745,35 @@ func (s *Service) record(tx *vault.Tx, d *doc, st State, status, phase, summary 
 	}
 	st.Summary, st.NextSteps, st.Status = summary, next, status
 	st.Ended = &now
-	return s.addToHistory(tx, st, now)
+	return s.AddToHistory(tx, st, now)
 }
 
 // resetState makes the current-state note d idle after session st ended
 // with status.
-func resetState(tx *vault.Tx, d *doc, st State, status string, now time.Time) error {
-	d.set("status", StatusIdle)
-	d.set("session", "")
-	d.set("objective", "")
-	d.set("progress", 0)
-	d.set("progress_start", 0)
-	d.set("epic", "")
-	d.set("linear", "")
-	d.set("branch", "")
-	d.set("commit", "")
-	d.set("started", nil) // empty, not "": Obsidian types it datetime
-	d.set("continues", "")
-	d.set("phase", "")
-	d.set("last_session", sessionLink(st.Project, st.Session))
-	bumpVersion(d, st, now)
-	d.setSection(secObjective, []string{"_No active session._ The last one was " + sessionLink(st.Project, st.Session) + " (" + status + ")."})
-	for _, sec := range []string{secStart, secUpdates, secDecisions, secBlockers, secEnd, secNext} {
-		d.setSection(sec, nil)
+func resetState(tx *vault.Tx, d *Doc, st State, status string, now time.Time) error {
+	d.Set("status", StatusIdle)
+	d.Set("session", "")
+	d.Set("objective", "")
+	d.Set("progress", 0)
+	d.Set("progress_start", 0)
+	d.Set("epic", "")
+	d.Set("linear", "")
+	d.Set("branch", "")
+	d.Set("commit", "")
+	d.Set("started", nil) // empty, not "": Obsidian types it datetime
+	d.Set("continues", "")
+	d.Set("phase", "")
+	d.Set("last_session", SessionLink(st.Project, st.Session))
+	BumpVersion(d, st, now)
+	d.SetSection(SecObjective, []string{"_No active session._ The last one was " + SessionLink(st.Project, st.Session) + " (" + status + ")."})
+	for _, sec := range []string{SecStart, SecUpdates, SecDecisions, SecBlockers, SecEnd, SecNext} {
+		d.SetSection(sec, nil)
 	}
-	if _, ok := d.section(secCompactions); ok {
-		d.setSection(secCompactions, nil)
+	if _, ok := d.Section(SecCompactions); ok {
+		d.SetSection(SecCompactions, nil)
 	}
 	d.resetWorkflow()
-	b, err := d.bytes()
+	b, err := d.Bytes()
 	if err != nil {
 		return err
 	}
@@ -786,7 +786,7 @@ func resetState(tx *vault.Tx, d *doc, st State, status string, now time.Time) er
 // that link text changes; a decision note that no longer has it (a person
 // rewrote the line) or no longer exists is left as it is.
 func (s *Service) relinkSession(tx *vault.Tx, st State) error {
-	from, to := []byte(activeSessionLink(st.Project, st.Session)), []byte(sessionLink(st.Project, st.Session))
+	from, to := []byte(activeSessionLink(st.Project, st.Session)), []byte(SessionLink(st.Project, st.Session))
 	for _, dec := range st.Decisions {
 		rel := dec.Note + ".md"
 		if vault.CheckPath(rel) != nil || !tx.Exists(rel) {
@@ -810,22 +810,22 @@ func (s *Service) relinkSession(tx *vault.Tx, st State) error {
 	if len(st.Decisions) == 0 {
 		return nil
 	}
-	_, _, rel := paths(st.Project)
-	dd, err := s.readDoc(tx, rel)
+	_, _, rel := Paths(st.Project)
+	dd, err := s.ReadDoc(tx, rel)
 	if err != nil {
 		return err
 	}
-	b, err := dd.bytes()
+	b, err := dd.Bytes()
 	if err != nil || !bytes.Contains(b, from) {
 		return err
 	}
 	return tx.Write(rel, bytes.ReplaceAll(b, from, to))
 }
 
-func bulletLines(items []string) []string {
+func BulletLines(items []string) []string {
 	out := make([]string, 0, len(items))
 	for _, it := range items {
-		if it = oneLine(it); it != "" {
+		if it = OneLine(it); it != "" {
 			out = append(out, "- "+it)
 		}
 	}
@@ -865,11 +865,11 @@ func (s *Service) HookHeartbeat(project string) error {
 }
 
 func (s *Service) writeHeartbeat(project, session string) error {
-	return s.V.WriteState("heartbeat-"+project, []byte(note.FormatTime(s.now())+" "+session+"\n"))
+	return s.V.WriteState("heartbeat-"+project, []byte(note.FormatTime(s.NowUTC())+" "+session+"\n"))
 }
 
 // lastBeat returns the time of the last heartbeat of session, if any.
-func (s *Service) lastBeat(project, session string) *time.Time {
+func (s *Service) LastBeat(project, session string) *time.Time {
 	data, err := s.V.ReadState("heartbeat-" + project)
 	if err != nil {
 		return nil
@@ -893,7 +893,7 @@ func (s *Service) crashed(project string, st *State) bool {
 		return false
 	}
 	var last *time.Time
-	for _, t := range []*time.Time{st.Started, st.Updated, s.lastBeat(project, st.Session)} {
+	for _, t := range []*time.Time{st.Started, st.Updated, s.LastBeat(project, st.Session)} {
 		if t != nil && (last == nil || t.After(*last)) {
 			last = t
 		}
@@ -902,14 +902,14 @@ func (s *Service) crashed(project string, st *State) bool {
 	if st.Status == StatusCrashed {
 		return true
 	}
-	return last != nil && s.now().Sub(*last) > s.V.Config.HeartbeatTimeout.Duration
+	return last != nil && s.NowUTC().Sub(*last) > s.V.Config.HeartbeatTimeout.Duration
 }
 
 // Recover resumes a crashed session: crashed -> recovered -> active. session,
 // if given, must name the current session. Without force, a session that is
 // alive gives errs.SessionNotCrashed.
 func (s *Service) Recover(project, session string, force bool) (Outcome, error) {
-	if err := checkFields("project", project, "session", session); err != nil {
+	if err := CheckFields("project", project, "session", session); err != nil {
 		return Outcome{}, err
 	}
 	project, err := s.Project(project)
@@ -917,8 +917,8 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 		return Outcome{}, err
 	}
 	var out Outcome
-	out.Result, err = s.update(&out, func(tx *vault.Tx) (vault.Change, error) {
-		d, st, err := s.activeDoc(tx, project, true)
+	out.Result, err = s.Transact(&out, func(tx *vault.Tx) (vault.Change, error) {
+		d, st, err := s.ActiveDoc(tx, project, true)
 		if err != nil {
 			return vault.Change{}, err
 		}
@@ -928,17 +928,17 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 		if !s.crashed(project, &st) && !force {
 			return vault.Change{}, errs.New(errs.SessionNotCrashed, "session %s is alive (last sign of life %s, timeout %s); nothing to recover", st.Session, note.FormatTime(*st.LastSign), s.V.Config.HeartbeatTimeout.Duration).With("session", st.Session)
 		}
-		now := s.now()
+		now := s.NowUTC()
 		last := "unknown"
 		if st.LastSign != nil {
 			last = note.FormatTime(*st.LastSign)
 		}
-		u := Update{ID: d.nextUpdateID() + s.idSuffix(), Time: now, Type: "note", Message: "Recovered after a crash; last sign of life " + last + "."}
-		d.appendLine(secUpdates, formatUpdate(u))
-		d.set("status", StatusActive)
-		d.set("recovered", now)
-		bumpVersion(d, st, now)
-		b, err := d.bytes()
+		u := Update{ID: d.nextUpdateID() + s.IdSuffix(), Time: now, Type: "note", Message: "Recovered after a crash; last sign of life " + last + "."}
+		d.AppendLine(SecUpdates, FormatUpdate(u))
+		d.Set("status", StatusActive)
+		d.Set("recovered", now)
+		BumpVersion(d, st, now)
+		b, err := d.Bytes()
 		if err != nil {
 			return vault.Change{}, err
 		}
@@ -982,13 +982,13 @@ func (s *Service) status(project string, full bool) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	st := d.readState(project)
+	st := d.ReadState(project)
 	if full {
 		if err := s.readCompacted(d, &st); err != nil {
 			return State{}, err
 		}
 	} else {
-		st.CompactedUpdates = d.intProp(propCompacted)
+		st.CompactedUpdates = d.IntProp(PropCompacted)
 	}
 	if s.crashed(project, &st) {
 		st.Status = StatusCrashed
@@ -1014,11 +1014,11 @@ func (s *Service) Archived(project, id string) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	d, err := s.parseDoc(rel, data)
+	d, err := s.ParseDoc(rel, data)
 	if err != nil {
 		return State{}, err
 	}
-	st := d.readState(project)
+	st := d.ReadState(project)
 	return st, s.readCompacted(d, &st)
 }
 
@@ -1047,11 +1047,11 @@ func (s *Service) Sessions(project string) ([]State, error) {
 		if err != nil {
 			return nil, err
 		}
-		d, err := s.parseDoc(rel, data)
+		d, err := s.ParseDoc(rel, data)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, d.readState(project))
+		out = append(out, d.ReadState(project))
 	}
 	return out, nil
 }
@@ -1065,21 +1065,21 @@ func (s *Service) MarkCrashed(project string) (string, error) {
 		return "", err
 	}
 	var marked string
-	_, err = s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
-		cur, _, _ := paths(project)
-		d, err := s.readDoc(tx, cur)
+	_, err = s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
+		cur, _, _ := Paths(project)
+		d, err := s.ReadDoc(tx, cur)
 		if err != nil {
 			return vault.Change{}, err
 		}
-		st := d.readState(project)
-		if !s.crashed(project, &st) || d.prop("status") == StatusCrashed {
+		st := d.ReadState(project)
+		if !s.crashed(project, &st) || d.Prop("status") == StatusCrashed {
 			return vault.Change{Operation: "crash"}, nil
 		}
 		// updated stays the last sign of life: the marking is not one (its
 		// time is the commit's), and `start` and `recover` name that time.
-		d.set("status", StatusCrashed)
-		d.set("version", st.Version+1)
-		b, err := d.bytes()
+		d.Set("status", StatusCrashed)
+		d.Set("version", st.Version+1)
+		b, err := d.Bytes()
 		if err != nil {
 			return vault.Change{}, err
 		}

@@ -32,16 +32,16 @@ const (
 // VIOLATION).
 func (s *Service) AdvancePhase(project string) (Outcome, error) {
 	var gateErr error
-	out, err := s.onActive(project, func(tx *vault.Tx, d *doc, st State, now time.Time) (vault.Change, string, error) {
+	out, err := s.OnActive(project, func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error) {
 		proto, err := s.Protocol(st.Project)
 		if err != nil {
 			return vault.Change{}, "", err
 		}
 		gate, to := protocol.Start, PhaseWorking
-		full := d.readState(st.Project)
+		full := d.ReadState(st.Project)
 		for _, b := range full.OpenBlockers() {
 			if b.Severity == "critical" {
-				d.set("phase", PhaseBlocked)
+				d.Set("phase", PhaseBlocked)
 				gateErr = errs.New(errs.GateNotPassed, "session %s is blocked by critical blocker %s (%s); resolve it first (`sessionvault resolve %s`)", st.Session, b.ID, b.Text, b.ID).With("blocker", b.ID)
 				return vault.Change{Operation: "phase", Summary: currentPhase(d) + " → " + PhaseBlocked + " (" + b.ID + ")"}, PhaseBlocked, nil
 			}
@@ -56,13 +56,13 @@ func (s *Service) AdvancePhase(project string) (Outcome, error) {
 		}
 		missing := s.Gate(st, proto, gate)
 		if len(missing) == 0 {
-			d.set("phase", to)
+			d.Set("phase", to)
 			return vault.Change{Operation: "phase", Summary: from + " → " + to}, to, nil
 		}
 		if err := s.logViolations(tx, st, string(gate), missing, now); err != nil {
 			return vault.Change{}, "", err
 		}
-		d.set("phase", PhaseViolation)
+		d.Set("phase", PhaseViolation)
 		var b strings.Builder
 		for _, m := range missing {
 			fmt.Fprintf(&b, "\n  %s %s: %s", m.ID, m.Step, m.Do)
@@ -81,7 +81,7 @@ func (s *Service) AdvancePhase(project string) (Outcome, error) {
 // requirement, severity, recovery).
 func (s *Service) logViolations(tx *vault.Tx, st State, phase string, missing []Missing, now time.Time) error {
 	rel := st.Project + "/" + ViolationsNote
-	d, err := s.readDoc(tx, rel)
+	d, err := s.ReadDoc(tx, rel)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (s *Service) logViolations(tx *vault.Tx, st State, phase string, missing []
 	for _, m := range missing {
 		rows = append(rows, "| "+note.FormatTime(now)+" | "+strings.ToUpper(phase)+" | MUST "+cell(m.Step)+" ("+m.ID+") | CRITICAL | "+cell(m.Do)+" |")
 	}
-	heading := "### " + sessionLink(st.Project, st.Session)
+	heading := "### " + SessionLink(st.Project, st.Session)
 	var sec *int
 	for i, x := range d.md.Sections {
 		// The heading of this session, also as written before links were
@@ -98,19 +98,19 @@ func (s *Service) logViolations(tx *vault.Tx, st State, phase string, missing []
 			sec = &i
 		}
 	}
-	nl := d.newline()
+	nl := d.Newline()
 	if sec != nil {
 		x := d.md.Sections[*sec]
 		if _, last, ok := d.contentBounds(x); ok {
-			d.edit(last, last, strings.Join(rows, nl)+nl)
+			d.Edit(last, last, strings.Join(rows, nl)+nl)
 		}
 	} else {
 		block := []string{heading, "", "| Timestamp | Phase | Requirement | Severity | Recovery |", "|-----------|-------|-------------|----------|----------|"}
-		d.appendLine("Violations", strings.Join(append(block, rows...), nl))
+		d.AppendLine("Violations", strings.Join(append(block, rows...), nl))
 	}
-	d.set("violations", d.intProp("violations")+len(missing))
-	d.set("updated", now)
-	b, err := d.bytes()
+	d.Set("violations", d.IntProp("violations")+len(missing))
+	d.Set("updated", now)
+	b, err := d.Bytes()
 	if err != nil {
 		return err
 	}
@@ -118,6 +118,6 @@ func (s *Service) logViolations(tx *vault.Tx, st State, phase string, missing []
 }
 
 // cell makes text safe inside a markdown table cell.
-func cell(s string) string { return strings.ReplaceAll(oneLine(s), "|", `\|`) }
+func cell(s string) string { return strings.ReplaceAll(OneLine(s), "|", `\|`) }
 
-func currentPhase(d *doc) string { return firstNonEmpty(d.prop("phase"), PhaseInit) }
+func currentPhase(d *Doc) string { return FirstNonEmpty(d.Prop("phase"), PhaseInit) }

@@ -73,13 +73,13 @@ func (s *Service) Reconcile() (ReconcileReport, error) {
 		}
 		lost = append(lost, l...)
 	}
-	projects, err := s.projects()
+	projects, err := s.ProjectNames()
 	if err != nil {
 		return rep, err
 	}
-	res, err := s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+	res, err := s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
 		rep.Abandoned, rep.Joined, rep.Moved = nil, nil, 0
-		now := s.now()
+		now := s.NowUTC()
 		for _, l := range lost {
 			kept, err := s.keepLostSession(tx, l, now)
 			if err != nil {
@@ -121,24 +121,6 @@ func (s *Service) Reconcile() (ReconcileReport, error) {
 	return rep, nil
 }
 
-// projects lists the vault's projects: its top-level folders holding a
-// current-state note.
-func (s *Service) projects() ([]string, error) {
-	ents, err := os.ReadDir(s.V.Root)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			if _, err := os.Stat(s.V.Root + "/" + e.Name() + "/" + CurrentStateNote); err == nil {
-				out = append(out, e.Name())
-			}
-		}
-	}
-	return out, nil
-}
-
 // lostSessions returns the sides of merge m whose session the merged
 // current state of a project does not hold.
 func (s *Service) lostSessions(m vault.MergeCommit) ([]lostSession, error) {
@@ -152,7 +134,7 @@ func (s *Service) lostSessions(m vault.MergeCommit) ([]lostSession, error) {
 		if !ok || name != CurrentStateNote {
 			continue
 		}
-		read := func(commit string) (*doc, []byte, error) {
+		read := func(commit string) (*Doc, []byte, error) {
 			b, err := s.V.ReadAt(commit, rel)
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, nil, nil
@@ -160,7 +142,7 @@ func (s *Service) lostSessions(m vault.MergeCommit) ([]lostSession, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			d, err := s.parseDoc(rel, b)
+			d, err := s.ParseDoc(rel, b)
 			if err != nil {
 				return nil, nil, nil // a note that does not parse has no session to keep apart
 			}
@@ -174,7 +156,7 @@ func (s *Service) lostSessions(m vault.MergeCommit) ([]lostSession, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ours == nil || theirs == nil || ours.prop("session") == theirs.prop("session") {
+		if ours == nil || theirs == nil || ours.Prop("session") == theirs.Prop("session") {
 			continue
 		}
 		merged, _, err := read(m.Commit)
@@ -183,13 +165,13 @@ func (s *Service) lostSessions(m vault.MergeCommit) ([]lostSession, error) {
 		}
 		kept := ""
 		if merged != nil {
-			kept = merged.prop("session")
+			kept = merged.Prop("session")
 		}
 		for _, side := range []struct {
-			d *doc
+			d *Doc
 			b []byte
 		}{{ours, ob}, {theirs, tb}} {
-			id := side.d.prop("session")
+			id := side.d.Prop("session")
 			if id == "" || id == kept {
 				continue
 			}
@@ -216,30 +198,30 @@ func (s *Service) keepLostSession(tx *vault.Tx, l lostSession, now time.Time) (i
 	}
 	cur := l.project + "/" + CurrentStateNote
 	if !tx.Exists(rel) {
-		d, err := s.parseDoc(cur, l.side)
+		d, err := s.ParseDoc(cur, l.side)
 		if err != nil {
 			return keptAlready, err
 		}
-		st := d.readState(l.project)
+		st := d.ReadState(l.project)
 		winner := ""
-		if c, err := s.readDoc(tx, cur); err == nil && c.prop("session") != "" {
-			winner = " " + c.prop("session")
+		if c, err := s.ReadDoc(tx, cur); err == nil && c.Prop("session") != "" {
+			winner = " " + c.Prop("session")
 		}
 		summary := "Abandoned: session" + winner + " was started on another machine before the two synced; the current state holds that one, and this record holds what this session had at the merge."
-		return keptRecorded, s.record(tx, d, st, StatusAbandoned, "", summary, nil, now)
+		return keptRecorded, s.Record(tx, d, st, StatusAbandoned, "", summary, nil, now)
 	}
-	record, err := s.readDoc(tx, rel)
+	record, err := s.ReadDoc(tx, rel)
 	if err != nil {
 		return keptAlready, err
 	}
-	side, err := s.parseDoc(cur, l.side)
+	side, err := s.ParseDoc(cur, l.side)
 	if err != nil {
 		return keptAlready, nil // a side that does not parse: its lines are in its commit
 	}
 	if !joinRecord(record, side) {
 		return keptAlready, nil
 	}
-	b, err := record.bytes()
+	b, err := record.Bytes()
 	if err != nil {
 		return keptAlready, err
 	}
@@ -254,15 +236,15 @@ func (s *Service) keepLostSession(tx *vault.Tx, l lostSession, now time.Time) (i
 // the engine renders; a person's own sections stay where the merge kept
 // them, in the current state. It reports
 // whether anything was missing. Joining the same side again adds nothing.
-func joinRecord(record, side *doc) bool {
-	have := newKeyIndex(record.body)
+func joinRecord(record, side *Doc) bool {
+	have := NewKeyIndex(record.body)
 	added := false
 	for _, sec := range side.md.Sections {
 		if sec.Level != 2 || !ownedSection(CurrentStateNote, "session-state", sec.Title) {
 			continue // a person's own section: the merge kept it in the current state
 		}
 		var entries, others []string
-		rs, found := record.section(sec.Title)
+		rs, found := record.Section(sec.Title)
 		var present map[string]bool
 		if found {
 			present = map[string]bool{}
@@ -272,8 +254,8 @@ func joinRecord(record, side *doc) bool {
 		}
 		for _, l := range markdown.Lines(side.body, sec.BodyStart, sec.End) {
 			t := strings.TrimRight(string(l.Content()), " \t\r\n")
-			if id := idTail(l.Content()); id != nil {
-				if !have.has("^" + string(id)) {
+			if id := IdTail(l.Content()); id != nil {
+				if !have.Has("^" + string(id)) {
 					entries = append(entries, t)
 				}
 				continue
@@ -289,11 +271,11 @@ func joinRecord(record, side *doc) bool {
 		}
 		added = true
 		if !found {
-			record.appendNewSection(sec.Title, strings.Join(append(entries, others...), record.newline())+record.newline())
+			record.AppendNewSection(sec.Title, strings.Join(append(entries, others...), record.Newline())+record.Newline())
 			continue
 		}
 		lines := markdown.Lines(record.body, rs.BodyStart, rs.End)
-		nl := record.newline()
+		nl := record.Newline()
 		for _, e := range entries {
 			// After the last entry of the section not later than e, else
 			// before its first entry, else at its start.
@@ -301,7 +283,7 @@ func joinRecord(record, side *doc) bool {
 			first := -1
 			for _, l := range lines {
 				c := string(l.Content())
-				if idTail(l.Content()) == nil {
+				if IdTail(l.Content()) == nil {
 					continue
 				}
 				if first < 0 {
@@ -318,11 +300,11 @@ func joinRecord(record, side *doc) bool {
 			default:
 				at = lastContentEnd(record.body, lines, rs.BodyStart)
 			}
-			record.edit(at, at, e+nl)
+			record.Edit(at, at, e+nl)
 		}
 		if len(others) > 0 {
 			at := lastContentEnd(record.body, lines, rs.BodyStart)
-			record.edit(at, at, strings.Join(others, nl)+nl)
+			record.Edit(at, at, strings.Join(others, nl)+nl)
 		}
 	}
 	return added
@@ -353,12 +335,12 @@ func lastContentEnd(body []byte, lines []markdown.Line, start int) int {
 // them back) and returns how many.
 func (s *Service) dropCompacted(tx *vault.Tx, project string) (int, error) {
 	cur := project + "/" + CurrentStateNote
-	d, err := s.readDoc(tx, cur)
+	d, err := s.ReadDoc(tx, cur)
 	if err != nil {
 		return 0, err
 	}
-	st := d.readState(project)
-	if st.Session == "" || d.intProp(propCompacted) <= 0 && d.intProp(propCompactedInvocations) <= 0 {
+	st := d.ReadState(project)
+	if st.Session == "" || d.IntProp(PropCompacted) <= 0 && d.IntProp(PropCompactedInvocations) <= 0 {
 		return 0, nil
 	}
 	var logs [][]byte
@@ -372,19 +354,19 @@ func (s *Service) dropCompacted(tx *vault.Tx, project string) (int, error) {
 		}
 		logs = append(logs, log)
 	}
-	var ins []*keyIndex
+	var ins []*KeyIndex
 	for _, log := range logs {
-		ins = append(ins, newKeyIndex(log))
+		ins = append(ins, NewKeyIndex(log))
 	}
 	n := 0
 	for _, k := range []struct {
 		section string
 		letter  byte
-	}{{secUpdates, 'u'}, {secInvocations, 'a'}, {secCompactions, 'k'}} {
-		for _, l := range entryLines(d, k.section, k.letter) {
-			key := "^" + string(idTail(l.Content()))
-			if slices.ContainsFunc(ins, func(in *keyIndex) bool { return in.has(key) }) {
-				d.edit(l.Offset, l.Offset+len(l.Text), "")
+	}{{SecUpdates, 'u'}, {SecInvocations, 'a'}, {SecCompactions, 'k'}} {
+		for _, l := range EntryLines(d, k.section, k.letter) {
+			key := "^" + string(IdTail(l.Content()))
+			if slices.ContainsFunc(ins, func(in *KeyIndex) bool { return in.Has(key) }) {
+				d.Edit(l.Offset, l.Offset+len(l.Text), "")
 				n++
 			}
 		}
@@ -392,7 +374,7 @@ func (s *Service) dropCompacted(tx *vault.Tx, project string) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	b, err := d.bytes()
+	b, err := d.Bytes()
 	if err != nil {
 		return 0, err
 	}
@@ -422,7 +404,7 @@ func (s *Service) ShareHeartbeats() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	projects, err := s.projects()
+	projects, err := s.ProjectNames()
 	if err != nil {
 		return "", err
 	}
@@ -436,7 +418,7 @@ func (s *Service) ShareHeartbeats() (string, error) {
 		if err != nil || st.Session == "" {
 			continue
 		}
-		best := s.lastBeat(p, st.Session)
+		best := s.LastBeat(p, st.Session)
 		var take []byte
 		for name, files := range refs {
 			if name == m.Name {

@@ -1,13 +1,19 @@
 package session
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/note"
 )
 
@@ -75,7 +81,7 @@ func (s *Service) RecordRecoveryPoint(project, trigger, summary string) error {
 	if err != nil || !st.Active() && st.Status != StatusCrashed {
 		return err
 	}
-	b, _ := json.Marshal(RecoveryPoint{Session: st.Session, Trigger: trigger, Time: s.now(), Summary: oneLine(summary)})
+	b, _ := json.Marshal(RecoveryPoint{Session: st.Session, Trigger: trigger, Time: s.NowUTC(), Summary: OneLine(summary)})
 	return s.V.WriteState(recoveryPointFile(project), append(b, '\n'))
 }
 
@@ -105,7 +111,7 @@ const maxToolHistory = 50
 // PostToolUse hook: one append per call); past maxToolHistoryBytes the file
 // is cut back to its newest maxToolHistory calls. No commit.
 func (s *Service) RecordToolUse(project, tool string, success bool) error {
-	line, _ := json.Marshal(ToolUse{Timestamp: s.now(), Tool: tool, Success: success})
+	line, _ := json.Marshal(ToolUse{Timestamp: s.NowUTC(), Tool: tool, Success: success})
 	name := toolHistoryFile(project)
 	if err := s.appendState(name, string(line)+"\n"); err != nil {
 		return err
@@ -161,7 +167,7 @@ func (s *Service) CheckRecovery(o RecoveryOptions) (RecoveryReport, error) {
 	if err != nil {
 		return RecoveryReport{}, err
 	}
-	rep := RecoveryReport{Sessions: []RecoveryNeed{}, Timestamp: s.now()}
+	rep := RecoveryReport{Sessions: []RecoveryNeed{}, Timestamp: s.NowUTC()}
 	needs, err := s.recoveryNeeds(project, o.IncludeHistory)
 	if err != nil {
 		return rep, err
@@ -234,7 +240,7 @@ func (s *Service) recoveryNeeds(project string, withHistory bool) ([]RecoveryNee
 		g.ActiveTask = st.ActiveTask
 	}
 	if g.ActiveTask != "" {
-		if t, err := s.readTaskFile(project, g.ActiveTask); err == nil {
+		if t, err := s.ReadTaskFile(project, g.ActiveTask); err == nil {
 			task = &t
 			n.TaskID, n.TaskName = t.ID, t.Name
 		}
@@ -329,7 +335,7 @@ func (s *Service) recoveryPrompt(project, kind string, st State, t *Task, tools 
 		acts = append(acts, "Re-read the session: `"+s.Command(project, "status")+"`; then `"+s.Command(project, "recovery check --mark-recovered "+st.Session)+"`")
 	}
 	if t != nil {
-		acts = append(acts, "Reload the task: `"+s.Command(project, "task show "+shellQuote(t.ID))+"`")
+		acts = append(acts, "Reload the task: `"+s.Command(project, "task show "+ShellQuote(t.ID))+"`")
 	}
 	if len(pending) > 0 {
 		acts = append(acts, "Review the pending changes (`"+s.GitCommand("status")+"`); the next operation commits them")
@@ -342,3 +348,130 @@ func (s *Service) recoveryPrompt(project, kind string, st State, t *Task, tools 
 	}
 	return b.String()
 }
+
+// MemoryBankExcerpt returns the resume prompt's part about the project's
+// memory bank: a heading of the given level ("## Memory bank" at 2), then,
+// for the active context (memory-bank/activeContext.md, else Kilo Code's
+// memory-bank/context.md) and the progress (memory-bank/progress.md) that
+// exist, the note's absolute path and its first lines as a quote — at most
+// memoryExcerptLines lines and memoryExcerptBytes bytes, past its front
+// matter. "" when neither note exists. It reads only the
+// first bytes of each note.
+func (s *Service) MemoryBankExcerpt(project string, level int) string {
+	h := strings.Repeat("#", level)
+	var b strings.Builder
+	for _, part := range []struct {
+		title string
+		names []string
+	}{{"Active context", importer.ActiveContextNotes}, {"Progress", importer.ProgressNotes}} {
+		for _, name := range part.names {
+			rel := project + "/" + MemoryBankDir + "/" + name
+			lines, cut, ok := s.noteHead(rel)
+			if !ok {
+				continue
+			}
+			if b.Len() == 0 {
+				fmt.Fprintf(&b, "%s Memory bank\n\nThe start of the project's memory bank notes; read the whole note for the rest.\n", h)
+			}
+			what := "the whole of"
+			if cut {
+				what = fmt.Sprintf("the first %d lines of", len(lines))
+			}
+			fmt.Fprintf(&b, "\n%s# %s: %s %s\n\n", h, part.title, what, filepath.Join(s.V.Root, filepath.FromSlash(rel)))
+			for _, l := range lines {
+				if l == "" {
+					b.WriteString(">\n")
+				} else {
+					b.WriteString("> " + l + "\n")
+				}
+			}
+			if cut {
+				b.WriteString("> …\n")
+			}
+			break
+		}
+	}
+	return b.String()
+}
+
+// noteHead reads the first lines of a vault note, past its front matter:
+// at most memoryExcerptLines lines and memoryExcerptBytes bytes, cut at a
+// line; cut reports that the note goes on. ok is false when the note cannot
+// be read.
+func (s *Service) noteHead(rel string) (lines []string, cut, ok bool) {
+	abs, err := s.V.Abs(rel)
+	if err != nil {
+		return nil, false, false
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, false, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, false, false
+	}
+	head, err := io.ReadAll(io.LimitReader(f, 8*memoryExcerptBytes))
+	if err != nil {
+		return nil, false, false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(head))
+	sc.Buffer(make([]byte, 0, 1024), len(head)+1)
+	var all []string
+	for sc.Scan() {
+		all = append(all, strings.ToValidUTF8(strings.TrimRight(sc.Text(), "\r"), "�"))
+	}
+	whole := len(head) < 8*memoryExcerptBytes
+	if !whole && len(all) > 0 {
+		all = all[:len(all)-1] // the last line read may be cut short
+	}
+	// Past a front matter block ("---" on line 1 to the next "---").
+	if len(all) > 0 && all[0] == "---" {
+		for i := 1; i < len(all); i++ {
+			if all[i] == "---" || all[i] == "..." {
+				all = all[i+1:]
+				break
+			}
+		}
+	}
+	for len(all) > 0 && strings.TrimSpace(all[0]) == "" {
+		all = all[1:]
+	}
+	for len(all) > 0 && strings.TrimSpace(all[len(all)-1]) == "" {
+		all = all[:len(all)-1]
+	}
+	size := 0
+	for i, l := range all {
+		if i == memoryExcerptLines || size+len(l)+1 > memoryExcerptBytes {
+			if i == 0 { // one very long first line: its start
+				cutAt := memoryExcerptBytes
+				if cutAt >= len(l) {
+					return all[:1], len(all) > 1 || !whole, true
+				}
+				for cutAt > 0 && !utf8.RuneStart(l[cutAt]) {
+					cutAt--
+				}
+				return []string{l[:cutAt]}, true, true
+			}
+			return all[:i], true, true
+		}
+		size += len(l) + 1
+	}
+	return all, !whole, true
+}
+
+// MemoryBankDir is the folder of a project that holds its imported memory
+// bank (Cline, Roo Code, Kilo Code): <project>/memory-bank/<name>.md, each
+// note byte for byte under its own name and sub-folder. One folder, named
+// as Cline and Roo name theirs, whatever tool wrote it: the notes stay
+// apart from the canonical notes and from Serena's memories at the
+// project's top, Serena lists them as "memory-bank/<name>", and Obsidian
+// shows the memory bank as the folder its owners know.
+const MemoryBankDir = "memory-bank"
+
+// Bounds of the memory bank excerpt in the resume prompt: per note, its
+// first memoryExcerptLines lines, at most memoryExcerptBytes bytes.
+const (
+	memoryExcerptLines = 20
+	memoryExcerptBytes = 1200
+)

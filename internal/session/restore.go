@@ -18,10 +18,10 @@ var appendOnly = map[string][]struct {
 	title  string
 	blocks bool
 }{
-	CurrentStateNote: {{secUpdates, false}, {secDecisions, false}, {secBlockers, false}, {secInvocations, false}, {secHandoffs, false}, {secVerdicts, false}, {secModes, false}},
+	CurrentStateNote: {{SecUpdates, false}, {SecDecisions, false}, {SecBlockers, false}, {SecInvocations, false}, {SecHandoffs, false}, {SecVerdicts, false}, {SecModes, false}},
 	DecisionsNote:    {{"Decisions", false}},
 	ViolationsNote:   {{"Violations", true}},
-	HistoryNote:      {{secRecent, true}, {secOlder, false}},
+	HistoryNote:      {{SecRecent, true}, {SecOlder, false}},
 }
 
 // logLineRe matches the entry lines of the canonical logs that carry no
@@ -46,7 +46,7 @@ type unit struct {
 }
 
 var (
-	blockIDRe  = lazyRegexp(`\^[a-z]-\d+` + machineSuffix + `\s*$`)
+	blockIDRe  = lazyRegexp(`\^[a-z]-\d+` + MachineSuffix + `\s*$`)
 	wikiLinkRe = lazyRegexp(`\[\[([^\]|#]+)`)
 )
 
@@ -68,7 +68,7 @@ func entryKey(line []byte) string {
 }
 
 // units returns the entries of the H2 section s of d.
-func units(d *doc, s markdown.Section, blocks bool) []unit {
+func units(d *Doc, s markdown.Section, blocks bool) []unit {
 	var out []unit
 	lines := markdown.Lines(d.body, s.BodyStart, s.End)
 	for i := 0; i < len(lines); i++ {
@@ -149,7 +149,7 @@ func machineTail(body []byte, j int) int {
 // it) has and d lacks anywhere, each after the entry that precedes it in
 // base, and keeps version from going back. It returns the restored note, or
 // d itself when nothing was missing.
-func (s *Service) restoreDropped(tx *vault.Tx, d *doc, name string) (*doc, error) {
+func (s *Service) restoreDropped(tx *vault.Tx, d *Doc, name string) (*Doc, error) {
 	specs := appendOnly[name]
 	if specs == nil {
 		return d, nil
@@ -162,37 +162,37 @@ func (s *Service) restoreDropped(tx *vault.Tx, d *doc, name string) (*doc, error
 	if err != nil {
 		return d, nil // a base that does not parse restores nothing
 	}
-	if name == CurrentStateNote && b.prop("session") != d.prop("session") {
+	if name == CurrentStateNote && b.Prop("session") != d.Prop("session") {
 		return d, nil // another session: its entries are not this one's
 	}
-	n := &doc{path: d.path, n: d.n, md: d.md, body: d.body}
+	n := &Doc{path: d.path, n: d.n, md: d.md, body: d.body}
 	restored := false
 	for _, spec := range specs {
-		bs, ok := b.section(spec.title)
+		bs, ok := b.Section(spec.title)
 		if !ok {
 			continue
 		}
 		missing := restoreUnits(n, b, units(b, bs, spec.blocks), spec.title, spec.blocks)
 		restored = restored || missing
 	}
-	if bv, dv := b.intProp("version"), d.intProp("version"); bv > dv {
-		n.set("version", bv)
+	if bv, dv := b.IntProp("version"), d.IntProp("version"); bv > dv {
+		n.Set("version", bv)
 		restored = true
 	}
 	if !restored {
 		return d, nil
 	}
-	out, err := n.bytes()
+	out, err := n.Bytes()
 	if err != nil {
 		return d, nil
 	}
-	return s.parseDoc(d.path, out)
+	return s.ParseDoc(d.path, out)
 }
 
 // keyIndex answers hasKey for one body in constant time per key: the block
 // ids and wikilink targets in it are collected once (a note with thousands
 // of entries would otherwise be scanned once per entry).
-type keyIndex struct {
+type KeyIndex struct {
 	body []byte
 	keys map[string]bool
 }
@@ -200,8 +200,8 @@ type keyIndex struct {
 // newKeyIndex collects the block ids (^u-12, digits taken whole, and a
 // machine's name after them: ^u-12-laptop) and the
 // wikilink targets ([[target, ended by ']', '|' or '#') of body.
-func newKeyIndex(body []byte) *keyIndex {
-	x := &keyIndex{body: body, keys: map[string]bool{}}
+func NewKeyIndex(body []byte) *KeyIndex {
+	x := &KeyIndex{body: body, keys: map[string]bool{}}
 	for i := 0; i < len(body); i++ {
 		switch {
 		case body[i] == '^' && i+3 < len(body) && body[i+1] >= 'a' && body[i+1] <= 'z' && body[i+2] == '-':
@@ -222,7 +222,7 @@ func newKeyIndex(body []byte) *keyIndex {
 }
 
 // has is hasKey(body, key).
-func (x *keyIndex) has(key string) bool {
+func (x *KeyIndex) Has(key string) bool {
 	if key[0] == '^' || strings.HasPrefix(key, "[[") {
 		return x.keys[key]
 	}
@@ -232,8 +232,8 @@ func (x *keyIndex) has(key string) bool {
 // restoreUnits queues, on d, the insertion of every base unit whose key d
 // lacks, and recurses into H3 blocks both have. It reports whether anything
 // was missing.
-func restoreUnits(d *doc, b *doc, bu []unit, title string, blocks bool) bool {
-	ds, ok := d.section(title)
+func restoreUnits(d *Doc, b *Doc, bu []unit, title string, blocks bool) bool {
+	ds, ok := d.Section(title)
 	if !ok {
 		var text []byte
 		for _, u := range bu {
@@ -244,7 +244,7 @@ func restoreUnits(d *doc, b *doc, bu []unit, title string, blocks bool) bool {
 		if len(text) == 0 {
 			return false
 		}
-		d.appendNewSection(title, string(text))
+		d.AppendNewSection(title, string(text))
 		return true
 	}
 	du := units(d, ds, blocks)
@@ -254,9 +254,9 @@ func restoreUnits(d *doc, b *doc, bu []unit, title string, blocks bool) bool {
 	}
 	missing := false
 	var atEnd []byte // entries for a section that has none: appended as one block
-	present := newKeyIndex(d.body)
+	present := NewKeyIndex(d.body)
 	for i, u := range bu {
-		if present.has(u.key) {
+		if present.Has(u.key) {
 			if dn, ok := at[u.key]; ok && len(u.sub) > 0 {
 				missing = restoreSub(d, b, u.sub, dn) || missing
 			}
@@ -281,13 +281,13 @@ func restoreUnits(d *doc, b *doc, bu []unit, title string, blocks bool) bool {
 		insertText(d, pos, b.body[u.start:u.end])
 	}
 	if len(atEnd) > 0 {
-		d.appendLine(title, strings.TrimRight(string(atEnd), "\r\n"))
+		d.AppendLine(title, strings.TrimRight(string(atEnd), "\r\n"))
 	}
 	return missing
 }
 
 // restoreSub restores the keyed lines of a base H3 block into d's block dn.
-func restoreSub(d *doc, b *doc, sub []unit, dn unit) bool {
+func restoreSub(d *Doc, b *Doc, sub []unit, dn unit) bool {
 	have := map[string]unit{}
 	for _, u := range dn.sub {
 		have[u.key] = u
@@ -318,13 +318,13 @@ func restoreSub(d *doc, b *doc, sub []unit, dn unit) bool {
 
 // insertText queues text (whole lines) at body offset pos, giving the line
 // before it a line ending when it has none.
-func insertText(d *doc, pos int, text []byte) {
+func insertText(d *Doc, pos int, text []byte) {
 	t := string(text)
 	if !strings.HasSuffix(t, "\n") {
-		t += d.newline()
+		t += d.Newline()
 	}
 	if pos > 0 && d.body[pos-1] != '\n' {
-		t = d.newline() + t
+		t = d.Newline() + t
 	}
-	d.edit(pos, pos, t)
+	d.Edit(pos, pos, t)
 }

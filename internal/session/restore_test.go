@@ -20,14 +20,14 @@ func TestKeyIndexAgreesWithScan(t *testing.T) {
 	for _, b := range bodies {
 		for _, extra := range []string{"", "\n- late ^u-120\n"} {
 			body := []byte(b + extra)
-			x := newKeyIndex(body)
+			x := NewKeyIndex(body)
 			for _, k := range keys {
-				if got, want := x.has(k), hasKey(body, k); got != want {
+				if got, want := x.Has(k), hasKey(body, k); got != want {
 					t.Errorf("body %q, key %q: index says %v, scan says %v", body, k, got, want)
 				}
 			}
 			for _, l := range bytes.Split(body, []byte("\n")) {
-				if k := entryKey(l); k != "" && x.has(k) != hasKey(body, k) {
+				if k := entryKey(l); k != "" && x.Has(k) != hasKey(body, k) {
 					t.Errorf("body %q, key %q of its own line: index and scan differ", body, k)
 				}
 			}
@@ -40,9 +40,9 @@ func TestKeyIndexAgreesWithScan(t *testing.T) {
 // found in ^d-1-mb.
 func TestRestoreKeysWithMachineNames(t *testing.T) {
 	body := []byte("- one ^d-1-mb\n- two ^u-12-laptop\n")
-	x := newKeyIndex(body)
+	x := NewKeyIndex(body)
 	for key, want := range map[string]bool{"^d-1-mb": true, "^u-12-laptop": true, "^d-1": false, "^u-12": false, "^u-1": false} {
-		if got := x.has(key); got != want {
+		if got := x.Has(key); got != want {
 			t.Errorf("keyIndex.has(%q) = %v, want %v", key, got, want)
 		}
 		if got := hasKey(body, key); got != want {

@@ -95,8 +95,8 @@ func TestRoundTripOnEveryNote(t *testing.T) {
 			if s.Level != 2 {
 				continue
 			}
-			d.setSection(s.Title, []string{"REPLACED"})
-			out, err := d.bytes()
+			d.SetSection(s.Title, []string{"REPLACED"})
+			out, err := d.Bytes()
 			if err != nil {
 				t.Fatalf("%s: section edit: %v", f, err)
 			}

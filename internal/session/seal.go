@@ -175,7 +175,7 @@ func (s *Service) migrateSeal(project, oldMAC string) (*seal, error) {
 		return nil, err
 	}
 	sl := sealOf(d, proto)
-	st := d.readLite(project)
+	st := d.ReadLite(project)
 	for _, it := range append(st.StartChecklist, st.EndChecklist...) {
 		if it.Done && it.Evidence != "" {
 			sl.Evidence[it.ID] = it.Evidence
@@ -185,10 +185,10 @@ func (s *Service) migrateSeal(project, oldMAC string) (*seal, error) {
 }
 
 // sealOf returns the sealed fields of d, with no evidence.
-func sealOf(d *doc, proto string) seal {
+func sealOf(d *Doc, proto string) seal {
 	sl := seal{Protocol: proto, Evidence: map[string]string{}}
 	for _, f := range sealedFields {
-		sl.setField(f, d.prop(f))
+		sl.setField(f, d.Prop(f))
 	}
 	return sl
 }
@@ -199,7 +199,7 @@ func sealOf(d *doc, proto string) seal {
 // outside change stays unsigned. Evidence: an item whose line the operation
 // rewrote takes what the line now records; a new session starts with none.
 // With no old seal only a new note is sealed (nil otherwise).
-func nextSeal(old *seal, before, after *doc, proto string) *seal {
+func nextSeal(old *seal, before, after *Doc, proto string) *seal {
 	if before == nil {
 		sl := sealOf(after, proto)
 		return &sl
@@ -213,7 +213,7 @@ func nextSeal(old *seal, before, after *doc, proto string) *seal {
 		next.Evidence[k] = v
 	}
 	for _, f := range sealedFields {
-		if a := after.prop(f); a != before.prop(f) {
+		if a := after.Prop(f); a != before.Prop(f) {
 			next.setField(f, a)
 		}
 	}
@@ -221,15 +221,15 @@ func nextSeal(old *seal, before, after *doc, proto string) *seal {
 		next.Evidence = map[string]string{}
 	}
 	was := map[string]string{}
-	for _, title := range []string{secStart, secEnd} {
-		for _, l := range before.sectionLines(title) {
+	for _, title := range []string{SecStart, SecEnd} {
+		for _, l := range before.SectionLines(title) {
 			if c, ok := parseCheck(string(l.Content())); ok {
 				was[c.ID] = string(l.Content())
 			}
 		}
 	}
-	for _, title := range []string{secStart, secEnd} {
-		for _, l := range after.sectionLines(title) {
+	for _, title := range []string{SecStart, SecEnd} {
+		for _, l := range after.SectionLines(title) {
 			c, ok := parseCheck(string(l.Content()))
 			if !ok || was[c.ID] == string(l.Content()) {
 				continue
@@ -251,7 +251,7 @@ func (s *Service) sealChange(tx *vault.Tx, ch *vault.Change) error {
 		project string
 		sl      seal
 		after   []byte // the note as written
-		ad      *doc
+		ad      *Doc
 		proto   string
 	}
 	var seals []pending
@@ -261,7 +261,7 @@ func (s *Service) sealChange(tx *vault.Tx, ch *vault.Change) error {
 			continue
 		}
 		after, _ := tx.Written(rel)
-		ad, err := s.parseDoc(rel, after)
+		ad, err := s.ParseDoc(rel, after)
 		if err != nil {
 			continue // the write path refuses it
 		}
@@ -269,9 +269,9 @@ func (s *Service) sealChange(tx *vault.Tx, ch *vault.Change) error {
 		if err != nil {
 			return err
 		}
-		var bd *doc
+		var bd *Doc
 		if !missing {
-			if bd, err = s.parseDoc(rel, before); err != nil {
+			if bd, err = s.ParseDoc(rel, before); err != nil {
 				continue // a broken note is not sealed until a person accepts it
 			}
 		}
@@ -320,10 +320,10 @@ func (s *Service) sealChange(tx *vault.Tx, ch *vault.Change) error {
 // checkSeal compares the note d with its seal and returns what differs:
 // sealed properties changed outside sessionvault, or a protocol that
 // changed. Empty when they agree.
-func checkSeal(sl *seal, d *doc, proto string) []string {
+func checkSeal(sl *seal, d *Doc, proto string) []string {
 	var diffs []string
 	for _, f := range sealedFields {
-		if got, want := d.prop(f), sl.field(f); got != want {
+		if got, want := d.Prop(f), sl.field(f); got != want {
 			diffs = append(diffs, fmt.Sprintf("%s is %q in the note but %q as the engine last wrote it", f, got, want))
 		}
 	}

@@ -48,7 +48,7 @@ func (s *Service) WithOp(opID string) *Service {
 // when not nil) id goes into the commit as the trailer "Entry"; on a repeat
 // of an operation that already took effect, fn does not run and out gets the
 // first run's id and session, with Repeat set.
-func (s *Service) update(out *Outcome, fn func(tx *vault.Tx) (vault.Change, error)) (vault.Result, error) {
+func (s *Service) Transact(out *Outcome, fn func(tx *vault.Tx) (vault.Change, error)) (vault.Result, error) {
 	res, rec, err := s.V.TransactOnce(s.opID, func(tx *vault.Tx) (vault.Change, error) {
 		ch, err := fn(tx)
 		ch.Protect = isEntryLine
@@ -74,7 +74,7 @@ func (s *Service) update(out *Outcome, fn func(tx *vault.Tx) (vault.Change, erro
 // New returns a Service for v using the system clock.
 func New(v *vault.Vault) *Service { return &Service{V: v, MD: markdown.New()} }
 
-func (s *Service) now() time.Time {
+func (s *Service) NowUTC() time.Time {
 	if s.Now != nil {
 		return s.Now().UTC().Truncate(time.Second)
 	}
@@ -94,7 +94,7 @@ func (s *Service) Project(name string) (string, error) {
 		name = s.V.Config.DefaultProject
 	}
 	if name == "" {
-		found, _ := s.projects()
+		found, _ := s.ProjectNames()
 		switch len(found) {
 		case 0:
 			return "", errs.New(errs.ProjectNotFound, "the vault has no project yet; make one with `%s`", s.Command("", "init --project NAME"))
@@ -112,9 +112,9 @@ func (s *Service) Project(name string) (string, error) {
 		if _, cerr := s.V.Committed(rel); cerr == nil {
 			// Deleted, not never made: init would put an idle note in the
 			// place of the session.
-			return "", errs.New(errs.ProjectNotFound, "%s is missing from the vault (it was deleted); restore it with `%s`, then a person runs `%s`", rel, s.GitCommand("checkout -- "+shellQuote(rel)), s.Command(name, "accept")).With("project", name)
+			return "", errs.New(errs.ProjectNotFound, "%s is missing from the vault (it was deleted); restore it with `%s`, then a person runs `%s`", rel, s.GitCommand("checkout -- "+ShellQuote(rel)), s.Command(name, "accept")).With("project", name)
 		}
-		return "", errs.New(errs.ProjectNotFound, "project %q has no %s in the vault; run `%s`", name, CurrentStateNote, s.Command("", "init --project "+shellQuote(name))).With("project", name)
+		return "", errs.New(errs.ProjectNotFound, "project %q has no %s in the vault; run `%s`", name, CurrentStateNote, s.Command("", "init --project "+ShellQuote(name))).With("project", name)
 	}
 	return name, nil
 }
@@ -123,7 +123,7 @@ func (s *Service) Project(name string) (string, error) {
 // that hold a current-state note, sorted by name. A vault with none gives an
 // empty list.
 func (s *Service) Projects() ([]string, error) {
-	return s.projects()
+	return s.ProjectNames()
 }
 
 // readDoc reads and parses a note through tx. The read is stable (DESIGN
@@ -132,8 +132,8 @@ func (s *Service) Projects() ([]string, error) {
 // and only then is an errs.StateParseError error naming the note and line (over 10
 // MB: errs.NoteTooLarge). A canonical note gets back the entries of its
 // append-only sections that a save dropped (restoreDropped).
-func (s *Service) readDoc(tx *vault.Tx, rel string) (*doc, error) {
-	var d *doc
+func (s *Service) ReadDoc(tx *vault.Tx, rel string) (*Doc, error) {
+	var d *Doc
 	_, err := tx.ReadNote(rel, func(data []byte) error {
 		var err error
 		d, err = s.parseNote(rel, data)
@@ -187,22 +187,22 @@ func (s *Service) Runnable(project, text, codeDir string) string {
 // GitCommand returns the git command line for args run in the vault (e.g.
 // "diff"), quoted for a POSIX shell.
 func (s *Service) GitCommand(args string) string {
-	return "git -C " + shellQuote(s.V.Root) + " " + args
+	return "git -C " + ShellQuote(s.V.Root) + " " + args
 }
 
 // restoreHint is the command that puts rel back as last committed, quoted
 // for a POSIX shell.
 func (s *Service) restoreHint(rel string) string {
-	return "`git -C " + shellQuote(s.V.Root) + " checkout -- " + shellQuote(rel) + "`"
+	return "`git -C " + ShellQuote(s.V.Root) + " checkout -- " + ShellQuote(rel) + "`"
 }
 
 // shellQuote quotes v for a POSIX shell when it needs quoting.
-func shellQuote(v string) string { return guard.ShellQuote(v) }
+func ShellQuote(v string) string { return guard.ShellQuote(v) }
 
 // parseNote is parseDoc that also refuses a canonical note that is empty or
 // has no front matter: the engine wrote it with one, so such a note is a
 // save caught half-way or a broken note — never "no session".
-func (s *Service) parseNote(rel string, data []byte) (*doc, error) {
+func (s *Service) parseNote(rel string, data []byte) (*Doc, error) {
 	if isCanonical(rel) {
 		if len(bytes.TrimSpace(data)) == 0 {
 			return nil, errs.New(errs.StateParseError, "%s is empty (the note is left as it is; restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel)
@@ -211,7 +211,7 @@ func (s *Service) parseNote(rel string, data []byte) (*doc, error) {
 			return nil, errs.New(errs.StateParseError, "%s:1: has no front matter (the note is left as it is; restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel).With("line", 1)
 		}
 	}
-	d, err := s.parseDoc(rel, data)
+	d, err := s.ParseDoc(rel, data)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func (s *Service) parseNote(rel string, data []byte) (*doc, error) {
 	return d, nil
 }
 
-func (s *Service) parseDoc(rel string, data []byte) (*doc, error) {
+func (s *Service) ParseDoc(rel string, data []byte) (*Doc, error) {
 	d, err := openDoc(s.MD, rel, data)
 	if d != nil {
 		d.loc, _ = s.V.Config.Location()
@@ -250,7 +250,7 @@ func NoteParseError(rel string, err error, remedy string) error {
 
 // render executes a template: the vault's .sessionvault/templates/<name>
 // if present, else the embedded default.
-func (s *Service) render(name string, data any) ([]byte, error) {
+func (s *Service) Render(name string, data any) ([]byte, error) {
 	src, err := os.ReadFile(path.Join(s.V.Root, ".sessionvault", "templates", name))
 	if errors.Is(err, fs.ErrNotExist) {
 		src, err = fs.ReadFile(templates.FS, name)
@@ -285,15 +285,15 @@ func (s *Service) InitProject(project string) (vault.Result, error) {
 	if err := vault.CheckName("project", project); err != nil {
 		return vault.Result{}, err
 	}
-	res, err := s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
-		data := map[string]string{"Project": project, "Now": note.FormatTime(s.now())}
+	res, err := s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
+		data := map[string]string{"Project": project, "Now": note.FormatTime(s.NowUTC())}
 		var created []string
 		for _, name := range CanonicalNotes {
 			rel := project + "/" + name
 			if tx.Exists(rel) {
 				continue
 			}
-			b, err := s.render(name, data)
+			b, err := s.Render(name, data)
 			if err != nil {
 				return vault.Change{}, err
 			}
@@ -332,13 +332,13 @@ func (s *Service) InitProject(project string) (vault.Result, error) {
 	return res, err
 }
 
-func paths(project string) (current, hist, decisions string) {
+func Paths(project string) (current, hist, decisions string) {
 	return project + "/" + CurrentStateNote, project + "/" + HistoryNote, project + "/" + DecisionsNote
 }
 
 // idSuffix is what this machine appends to the session and entry ids it
 // makes (vault.Machine.IDSuffix): "" on the vault's primary clone.
-func (s *Service) idSuffix() string {
+func (s *Service) IdSuffix() string {
 	m, err := s.V.Machine()
 	if err != nil {
 		return "" // a broken machine record: `doctor` names it
@@ -358,4 +358,22 @@ func (s *Service) ParseTime(v string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf(".sessionvault/config.yaml: time_zone: %w", err)
 	}
 	return note.ParseTime(v, loc)
+}
+
+// projects lists the vault's projects: its top-level folders holding a
+// current-state note.
+func (s *Service) ProjectNames() ([]string, error) {
+	ents, err := os.ReadDir(s.V.Root)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if _, err := os.Stat(s.V.Root + "/" + e.Name() + "/" + CurrentStateNote); err == nil {
+				out = append(out, e.Name())
+			}
+		}
+	}
+	return out, nil
 }

@@ -23,14 +23,14 @@ const (
 	SessionsDir      = "sessions"
 	DecisionsDir     = "decisions"
 
-	secObjective = "Objective"
-	secStart     = "Start checklist"
-	secUpdates   = "Updates"
-	secDecisions = "Decisions"
-	secBlockers  = "Blockers"
-	secEnd       = "End checklist"
-	secNext      = "Next steps"
-	secSummary   = "Summary"
+	SecObjective = "Objective"
+	SecStart     = "Start checklist"
+	SecUpdates   = "Updates"
+	SecDecisions = "Decisions"
+	SecBlockers  = "Blockers"
+	SecEnd       = "End checklist"
+	SecNext      = "Next steps"
+	SecSummary   = "Summary"
 )
 
 // CanonicalNotes lists the four canonical notes of a project.
@@ -110,7 +110,7 @@ func (s *State) OpenBlockers() []Blocker {
 	return out
 }
 
-func (d *doc) prop(key string) string {
+func (d *Doc) Prop(key string) string {
 	v, _ := d.n.Get(key)
 	return v
 }
@@ -118,8 +118,8 @@ func (d *doc) prop(key string) string {
 // timeProp reads a time property in any form note.ParseTime reads (the
 // engine's RFC 3339, and Obsidian's forms without a zone, in the vault's
 // time_zone); nil when it is empty or unreadable (timeProblems reports it).
-func (d *doc) timeProp(key string) *time.Time {
-	v := d.prop(key)
+func (d *Doc) timeProp(key string) *time.Time {
+	v := d.Prop(key)
 	if v == "" {
 		return nil
 	}
@@ -131,14 +131,14 @@ func (d *doc) timeProp(key string) *time.Time {
 }
 
 // timeKeys are the time properties of session notes.
-var timeKeys = []string{"started", "updated", "ended", propLastAgentChange}
+var timeKeys = []string{"started", "updated", "ended", PropLastAgentChange}
 
 // timeProblems reports each time property that is set but unreadable, with
 // its line.
-func (d *doc) timeProblems() []Problem {
+func (d *Doc) timeProblems() []Problem {
 	var out []Problem
 	for _, k := range timeKeys {
-		if v := d.prop(k); v != "" {
+		if v := d.Prop(k); v != "" {
 			if _, err := note.ParseTime(v, d.loc); err != nil {
 				out = append(out, Problem{Note: d.path, Line: d.n.KeyLine(k), Why: "cannot read " + k + ": " + err.Error()})
 			}
@@ -147,23 +147,23 @@ func (d *doc) timeProblems() []Problem {
 	return out
 }
 
-func (d *doc) intProp(key string) int {
-	v, _ := strconv.Atoi(d.prop(key))
+func (d *Doc) IntProp(key string) int {
+	v, _ := strconv.Atoi(d.Prop(key))
 	return v
 }
 
 // readState reads the session state from a current-state or archived note.
 // Entry lines it cannot read are reported in Problems.
-func (d *doc) readState(project string) State {
-	st := d.readLite(project)
-	st.Updates = readEntries(d, &st, secUpdates, parseUpdate)
-	st.Compactions = readEntries(d, &st, secCompactions, parseCompaction)
+func (d *Doc) ReadState(project string) State {
+	st := d.ReadLite(project)
+	st.Updates = readEntries(d, &st, SecUpdates, parseUpdate)
+	st.Compactions = readEntries(d, &st, SecCompactions, parseCompaction)
 	st.Decisions = d.readDecisions(&st)
-	st.Blockers = readEntries(d, &st, secBlockers, parseBlocker)
+	st.Blockers = readEntries(d, &st, SecBlockers, parseBlocker)
 	d.readWorkflow(&st)
 	st.ModeHistory = d.readModeHistory(&st)
 	st.Problems = append(st.Problems, d.timeProblems()...)
-	for _, l := range d.sectionLines(secNext) {
+	for _, l := range d.SectionLines(SecNext) {
 		if t := strings.TrimSpace(string(l.Content())); strings.HasPrefix(t, "- ") {
 			st.NextSteps = append(st.NextSteps, strings.TrimSpace(t[2:]))
 		}
@@ -174,9 +174,9 @@ func (d *doc) readState(project string) State {
 // otherLines returns the lines of section title that are not its list
 // items: what a person wrote there (appended to the note's end, say), which
 // an operation that rewrites the section keeps after its own lines.
-func (d *doc) otherLines(title string) []string {
+func (d *Doc) OtherLines(title string) []string {
 	var out []string
-	for _, l := range d.sectionLines(title) {
+	for _, l := range d.SectionLines(title) {
 		t := strings.TrimRight(string(l.Content()), " \t\r\n")
 		if strings.TrimSpace(t) != "" && !strings.HasPrefix(strings.TrimSpace(t), "- ") {
 			out = append(out, t)
@@ -187,8 +187,8 @@ func (d *doc) otherLines(title string) []string {
 
 // readDecisions reads the decisions section into st's problems and
 // returns its entries, their notes as paths from the vault root.
-func (d *doc) readDecisions(st *State) []Decision {
-	decs := readEntries(d, st, secDecisions, parseDecision)
+func (d *Doc) readDecisions(st *State) []Decision {
+	decs := readEntries(d, st, SecDecisions, parseDecision)
 	for i := range decs {
 		decs[i].Note = inProject(st.Project, decs[i].Note)
 	}
@@ -197,41 +197,41 @@ func (d *doc) readDecisions(st *State) []Decision {
 
 // readLite reads the properties and the checklists only: what the hooks
 // decide on, without reading every update of a long session.
-func (d *doc) readLite(project string) State {
+func (d *Doc) ReadLite(project string) State {
 	st := State{
 		Project:       project,
-		Status:        d.prop("status"),
-		Session:       d.prop("session"),
-		Objective:     d.prop("objective"),
-		Progress:      d.intProp("progress"),
-		ProgressStart: d.intProp("progress_start"),
-		Epic:          d.prop("epic"),
-		Linear:        d.prop("linear"),
-		Branch:        d.prop("branch"),
-		Commit:        d.prop("commit"),
-		Continues:     sessionID(d.prop("continues")),
-		LastSession:   sessionID(d.prop("last_session")),
-		Summary:       d.prop("summary"),
-		Mode:          d.prop("mode"),
-		ActiveTask:    firstNonEmpty(taskIDs(nonEmpty(d.prop("active_task")))...),
-		ActiveFeature: featureIDOf(d.prop("active_feature")),
+		Status:        d.Prop("status"),
+		Session:       d.Prop("session"),
+		Objective:     d.Prop("objective"),
+		Progress:      d.IntProp("progress"),
+		ProgressStart: d.IntProp("progress_start"),
+		Epic:          d.Prop("epic"),
+		Linear:        d.Prop("linear"),
+		Branch:        d.Prop("branch"),
+		Commit:        d.Prop("commit"),
+		Continues:     sessionID(d.Prop("continues")),
+		LastSession:   sessionID(d.Prop("last_session")),
+		Summary:       d.Prop("summary"),
+		Mode:          d.Prop("mode"),
+		ActiveTask:    FirstNonEmpty(TaskIDs(NonEmpty(d.Prop("active_task")))...),
+		ActiveFeature: featureIDOf(d.Prop("active_feature")),
 		Started:       d.timeProp("started"),
 		Updated:       d.timeProp("updated"),
 		Ended:         d.timeProp("ended"),
-		Version:       d.intProp("version"),
+		Version:       d.IntProp("version"),
 		Workflow:      d.readWorkflowProps(),
 	}
 	if st.Status == "" {
 		st.Status = StatusIdle
 	}
-	st.StartChecklist = readEntries(d, &st, secStart, parseCheck)
-	st.EndChecklist = readEntries(d, &st, secEnd, parseCheck)
+	st.StartChecklist = readEntries(d, &st, SecStart, parseCheck)
+	st.EndChecklist = readEntries(d, &st, SecEnd, parseCheck)
 	return st
 }
 
 // ownedSections are the H2 sections the engine writes in the current-state
 // note; their entry lines are part of the signed state.
-var ownedSections = []string{secObjective, secStart, secUpdates, secDecisions, secBlockers, secEnd, secNext, "Mode history"}
+var OwnedSections = []string{SecObjective, SecStart, SecUpdates, SecDecisions, SecBlockers, SecEnd, SecNext, "Mode history"}
 
 // canonicalForm is what the state's HMAC covers (seed 004 REQ-003): the
 // front matter properties as a JSON object with sorted keys (scalars as
@@ -239,7 +239,7 @@ var ownedSections = []string{secObjective, secStart, secUpdates, secDecisions, s
 // line "## TITLE" followed by its non-blank lines, trimmed. A person's
 // whitespace-only edit, or an edit outside the owned sections, does not
 // change it; any change to a property or an entry does.
-func (d *doc) canonicalForm() ([]byte, error) {
+func (d *Doc) canonicalForm() ([]byte, error) {
 	props := map[string]any{}
 	for _, k := range d.n.Keys() {
 		node, _ := d.n.Node(k)
@@ -256,9 +256,9 @@ func (d *doc) canonicalForm() ([]byte, error) {
 		return nil, err
 	}
 	out = append(out, '\n')
-	for _, title := range ownedSections {
+	for _, title := range OwnedSections {
 		out = append(out, "## "+title+"\n"...)
-		for _, l := range d.sectionLines(title) {
+		for _, l := range d.SectionLines(title) {
 			if t := bytes.TrimSpace(l.Content()); len(t) > 0 {
 				out = append(append(out, t...), '\n')
 			}
@@ -269,19 +269,19 @@ func (d *doc) canonicalForm() ([]byte, error) {
 
 // readEntries parses the entry lines of one section: lines ending in a block
 // id. Lines with an id that do not parse become Problems.
-func readEntries[T any](d *doc, st *State, section string, parse func(string) (T, bool)) []T {
+func readEntries[T any](d *Doc, st *State, section string, parse func(string) (T, bool)) []T {
 	var out []T
-	for _, l := range d.sectionLines(section) {
+	for _, l := range d.SectionLines(section) {
 		line := string(l.Content())
 		if !idTailRe().MatchString(line) {
 			continue
 		}
 		e, ok := parse(line)
 		if !ok {
-			st.Problems = append(st.Problems, Problem{Note: d.path, Line: d.lineNo(l.Offset), Text: line, Why: "cannot read this " + strings.ToLower(section) + " entry back; it is kept as written"})
+			st.Problems = append(st.Problems, Problem{Note: d.path, Line: d.LineNo(l.Offset), Text: line, Why: "cannot read this " + strings.ToLower(section) + " entry back; it is kept as written"})
 			continue
 		}
-		setLine(&e, d.lineNo(l.Offset))
+		setLine(&e, d.LineNo(l.Offset))
 		out = append(out, e)
 	}
 	return out
@@ -308,14 +308,14 @@ func setLine(e any, line int) {
 
 // lastEntryNumber returns the largest N among "^p-N" ids in a section,
 // scanning only the lines that carry one.
-func (d *doc) lastEntryNumber(section string, prefix byte) int {
+func (d *Doc) lastEntryNumber(section string, prefix byte) int {
 	max := 0
-	for _, l := range d.sectionLines(section) {
-		id := idTail(l.Content())
+	for _, l := range d.SectionLines(section) {
+		id := IdTail(l.Content())
 		if id == nil || id[0] != prefix {
 			continue
 		}
-		if n := idNumber(string(id)); n > max {
+		if n := IdNumber(string(id)); n > max {
 			max = n
 		}
 	}
@@ -326,20 +326,20 @@ func (d *doc) lastEntryNumber(section string, prefix byte) int {
 // (with or without .md), with label as its alias: [[demo/sessions/x|x]].
 // Links are written from the vault root so that two projects with notes of
 // the same name never make one ambiguous; the alias keeps them short to read.
-func link(target, label string) string {
-	return "[[" + strings.TrimSuffix(target, ".md") + "|" + linkLabel(label) + "]]"
+func Link(target, label string) string {
+	return "[[" + strings.TrimSuffix(target, ".md") + "|" + LinkLabel(label) + "]]"
 }
 
 // sessionLink is the link to session id's record, project/sessions/id.
-func sessionLink(project, id string) string {
-	return link(project+"/"+SessionsDir+"/"+id, id)
+func SessionLink(project, id string) string {
+	return Link(project+"/"+SessionsDir+"/"+id, id)
 }
 
 // activeSessionLink is the link that stands for session id while it is
 // active: the current-state note, aliased by the session's id. When the
 // session ends, relinkSession turns each one into its sessionLink.
 func activeSessionLink(project, id string) string {
-	return link(project+"/"+CurrentStateNote, id)
+	return Link(project+"/"+CurrentStateNote, id)
 }
 
 // sessionID returns the session id a link value names: the last path
@@ -377,7 +377,7 @@ func Unlink(v string) string {
 	return v
 }
 
-func timeOrEmpty(t *time.Time) any {
+func TimeOrEmpty(t *time.Time) any {
 	if t == nil {
 		return ""
 	}

@@ -30,7 +30,7 @@ func (s *Service) TaskVersions(project, id string, max int) ([]TaskVersion, erro
 		return nil, err
 	}
 	project = t.Project
-	log, err := s.V.PathLog(taskPath(project, id))
+	log, err := s.V.PathLog(TaskPath(project, id))
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ type versionMark struct {
 // asks git to count the whole history only when the chain since holds a
 // merge or is long.
 func (s *Service) taskVersionCount(project, id string) (int, error) {
-	rel := taskPath(project, id)
+	rel := TaskPath(project, id)
 	name := "task-versions-" + project
 	marks := map[string]versionMark{}
 	if data, err := s.V.ReadState(name); err == nil {
@@ -154,14 +154,14 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 	}
 	var out SwitchOutcome
 	start := time.Now()
-	res, err := s.update(nil, func(tx *vault.Tx) (vault.Change, error) {
+	res, err := s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
 		holder := o.Holder
 		if holder == "" {
 			holder = s.holder(tx, project)
 		}
-		now := s.now()
+		now := s.NowUTC()
 		out.Timestamp = now
-		var fromDoc *doc
+		var fromDoc *Doc
 		var from Task
 		if o.From != "" {
 			var err error
@@ -181,7 +181,7 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 				return vault.Change{}, err
 			}
 			fromDoc.applyTask(from, o.Updates, now)
-			b, err := fromDoc.bytes()
+			b, err := fromDoc.Bytes()
 			if err != nil {
 				return vault.Change{}, err
 			}
@@ -193,9 +193,9 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 			out.Previous = &SwitchedFrom{TaskID: from.ID}
 		}
 		if to.Status == TaskPending {
-			toDoc.set("status", TaskInProgress)
+			toDoc.Set("status", TaskInProgress)
 		}
-		toDoc.set("last_session_at", now)
+		toDoc.Set("last_session_at", now)
 		if out.New, err = s.writeTaskDoc(tx, toDoc, project); err != nil {
 			return vault.Change{}, err
 		}
@@ -265,87 +265,46 @@ func (ts taskSet) openBlockers(t Task) []TaskRef {
 // active_task).
 func (s *Service) setActiveTask(tx *vault.Tx, project, id string, now time.Time) error {
 	rel := project + "/" + GlobalContextNote
-	var gd *doc
+	var gd *Doc
 	if tx.Exists(rel) {
 		var err error
-		if gd, err = s.readDoc(tx, rel); err != nil {
+		if gd, err = s.ReadDoc(tx, rel); err != nil {
 			return err
 		}
 	} else {
-		b, err := s.render(GlobalContextNote, map[string]string{"Project": note.Scalar(project), "Now": note.FormatTime(now)})
+		b, err := s.Render(GlobalContextNote, map[string]string{"Project": note.Scalar(project), "Now": note.FormatTime(now)})
 		if err != nil {
 			return err
 		}
-		if gd, err = s.parseDoc(rel, b); err != nil {
+		if gd, err = s.ParseDoc(rel, b); err != nil {
 			return err
 		}
 	}
-	gd.set("active_task", taskLink(project, id))
-	gd.set("updated", now)
-	b, err := gd.bytes()
+	gd.Set("active_task", TaskLink(project, id))
+	gd.Set("updated", now)
+	b, err := gd.Bytes()
 	if err != nil {
 		return err
 	}
 	if err := tx.Write(rel, b); err != nil {
 		return err
 	}
-	cur, _, _ := paths(project)
-	d, err := s.readDoc(tx, cur)
+	cur, _, _ := Paths(project)
+	d, err := s.ReadDoc(tx, cur)
 	if err != nil {
 		return err
 	}
-	st := d.readLite(project)
+	st := d.ReadLite(project)
 	if !st.Active() {
 		return nil
 	}
-	d.set("active_task", taskLink(project, id))
-	bumpVersion(d, st, now)
-	b, err = d.bytes()
+	d.Set("active_task", TaskLink(project, id))
+	BumpVersion(d, st, now)
+	b, err = d.Bytes()
 	if err != nil {
 		return err
 	}
 	return tx.Write(cur, b)
-}
-
-// GlobalContext is a project's global context (seed 002 §5.2.5), read from
-// <project>/global-context.md: its lists are the sections' bullets; key
-// paths and services are "- name: value" bullets.
-type GlobalContext struct {
-	HardRules  []string          `json:"hard_rules"`
-	TechStack  []string          `json:"tech_stack"`
-	KeyPaths   map[string]string `json:"key_paths"`
-	Services   map[string]string `json:"services"`
-	ActiveTask string            `json:"active_task,omitempty"`
-}
-
-// Global reads project's global context; a project without the note has
-// an empty one.
-func (s *Service) Global(project string) (GlobalContext, error) {
-	g := GlobalContext{HardRules: []string{}, TechStack: []string{}, KeyPaths: map[string]string{}, Services: map[string]string{}}
-	rel := project + "/" + GlobalContextNote
-	data, err := s.V.ReadFile(rel)
-	if err != nil {
-		return g, nil
-	}
-	d, err := s.parseDoc(rel, data)
-	if err != nil {
-		return g, err
-	}
-	g.HardRules = append(g.HardRules, d.listItems("Hard rules", strings.TrimSpace)...)
-	g.TechStack = append(g.TechStack, d.listItems("Tech stack", strings.TrimSpace)...)
-	for sec, m := range map[string]map[string]string{"Key paths": g.KeyPaths, "Services": g.Services} {
-		for _, item := range d.listItems(sec, strings.TrimSpace) {
-			k, v, ok := strings.Cut(item, ":")
-			if !ok {
-				k, v = item, ""
-			}
-			m[strings.Trim(strings.TrimSpace(k), "*`")] = strings.Trim(strings.TrimSpace(v), "`")
-		}
-	}
-	if ids := taskIDs([]string{d.prop("active_task")}); len(ids) > 0 {
-		g.ActiveTask = ids[0]
-	}
-	return g, nil
 }
 
 // UnifiedOptions are the inputs of UnifiedContext (seed 002 §4.1.1).
@@ -391,7 +350,7 @@ func (s *Service) UnifiedContext(o UnifiedOptions) (UnifiedContext, error) {
 	if err != nil {
 		return UnifiedContext{}, err
 	}
-	uc := UnifiedContext{ProjectID: project, Metadata: ContextMeta{Source: "vault", LoadedAt: s.now()}}
+	uc := UnifiedContext{ProjectID: project, Metadata: ContextMeta{Source: "vault", LoadedAt: s.NowUTC()}}
 	if uc.Global, err = s.Global(project); err != nil {
 		return uc, err
 	}

@@ -108,7 +108,7 @@ func (s *Service) TaskGraphOf(o GraphOptions) (TaskGraph, error) {
 	}
 	if o.TaskID != "" {
 		if _, ok := byID[o.TaskID]; !ok {
-			return TaskGraph{}, s.taskNotFound(errs.TaskNotFound, project, o.TaskID)
+			return TaskGraph{}, s.TaskNotFound(errs.TaskNotFound, project, o.TaskID)
 		}
 		depth := o.Depth
 		if depth <= 0 {
@@ -187,7 +187,7 @@ func neighbourhood(tasks []Task, id string, depth int) map[string]bool {
 	adj := map[string][]string{}
 	link := func(a, b string) { adj[a] = append(adj[a], b); adj[b] = append(adj[b], a) }
 	for _, t := range tasks {
-		for _, list := range [][]string{t.Blocks, t.DependsOn, t.RelatedTo, nonEmpty(t.Parent)} {
+		for _, list := range [][]string{t.Blocks, t.DependsOn, t.RelatedTo, NonEmpty(t.Parent)} {
 			for _, o := range list {
 				link(t.ID, o)
 			}

@@ -42,7 +42,7 @@ func (s *Service) RecordToolCall(project, tool string) ([]string, error) {
 				continue
 			}
 			id := group.prefix + itoa(i+1)
-			line := st.Session + " " + id + " " + tool + " " + note.FormatTime(s.now())
+			line := st.Session + " " + id + " " + tool + " " + note.FormatTime(s.NowUTC())
 			mac, err := s.lineMAC(line)
 			if err != nil {
 				return recorded, err

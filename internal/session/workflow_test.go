@@ -30,25 +30,25 @@ func TestWorkflowLinesRoundTrip(t *testing.T) {
 	}
 	for _, l := range lines {
 		var got string
-		switch id := string(idTail([]byte(l))); id[0] {
+		switch id := string(IdTail([]byte(l))); id[0] {
 		case 'a':
 			a, ok := parseInvocation(l)
 			if !ok {
 				t.Fatalf("not read: %s", l)
 			}
-			got = formatInvocation(a)
+			got = FormatInvocation(a)
 		case 'h':
 			h, ok := parseHandoff(l)
 			if !ok {
 				t.Fatalf("not read: %s", l)
 			}
-			got = formatHandoff(h)
+			got = FormatHandoff(h)
 		case 'v':
 			v, ok := parseVerdict(l)
 			if !ok {
 				t.Fatalf("not read: %s", l)
 			}
-			got = formatVerdict(v)
+			got = FormatVerdict(v)
 		case 'm':
 			m, ok := parseModeChange(l)
 			if !ok {
