@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/tasks"
+
 	"github.com/sessionvault/sessionvault/internal/history/historytest"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -118,7 +120,7 @@ func setupBenchVault(bin, work string, notes, commits int) (benchVault, error) {
 		return b, err
 	}
 	for _, name := range benchTasks {
-		if _, err := b.batch.TaskNew(session.NewTaskOptions{Project: benchProject, Name: name, KeyFiles: []string{"internal/" + name + ".go"}}); err != nil {
+		if _, err := tasks.New(b.batch).TaskNew(tasks.NewTaskOptions{Project: benchProject, Name: name, KeyFiles: []string{"internal/" + name + ".go"}}); err != nil {
 			return b, fmt.Errorf("task new: %w", err)
 		}
 	}
@@ -189,16 +191,16 @@ func tableVariants(o options, b benchVault, h hookEnv) []variant {
 		}},
 		{"task-save-in-process", "save_context_snapshot in process (batch)", func(i int) error {
 			phase := "phase " + strconv.Itoa(i)
-			_, err := b.batch.SaveTask(session.SaveTaskOptions{Project: benchProject, TaskID: benchTasks[0], Updates: session.TaskUpdate{Phase: &phase}})
+			_, err := tasks.New(b.batch).SaveTask(tasks.SaveTaskOptions{Project: benchProject, TaskID: benchTasks[0], Updates: tasks.TaskUpdate{Phase: &phase}})
 			return err
 		}},
 		{"switch-task-in-process", "switch_task in process (batch)", func(i int) error {
 			j := i & 1 // warm-up passes -1
-			_, err := b.batch.SwitchTask(session.SwitchOptions{Project: benchProject, From: benchTasks[j], To: benchTasks[1-j]})
+			_, err := tasks.New(b.batch).SwitchTask(tasks.SwitchOptions{Project: benchProject, From: benchTasks[j], To: benchTasks[1-j]})
 			return err
 		}},
 		{"checkpoint-in-process", "create_checkpoint in process (batch)", func(i int) error {
-			_, err := b.batch.CreateCheckpoint(session.CheckpointOptions{Project: benchProject, Label: "bench " + strconv.Itoa(i)})
+			_, err := tasks.New(b.batch).CreateCheckpoint(tasks.CheckpointOptions{Project: benchProject, Label: "bench " + strconv.Itoa(i)})
 			return err
 		}},
 		{"git-add-commit", "git add && git commit (one note)", func(i int) error {

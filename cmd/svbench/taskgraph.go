@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/tasks"
+
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
@@ -28,17 +30,17 @@ func taskGraphFigure(o options, work string, figs *figures) error {
 	}
 	fmt.Fprintf(os.Stderr, "making %d task notes in %s ...\n", o.graphTasks, dir)
 	for i := 0; i < o.graphTasks; i++ {
-		opts := session.NewTaskOptions{Project: benchProject, Name: "task " + strconv.Itoa(i), Priority: i % 5,
+		opts := tasks.NewTaskOptions{Project: benchProject, Name: "task " + strconv.Itoa(i), Priority: i % 5,
 			KeyFiles: []string{"src/file" + strconv.Itoa(i%97) + ".go"}}
 		if i%10 == 9 {
 			opts.DependsOn = []string{"task-" + strconv.Itoa(i-1)}
 		}
-		if _, err := svc.TaskNew(opts); err != nil {
+		if _, err := tasks.New(svc).TaskNew(opts); err != nil {
 			return fmt.Errorf("task new %d: %w", i, err)
 		}
 		if i%7 == 0 {
 			done := session.TaskCompleted
-			if _, err := svc.SaveTask(session.SaveTaskOptions{Project: benchProject, TaskID: "task-" + strconv.Itoa(i), Updates: session.TaskUpdate{Status: &done}}); err != nil {
+			if _, err := tasks.New(svc).SaveTask(tasks.SaveTaskOptions{Project: benchProject, TaskID: "task-" + strconv.Itoa(i), Updates: tasks.TaskUpdate{Status: &done}}); err != nil {
 				return err
 			}
 		}
@@ -46,7 +48,7 @@ func taskGraphFigure(o options, work string, figs *figures) error {
 	var times []time.Duration
 	for r := 0; r < o.rounds; r++ {
 		t0 := time.Now()
-		g, err := svc.TaskGraphOf(session.GraphOptions{Project: benchProject})
+		g, err := tasks.New(svc).TaskGraphOf(tasks.GraphOptions{Project: benchProject})
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/features"
+
 	"github.com/sessionvault/sessionvault/integrations/claudecode/hookio"
 	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/policy"
@@ -165,12 +167,12 @@ func (h Handler) PostToolUse(in Input) Response {
 		var due bool
 		var herr error
 		if guard.RecordsCommand(in.ToolName) {
-			c := session.ToolCall{Tool: in.ToolName, Input: in.ToolInput, Failed: failed, DurationMs: in.Duration(), ToolUseID: in.ToolUseID,
+			c := features.ToolCall{Tool: in.ToolName, Input: in.ToolInput, Failed: failed, DurationMs: in.Duration(), ToolUseID: in.ToolUseID,
 				AgentID: in.AgentID, AgentType: in.AgentType, Model: in.Model, ClaudeSession: in.SessionID}
 			if failed {
 				c.Error = in.ErrorText()
 			}
-			log, due, herr = svc.RecordToolCommand(project, c)
+			log, due, herr = features.New(svc).RecordToolCommand(project, c)
 		}
 		if due {
 			if _, err := svc.CommitCommandLogs(project, log); err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/features"
+
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/session"
@@ -28,7 +30,7 @@ func (h Handler) SessionStart(in Input) Response {
 	if err != nil {
 		return Allow()
 	}
-	_ = svc.RecordModel(project, in.SessionID, in.Model) // the command history's model; without it, entries name none
+	_ = features.New(svc).RecordModel(project, in.SessionID, in.Model) // the command history's model; without it, entries name none
 	if _, err := svc.VerifiedCached(project); err != nil {
 		if errors.Is(err, session.ErrTampered) {
 			return contextResponse("sessionvault: the session state cannot be trusted: " + err.Error() + ". Editing tools are denied until a person reviews the change and runs `" + svc.Command(project, "accept") + "`.")

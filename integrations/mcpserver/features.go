@@ -4,10 +4,11 @@ import (
 	"context"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/features"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
-	"github.com/sessionvault/sessionvault/internal/session"
 )
 
 // Seed 003's tools: feature plans (the notes in <project>/features/) and
@@ -24,18 +25,18 @@ type (
 	// written, the session whose active feature it set or cleared, the
 	// commit.
 	FeatureOut struct {
-		FeatureID string          `json:"feature_id"`
-		Note      string          `json:"note" jsonschema:"the feature's note, from the vault root"`
-		Session   string          `json:"session,omitempty" jsonschema:"the active session whose active feature this set or cleared"`
-		Commit    string          `json:"commit,omitempty" jsonschema:"the operation's commit (none when nothing changed)"`
-		Feature   session.Feature `json:"feature"`
+		FeatureID string           `json:"feature_id"`
+		Note      string           `json:"note" jsonschema:"the feature's note, from the vault root"`
+		Session   string           `json:"session,omitempty" jsonschema:"the active session whose active feature this set or cleared"`
+		Commit    string           `json:"commit,omitempty" jsonschema:"the operation's commit (none when nothing changed)"`
+		Feature   features.Feature `json:"feature"`
 	}
 	ListFeaturesIn struct {
 		Status string `json:"status,omitempty" jsonschema:"only features with this status: active, paused or completed (active: the active features)"`
 	}
 	ListFeaturesOut struct {
-		Features      []session.Feature `json:"features"`
-		ActiveFeature string            `json:"active_feature,omitempty" jsonschema:"the active session's active feature"`
+		Features      []features.Feature `json:"features"`
+		ActiveFeature string             `json:"active_feature,omitempty" jsonschema:"the active session's active feature"`
 	}
 	FeatureIDIn struct {
 		FeatureID string `json:"feature_id" jsonschema:"the feature's id"`
@@ -87,7 +88,7 @@ type (
 	}
 )
 
-func featureOut(o session.FeatureOutcome) FeatureOut {
+func featureOut(o features.FeatureOutcome) FeatureOut {
 	return FeatureOut{FeatureID: o.Feature.ID, Note: o.Feature.Note, Session: o.Session, Commit: o.Result.Commit, Feature: o.Feature}
 }
 
@@ -97,7 +98,7 @@ func featureOut(o session.FeatureOutcome) FeatureOut {
 func (s *Server) addFeatureTools(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "create_feature", Description: "Make a feature note (<project>/features/<feature-id>.md), active; with a session active it becomes the session's active feature."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in CreateFeatureIn) (*mcp.CallToolResult, FeatureOut, error) {
-			out, err := s.svc.WithOp(in.OpID).FeatureNew(session.NewFeatureOptions{Project: s.project, Name: in.Name, ID: in.FeatureID, Description: in.Description})
+			out, err := features.New(s.svc.WithOp(in.OpID)).FeatureNew(features.NewFeatureOptions{Project: s.project, Name: in.Name, ID: in.FeatureID, Description: in.Description})
 			if err != nil {
 				return nil, FeatureOut{}, s.toolErr(err)
 			}
@@ -109,7 +110,7 @@ func (s *Server) addFeatureTools(srv *mcp.Server) {
 			if err != nil {
 				return nil, ListFeaturesOut{}, s.toolErr(err)
 			}
-			fs, err := s.svc.Features(project, in.Status)
+			fs, err := features.New(s.svc).Features(project, in.Status)
 			if err != nil {
 				return nil, ListFeaturesOut{}, s.toolErr(err)
 			}
@@ -120,16 +121,16 @@ func (s *Server) addFeatureTools(srv *mcp.Server) {
 			return nil, out, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "get_feature", Description: "A feature and its implementation plan (phases, tasks with agent, status, times and artifacts), as its note holds it.", Annotations: readOnly()},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in FeatureIDIn) (*mcp.CallToolResult, session.Feature, error) {
-			f, err := s.svc.Feature(s.project, in.FeatureID)
+		func(ctx context.Context, _ *mcp.CallToolRequest, in FeatureIDIn) (*mcp.CallToolResult, features.Feature, error) {
+			f, err := features.New(s.svc).Feature(s.project, in.FeatureID)
 			if err != nil {
-				return nil, session.Feature{}, s.toolErr(err)
+				return nil, features.Feature{}, s.toolErr(err)
 			}
 			return nil, f, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "set_feature_status", Description: "Change a feature's status (active, paused, completed); active makes it the active session's feature, pausing or completing that feature clears it."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in SetFeatureStatusIn) (*mcp.CallToolResult, FeatureOut, error) {
-			out, err := s.svc.WithOp(in.OpID).SetFeatureStatus(s.project, in.FeatureID, in.Status)
+			out, err := features.New(s.svc.WithOp(in.OpID)).SetFeatureStatus(s.project, in.FeatureID, in.Status)
 			if err != nil {
 				return nil, FeatureOut{}, s.toolErr(err)
 			}
@@ -137,7 +138,7 @@ func (s *Server) addFeatureTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "switch_feature", Description: "Make a feature the active session's active feature (the command history names it from then on); a paused one becomes active."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in SwitchFeatureIn) (*mcp.CallToolResult, FeatureOut, error) {
-			out, err := s.svc.WithOp(in.OpID).SwitchFeature(s.project, in.FeatureID)
+			out, err := features.New(s.svc.WithOp(in.OpID)).SwitchFeature(s.project, in.FeatureID)
 			if err != nil {
 				return nil, FeatureOut{}, s.toolErr(err)
 			}
@@ -145,7 +146,7 @@ func (s *Server) addFeatureTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "update_feature_plan", Description: "Add a task to a feature's implementation plan or change one (only the fields given change); one commit."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in UpdatePlanIn) (*mcp.CallToolResult, FeatureOut, error) {
-			o := session.PlanOptions{Project: s.project, FeatureID: in.FeatureID, TaskID: in.TaskID, Phase: in.Phase, PhaseID: in.PhaseID,
+			o := features.PlanOptions{Project: s.project, FeatureID: in.FeatureID, TaskID: in.TaskID, Phase: in.Phase, PhaseID: in.PhaseID,
 				Description: in.Description, Agent: in.Agent, Status: in.Status, Artifacts: in.Artifacts, ClearArtifacts: in.ClearArtifacts}
 			for _, f := range []struct {
 				name, v string
@@ -160,34 +161,34 @@ func (s *Server) addFeatureTools(srv *mcp.Server) {
 				}
 				*f.dst = &t
 			}
-			out, err := s.svc.WithOp(in.OpID).UpdatePlan(o)
+			out, err := features.New(s.svc.WithOp(in.OpID)).UpdatePlan(o)
 			if err != nil {
 				return nil, FeatureOut{}, s.toolErr(err)
 			}
 			return nil, featureOut(out), nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "record_command", Description: "Append a command an agent ran to the session's command log (sessions/<id>/commands.md) and commit it; for agents whose tool calls no hook sees."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in RecordCommandIn) (*mcp.CallToolResult, session.RecordOutcome, error) {
-			o := session.RecordOptions{Project: s.project, Session: in.Session, Command: in.Command, Arguments: in.Arguments, Model: in.Model, Agent: in.Agent,
+		func(ctx context.Context, _ *mcp.CallToolRequest, in RecordCommandIn) (*mcp.CallToolResult, features.RecordOutcome, error) {
+			o := features.RecordOptions{Project: s.project, Session: in.Session, Command: in.Command, Arguments: in.Arguments, Model: in.Model, Agent: in.Agent,
 				TaskID: in.TaskID, FeatureID: in.FeatureID, Status: in.Status, DurationMs: in.DurationMs, Error: in.Error, Commit: true}
 			if in.Timestamp != "" {
 				t, err := s.svc.ParseTime(in.Timestamp)
 				if err != nil {
-					return nil, session.RecordOutcome{}, s.toolErr(errs.New(errs.HistoryEntryInvalid, "timestamp: %v", err).With("argument", "timestamp"))
+					return nil, features.RecordOutcome{}, s.toolErr(errs.New(errs.HistoryEntryInvalid, "timestamp: %v", err).With("argument", "timestamp"))
 				}
 				o.At = &t
 			}
-			out, err := s.svc.RecordCommand(o)
+			out, err := features.New(s.svc).RecordCommand(o)
 			if err != nil {
-				return nil, session.RecordOutcome{}, s.toolErr(err)
+				return nil, features.RecordOutcome{}, s.toolErr(err)
 			}
 			return nil, out, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "get_command_history", Description: "A session's command history (every Bash and MCP call the hooks saw, and recorded commands), oldest first.", Annotations: readOnly()},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in HistoryIn) (*mcp.CallToolResult, session.History, error) {
-			h, err := s.svc.CommandHistory(session.HistoryOptions{Project: s.project, Session: in.Session, Feature: in.FeatureID, Limit: in.Limit})
+		func(ctx context.Context, _ *mcp.CallToolRequest, in HistoryIn) (*mcp.CallToolResult, features.History, error) {
+			h, err := features.New(s.svc).CommandHistory(features.HistoryOptions{Project: s.project, Session: in.Session, Feature: in.FeatureID, Limit: in.Limit})
 			if err != nil {
-				return nil, session.History{}, s.toolErr(err)
+				return nil, features.History{}, s.toolErr(err)
 			}
 			return nil, h, nil
 		})

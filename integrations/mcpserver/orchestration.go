@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/tasks"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -116,7 +118,7 @@ type (
 	}
 	RollbackOut struct {
 		Success bool `json:"success"`
-		session.RollbackOutcome
+		tasks.RollbackOutcome
 	}
 	UnifiedIn struct {
 		TaskID                string `json:"task_id,omitempty" jsonschema:"a task; omit for the global context only"`
@@ -137,7 +139,7 @@ type (
 	}
 	ResolveConflictOut struct {
 		Success bool `json:"success"`
-		session.ResolveOutcome
+		tasks.ResolveOutcome
 	}
 	GraphIn struct {
 		TaskID           string `json:"task_id,omitempty" jsonschema:"focus on this task (omit for the overview)"`
@@ -159,7 +161,7 @@ func immediate(in *ImmediateIn) *session.ImmediateContext {
 func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "create_task", Description: "Make a task note (<project>/tasks/<id>.md); returns its id."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in CreateTaskIn) (*mcp.CallToolResult, CreateTaskOut, error) {
-			out, err := s.svc.TaskNew(session.NewTaskOptions{Project: s.project, Name: in.Name, ID: in.TaskID, Priority: in.Priority,
+			out, err := tasks.New(s.svc).TaskNew(tasks.NewTaskOptions{Project: s.project, Name: in.Name, ID: in.TaskID, Priority: in.Priority,
 				KeyFiles: in.KeyFiles, DependsOn: in.DependsOn, Blocks: in.Blocks, RelatedTo: in.RelatedTo, Parent: in.Parent})
 			if err != nil {
 				return nil, CreateTaskOut{}, s.toolErr(err)
@@ -168,11 +170,11 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "save_context_snapshot", Description: "Save a task's context: the fields given change, one commit; returns the task's version."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in SaveContextIn) (*mcp.CallToolResult, SaveContextOut, error) {
-			u := session.TaskUpdate{Phase: in.Updates.CurrentPhase, Iteration: in.Updates.Iteration, Score: in.Updates.Score, Status: in.Updates.Status,
+			u := tasks.TaskUpdate{Phase: in.Updates.CurrentPhase, Iteration: in.Updates.Iteration, Score: in.Updates.Score, Status: in.Updates.Status,
 				Immediate: immediate(in.Updates.ImmediateContext), KeyFiles: in.Updates.KeyFiles, SetKeyFiles: in.Updates.KeyFiles != nil,
 				TechnicalDecisions: in.Updates.TechnicalDecisions, SetDecisions: in.Updates.TechnicalDecisions != nil,
 				ResumePrompt: in.Updates.ResumePrompt, LockedElements: in.Updates.LockedElements, SetLocked: in.Updates.LockedElements != nil}
-			out, err := s.svc.SaveTask(session.SaveTaskOptions{Project: s.project, TaskID: in.TaskID, Updates: u, ChangeSummary: in.ChangeSummary, ChangeType: in.ChangeType, Holder: in.SessionID})
+			out, err := tasks.New(s.svc).SaveTask(tasks.SaveTaskOptions{Project: s.project, TaskID: in.TaskID, Updates: u, ChangeSummary: in.ChangeSummary, ChangeType: in.ChangeType, Holder: in.SessionID})
 			if err != nil {
 				return nil, SaveContextOut{}, s.toolErr(err)
 			}
@@ -180,22 +182,22 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 				Commit: out.Result.Commit, Timestamp: time.Now().UTC().Truncate(time.Second)}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "switch_task", Description: "Switch tasks atomically: the source task's context saved and the target loaded in one commit; the project's and session's active task recorded."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in SwitchIn) (*mcp.CallToolResult, session.SwitchOutcome, error) {
-			o := session.SwitchOptions{Project: s.project, From: in.FromTaskID, To: in.ToTaskID, Holder: in.SessionID,
+		func(ctx context.Context, _ *mcp.CallToolRequest, in SwitchIn) (*mcp.CallToolResult, tasks.SwitchOutcome, error) {
+			o := tasks.SwitchOptions{Project: s.project, From: in.FromTaskID, To: in.ToTaskID, Holder: in.SessionID,
 				NoSave: in.SaveCurrentState != nil && !*in.SaveCurrentState}
 			if d := in.CurrentTaskUpdates; d != nil {
-				o.Updates = session.TaskUpdate{Immediate: immediate(d.ImmediateContext), Phase: d.CurrentPhase, Iteration: d.Iteration}
+				o.Updates = tasks.TaskUpdate{Immediate: immediate(d.ImmediateContext), Phase: d.CurrentPhase, Iteration: d.Iteration}
 			}
-			out, err := s.svc.SwitchTask(o)
+			out, err := tasks.New(s.svc).SwitchTask(o)
 			if err != nil {
-				return nil, session.SwitchOutcome{}, s.toolErr(err)
+				return nil, tasks.SwitchOutcome{}, s.toolErr(err)
 			}
 			return nil, out, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "create_checkpoint", Description: "Create a checkpoint: a commit listing it in checkpoints.md, tagged checkpoint/<id>; scope global, task or multi_task."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in CheckpointIn) (*mcp.CallToolResult, CheckpointOut, error) {
-			tasks := append(nonEmptyIDs(in.TaskID), in.IncludeTasks...)
-			out, err := s.svc.CreateCheckpoint(session.CheckpointOptions{Project: s.project, Label: in.Label, Description: in.Description, Tasks: tasks, Type: in.CheckpointType, CreatedBy: in.SessionID})
+			ids := append(nonEmptyIDs(in.TaskID), in.IncludeTasks...)
+			out, err := tasks.New(s.svc).CreateCheckpoint(tasks.CheckpointOptions{Project: s.project, Label: in.Label, Description: in.Description, Tasks: ids, Type: in.CheckpointType, CreatedBy: in.SessionID})
 			if err != nil {
 				return nil, CheckpointOut{}, s.toolErr(err)
 			}
@@ -204,7 +206,7 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "rollback_to", Description: "Roll a task (or, with a global checkpoint, the project's canonical notes and tasks) back to a version or checkpoint, as one new commit after a backup checkpoint; the person's sections stay."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in RollbackIn) (*mcp.CallToolResult, RollbackOut, error) {
-			o := session.RollbackOptions{Project: s.project, TaskID: in.TaskID, NoBackup: in.CreateBackup != nil && !*in.CreateBackup, Holder: in.SessionID}
+			o := tasks.RollbackOptions{Project: s.project, TaskID: in.TaskID, NoBackup: in.CreateBackup != nil && !*in.CreateBackup, Holder: in.SessionID}
 			switch in.Target.Type {
 			case "version":
 				o.Version = in.Target.Version
@@ -213,41 +215,41 @@ func (s *Server) addOrchestrationTools(srv *mcp.Server) {
 			default:
 				return nil, RollbackOut{}, s.toolErr(badArgument("target.type", in.Target.Type, "version or checkpoint"))
 			}
-			out, err := s.svc.Rollback(o)
+			out, err := tasks.New(s.svc).Rollback(o)
 			if err != nil {
 				return nil, RollbackOut{}, s.toolErr(err)
 			}
 			return nil, RollbackOut{Success: true, RollbackOutcome: out}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "detect_conflicts", Description: "Find conflicts between tasks: file_conflict, lock_collision, state_mismatch, version_divergence; new ones are recorded in conflicts.md.", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in DetectIn) (*mcp.CallToolResult, session.DetectResult, error) {
-			out, err := s.svc.DetectConflicts(s.project, in.TaskIDs, in.ConflictTypes)
+		func(ctx context.Context, _ *mcp.CallToolRequest, in DetectIn) (*mcp.CallToolResult, tasks.DetectResult, error) {
+			out, err := tasks.New(s.svc).DetectConflicts(s.project, in.TaskIDs, in.ConflictTypes)
 			if err != nil {
-				return nil, session.DetectResult{}, s.toolErr(err)
+				return nil, tasks.DetectResult{}, s.toolErr(err)
 			}
 			return nil, out, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "resolve_conflict", Description: "Resolve a recorded conflict with use_a, use_b, merge, custom or ignore; a lock_collision's lock is released."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ResolveConflictIn) (*mcp.CallToolResult, ResolveConflictOut, error) {
-			out, err := s.svc.ResolveConflict(session.ResolveOptions{Project: s.project, ID: in.ConflictID, Action: in.Action, Value: in.ResolvedValue, Notes: in.Notes, ResolvedBy: in.ResolvedBy})
+			out, err := tasks.New(s.svc).ResolveConflict(tasks.ResolveOptions{Project: s.project, ID: in.ConflictID, Action: in.Action, Value: in.ResolvedValue, Notes: in.Notes, ResolvedBy: in.ResolvedBy})
 			if err != nil {
 				return nil, ResolveConflictOut{}, s.toolErr(err)
 			}
 			return nil, ResolveConflictOut{Success: true, ResolveOutcome: out}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "get_task_graph", Description: "The task graph from the task notes' wikilinks: nodes, typed edges, ready and blocked tasks, counts.", Annotations: readOnly()},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in GraphIn) (*mcp.CallToolResult, session.TaskGraph, error) {
-			g, err := s.svc.TaskGraphOf(session.GraphOptions{Project: s.project, TaskID: in.TaskID, Depth: in.Depth, IncludeCompleted: in.IncludeCompleted})
+		func(ctx context.Context, _ *mcp.CallToolRequest, in GraphIn) (*mcp.CallToolResult, tasks.TaskGraph, error) {
+			g, err := tasks.New(s.svc).TaskGraphOf(tasks.GraphOptions{Project: s.project, TaskID: in.TaskID, Depth: in.Depth, IncludeCompleted: in.IncludeCompleted})
 			if err != nil {
-				return nil, session.TaskGraph{}, s.toolErr(err)
+				return nil, tasks.TaskGraph{}, s.toolErr(err)
 			}
 			return nil, g, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "sync_hot_context", Description: "Bring the engine's derived notes up to date with git: checkpoints.md lists every checkpoint tag (e.g. ones fetched from a remote); reports the task contexts and the active task."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in SyncHotIn) (*mcp.CallToolResult, session.HotSync, error) {
-			out, err := s.svc.SyncHotContext(s.project, in.TaskIDs)
+		func(ctx context.Context, _ *mcp.CallToolRequest, in SyncHotIn) (*mcp.CallToolResult, tasks.HotSync, error) {
+			out, err := tasks.New(s.svc).SyncHotContext(s.project, in.TaskIDs)
 			if err != nil {
-				return nil, session.HotSync{}, s.toolErr(err)
+				return nil, tasks.HotSync{}, s.toolErr(err)
 			}
 			return nil, out, nil
 		})

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/tasks"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -199,7 +201,7 @@ type (
 	ContextOut struct {
 		Prompt string         `json:"prompt" jsonschema:"the bounded resume prompt (8 KB at most)"`
 		State  map[string]any `json:"state"`
-		session.UnifiedContext
+		tasks.UnifiedContext
 	}
 	GateOut struct {
 		Phase   string            `json:"phase"`
@@ -402,7 +404,7 @@ func (s *Server) addGetUnifiedContext(srv *mcp.Server) {
 			if err != nil {
 				return nil, ContextOut{}, s.toolErr(err)
 			}
-			uc, err := s.svc.UnifiedContext(session.UnifiedOptions{Project: project, TaskID: in.TaskID,
+			uc, err := tasks.New(s.svc).UnifiedContext(tasks.UnifiedOptions{Project: project, TaskID: in.TaskID,
 				NoRelationships: in.IncludeRelationships != nil && !*in.IncludeRelationships, IncludeVersionHistory: in.IncludeVersionHistory, MaxVersions: in.MaxVersions})
 			if err != nil {
 				return nil, ContextOut{}, s.toolErr(err)

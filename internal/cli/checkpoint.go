@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/tasks"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/note"
@@ -21,7 +23,7 @@ func (a *app) checkpointCommand() *cobra.Command {
 }
 
 func (a *app) checkpointSyncCommand() *cobra.Command {
-	var tasks []string
+	var taskIDs []string
 	c := &cobra.Command{
 		Use:   "sync",
 		Short: "List every checkpoint tag in checkpoints.md and count the task contexts (MCP: sync_hot_context)",
@@ -34,19 +36,19 @@ can lag behind: checkpoints.md gets a line for each checkpoint tag it does not l
 			if err != nil {
 				return err
 			}
-			out, err := svc.SyncHotContext(a.project, tasks)
+			out, err := tasks.New(svc).SyncHotContext(a.project, taskIDs)
 			if err != nil {
 				return err
 			}
 			return a.emit(out, fmt.Sprintf("%d checkpoint(s) listed; %d task context(s); active task %s", out.CheckpointsListed, out.TaskContexts, dash(out.ActiveTask)))
 		},
 	}
-	c.Flags().StringArrayVar(&tasks, "task", nil, "count only these tasks (repeatable)")
+	c.Flags().StringArrayVar(&taskIDs, "task", nil, "count only these tasks (repeatable)")
 	return c
 }
 
 func (a *app) checkpointCreateCommand() *cobra.Command {
-	var o session.CheckpointOptions
+	var o tasks.CheckpointOptions
 	c := &cobra.Command{
 		Use:   "create LABEL",
 		Short: "Create a checkpoint (MCP: create_checkpoint) and print its id",
@@ -61,7 +63,7 @@ multi_task. Roll back to it with ` + "`sessionvault rollback --checkpoint ID`" +
 				return err
 			}
 			o.Project, o.Label = a.project, strings.Join(argv, " ")
-			out, err := svc.CreateCheckpoint(o)
+			out, err := tasks.New(svc).CreateCheckpoint(o)
 			if err != nil {
 				return err
 			}
@@ -75,7 +77,7 @@ multi_task. Roll back to it with ` + "`sessionvault rollback --checkpoint ID`" +
 		},
 	}
 	c.Flags().StringArrayVar(&o.Tasks, "task", nil, "a task the checkpoint is of (repeatable; none: global)")
-	c.Flags().StringVar(&o.Type, "type", "manual", strings.Join(session.CheckpointTypes, ", "))
+	c.Flags().StringVar(&o.Type, "type", "manual", strings.Join(tasks.CheckpointTypes, ", "))
 	c.Flags().StringVar(&o.Description, "description", "", "what the checkpoint marks")
 	return c
 }
@@ -90,7 +92,7 @@ func (a *app) checkpointListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cps, err := svc.Checkpoints(a.project)
+			cps, err := tasks.New(svc).Checkpoints(a.project)
 			if err != nil {
 				return err
 			}
@@ -108,7 +110,7 @@ func (a *app) checkpointListCommand() *cobra.Command {
 }
 
 func (a *app) rollbackCommand() *cobra.Command {
-	var o session.RollbackOptions
+	var o tasks.RollbackOptions
 	var noBackup bool
 	c := &cobra.Command{
 		Use:   "rollback (--checkpoint ID | --version N --task TASK)",
@@ -125,7 +127,7 @@ stay as they are now. A backup checkpoint of the state before is made first
 				return err
 			}
 			o.Project, o.NoBackup = a.project, noBackup
-			out, err := svc.Rollback(o)
+			out, err := tasks.New(svc).Rollback(o)
 			if err != nil {
 				return err
 			}
@@ -162,7 +164,7 @@ func (a *app) conflictsCommand() *cobra.Command {
 }
 
 func (a *app) conflictsDetectCommand() *cobra.Command {
-	var tasks, types []string
+	var taskIDs, types []string
 	c := &cobra.Command{
 		Use:   "detect",
 		Short: "Find conflicts (MCP: detect_conflicts); new ones are recorded with ids",
@@ -177,7 +179,7 @@ as existing, with their status.`,
 			if err != nil {
 				return err
 			}
-			res, err := svc.DetectConflicts(a.project, tasks, types)
+			res, err := tasks.New(svc).DetectConflicts(a.project, taskIDs, types)
 			if err != nil {
 				return err
 			}
@@ -192,13 +194,13 @@ as existing, with their status.`,
 			return a.emit(res, strings.Join(lines, "\n"))
 		},
 	}
-	c.Flags().StringArrayVar(&tasks, "task", nil, "only conflicts of this task (repeatable)")
-	c.Flags().StringArrayVar(&types, "type", nil, "only this conflict type (repeatable): "+strings.Join(session.ConflictTypes, ", "))
+	c.Flags().StringArrayVar(&taskIDs, "task", nil, "only conflicts of this task (repeatable)")
+	c.Flags().StringArrayVar(&types, "type", nil, "only this conflict type (repeatable): "+strings.Join(tasks.ConflictTypes, ", "))
 	return c
 }
 
 func (a *app) conflictsResolveCommand() *cobra.Command {
-	var o session.ResolveOptions
+	var o tasks.ResolveOptions
 	c := &cobra.Command{
 		Use:   "resolve ID --action use_a|use_b|merge|custom|ignore",
 		Short: "Resolve a recorded conflict (MCP: resolve_conflict)",
@@ -214,14 +216,14 @@ reports it as existing, not new).`,
 				return err
 			}
 			o.Project, o.ID = a.project, argv[0]
-			out, err := svc.ResolveConflict(o)
+			out, err := tasks.New(svc).ResolveConflict(o)
 			if err != nil {
 				return err
 			}
 			return a.emit(out, fmt.Sprintf("%s %s → %s", out.ConflictID, out.PreviousStatus, out.NewStatus))
 		},
 	}
-	c.Flags().StringVar(&o.Action, "action", "", strings.Join(session.ConflictActions, ", "))
+	c.Flags().StringVar(&o.Action, "action", "", strings.Join(tasks.ConflictActions, ", "))
 	c.Flags().StringVar(&o.Value, "value", "", "the resolved value (custom)")
 	c.Flags().StringVar(&o.Notes, "notes", "", "why")
 	c.Flags().StringVar(&o.ResolvedBy, "by", "", "who resolved it (default: the active session, else this machine)")
@@ -238,7 +240,7 @@ func (a *app) conflictsListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cs, err := svc.Conflicts(a.project)
+			cs, err := tasks.New(svc).Conflicts(a.project)
 			if err != nil {
 				return err
 			}
@@ -247,7 +249,7 @@ func (a *app) conflictsListCommand() *cobra.Command {
 				lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", x.ID, x.Type, x.Severity, x.Status, x.Description))
 			}
 			if cs == nil {
-				cs = []session.Conflict{}
+				cs = []tasks.Conflict{}
 			}
 			return a.emit(map[string]any{"conflicts": cs}, strings.Join(lines, "\n"))
 		},

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/features"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -38,7 +40,7 @@ part of the layout are left alone. Read it back with ` + "`import ai-session DIR
 			if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 				return errs.New(errs.ExportFailed, "%s is a file; give a folder to export to", dir).With("path", dir)
 			}
-			sess, rep, err := svc.ExportAISession(project)
+			sess, rep, err := features.New(svc).ExportAISession(project)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/features"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -34,7 +36,7 @@ feature (feature new, feature switch) is named by the command history.`,
 }
 
 func (a *app) featureNewCommand() *cobra.Command {
-	var o session.NewFeatureOptions
+	var o features.NewFeatureOptions
 	c := &cobra.Command{
 		Use:   "new NAME",
 		Short: "Make a feature note (active) and print its id; with a session active, it becomes the session's active feature",
@@ -45,7 +47,7 @@ func (a *app) featureNewCommand() *cobra.Command {
 				return err
 			}
 			o.Project, o.Name = a.project, strings.Join(argv, " ")
-			out, err := svc.FeatureNew(o)
+			out, err := features.New(svc).FeatureNew(o)
 			if err != nil {
 				return err
 			}
@@ -71,7 +73,7 @@ func (a *app) featureListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			features, err := svc.Features(project, status)
+			features, err := features.New(svc).Features(project, status)
 			if err != nil {
 				return err
 			}
@@ -96,7 +98,7 @@ func (a *app) featureListCommand() *cobra.Command {
 			return a.emit(map[string]any{"features": features, "active_feature": current}, strings.Join(lines, "\n"))
 		},
 	}
-	c.Flags().StringVar(&status, "status", "", "only features with this status: "+strings.Join(session.FeatureStatuses, ", "))
+	c.Flags().StringVar(&status, "status", "", "only features with this status: "+strings.Join(features.FeatureStatuses, ", "))
 	return c
 }
 
@@ -117,7 +119,7 @@ func (a *app) featureShowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			f, err := svc.Feature(a.project, argv[0])
+			f, err := features.New(svc).Feature(a.project, argv[0])
 			if err != nil {
 				return err
 			}
@@ -126,7 +128,7 @@ func (a *app) featureShowCommand() *cobra.Command {
 	}
 }
 
-func formatFeature(f session.Feature) string {
+func formatFeature(f features.Feature) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "feature %s: %s (%s)\n", f.ID, f.Name, f.Status)
 	if f.Description != "" {
@@ -173,7 +175,7 @@ completing the session's active feature leaves the session without one.`,
 			if err != nil {
 				return err
 			}
-			out, err := svc.SetFeatureStatus(a.project, argv[0], argv[1])
+			out, err := features.New(svc).SetFeatureStatus(a.project, argv[0], argv[1])
 			if err != nil {
 				return err
 			}
@@ -192,7 +194,7 @@ func (a *app) featureSwitchCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out, err := svc.SwitchFeature(a.project, argv[0])
+			out, err := features.New(svc).SwitchFeature(a.project, argv[0])
 			if err != nil {
 				return err
 			}
@@ -202,7 +204,7 @@ func (a *app) featureSwitchCommand() *cobra.Command {
 }
 
 func (a *app) featurePlanCommand() *cobra.Command {
-	var o session.PlanOptions
+	var o features.PlanOptions
 	var description, agent, status, started, completed string
 	c := &cobra.Command{
 		Use:   "plan FEATURE --task ID [--phase NAME] [--description TEXT] [--agent A] [--status S] [--artifact PATH]...",
@@ -256,7 +258,7 @@ exists. One commit; the feature's last_active becomes now.
 			if o.TaskID == "" {
 				return usageError(c, "feature plan needs --task ID")
 			}
-			out, err := svc.UpdatePlan(o)
+			out, err := features.New(svc).UpdatePlan(o)
 			if err != nil {
 				return err
 			}
@@ -269,7 +271,7 @@ exists. One commit; the feature's last_active becomes now.
 	c.Flags().StringVar(&o.PhaseID, "phase-id", "", "the id of a new phase (default: its name's slug)")
 	c.Flags().StringVar(&description, "description", "", "what the task does (required for a new task)")
 	c.Flags().StringVar(&agent, "agent", "", "the agent assigned, e.g. opus or agent-1")
-	c.Flags().StringVar(&status, "status", "", strings.Join(session.PlanStatuses, ", ")+" (a new task: pending)")
+	c.Flags().StringVar(&status, "status", "", strings.Join(features.PlanStatuses, ", ")+" (a new task: pending)")
 	c.Flags().StringArrayVar(&o.Artifacts, "artifact", nil, "a file the task generated (repeatable; added to its artifacts)")
 	c.Flags().BoolVar(&o.ClearArtifacts, "clear-artifacts", false, "empty the task's artifacts first")
 	c.Flags().StringVar(&started, "started-at", "", "when the task started (RFC 3339, or 2026-11-25T09:30 in the vault's time_zone)")

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/features"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
-	"github.com/sessionvault/sessionvault/internal/session"
 )
 
 // historyCommand is `history`: seed 003's command history on the CLI.
@@ -28,7 +29,7 @@ their commands with ` + "`history record`" + `.`,
 }
 
 func (a *app) historyRecordCommand() *cobra.Command {
-	var o session.RecordOptions
+	var o features.RecordOptions
 	var at string
 	var duration int64
 	var noCommit bool
@@ -59,7 +60,7 @@ to the next one). The task and feature default to the session's active ones
 				}
 				o.At = &t
 			}
-			out, err := svc.RecordCommand(o)
+			out, err := features.New(svc).RecordCommand(o)
 			if err != nil {
 				return err
 			}
@@ -85,7 +86,7 @@ to the next one). The task and feature default to the session's active ones
 }
 
 func (a *app) historyShowCommand() *cobra.Command {
-	var o session.HistoryOptions
+	var o features.HistoryOptions
 	c := &cobra.Command{
 		Use:   "show",
 		Short: "Show a session's command log (default: the active session, else the last one)",
@@ -96,7 +97,7 @@ func (a *app) historyShowCommand() *cobra.Command {
 				return err
 			}
 			o.Project = a.project
-			h, err := svc.CommandHistory(o)
+			h, err := features.New(svc).CommandHistory(o)
 			if err != nil {
 				return err
 			}
@@ -109,7 +110,7 @@ func (a *app) historyShowCommand() *cobra.Command {
 	return c
 }
 
-func formatHistory(h session.History) string {
+func formatHistory(h features.History) string {
 	var b strings.Builder
 	if h.Session != "" {
 		fmt.Fprintf(&b, "session %s: %d command(s)\n", h.Session, len(h.Entries))

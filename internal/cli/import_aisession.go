@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/sessionvault/sessionvault/internal/features"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/importer"
-	"github.com/sessionvault/sessionvault/internal/session"
 )
 
 func (a *app) importAISessionCommand() *cobra.Command {
@@ -43,17 +44,17 @@ exports byte-identically.`,
 			if err != nil {
 				return errs.Wrap(errs.AiSessionNotFound, err, "reading "+dir)
 			}
-			rep, res, err := svc.ImportAISession(project, sess)
+			rep, res, err := features.New(svc).ImportAISession(project, sess)
 			if err != nil {
 				return errs.Wrap(errs.ImportFailed, err, "importing "+dir)
 			}
-			var all []session.AISkipped
+			var all []features.AISkipped
 			for _, s := range skipped {
-				all = append(all, session.AISkipped{Path: s.Path, Reason: s.Reason})
+				all = append(all, features.AISkipped{Path: s.Path, Reason: s.Reason})
 			}
 			rep.Skipped = append(all, rep.Skipped...)
 			if rep.Skipped == nil {
-				rep.Skipped = []session.AISkipped{}
+				rep.Skipped = []features.AISkipped{}
 			}
 			text := fmt.Sprintf(".ai-session from %s: %d feature(s) imported, %d already in the vault (%d task(s) added), %d history entries imported, %d already present, %d skipped",
 				dir, rep.Features, rep.Existing, rep.TasksAdded, rep.Entries, rep.Duplicates, len(rep.Skipped))

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/tasks"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -144,7 +146,7 @@ func remoteSync(svc *session.Service, remote, branch string) (remoteSyncResult, 
 		return out, err
 	}
 	res, err := svc.V.SyncRemote(vault.SyncOptions{Remote: remote, Branch: branch, AfterMerge: after,
-		SideRefs: session.HeartbeatRefs, PushRefs: []string{session.HeartbeatRefs + m.Name}, Tags: session.CheckpointTags})
+		SideRefs: session.HeartbeatRefs, PushRefs: []string{session.HeartbeatRefs + m.Name}, Tags: tasks.CheckpointTags})
 	out.SyncResult = res
 	return out, err
 }

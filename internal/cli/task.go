@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/tasks"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/note"
@@ -28,7 +30,7 @@ touched its note.`,
 }
 
 func (a *app) taskNewCommand() *cobra.Command {
-	var o session.NewTaskOptions
+	var o tasks.NewTaskOptions
 	c := &cobra.Command{
 		Use:   "new NAME",
 		Short: "Make a task note and print its id (the name's slug)",
@@ -39,7 +41,7 @@ func (a *app) taskNewCommand() *cobra.Command {
 				return err
 			}
 			o.Project, o.Name = a.project, strings.Join(argv, " ")
-			out, err := svc.TaskNew(o)
+			out, err := tasks.New(svc).TaskNew(o)
 			if err != nil {
 				return err
 			}
@@ -70,7 +72,7 @@ func (a *app) taskListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tasks, err := svc.Tasks(a.project)
+			tasks, err := tasks.New(svc).Tasks(a.project)
 			if err != nil {
 				return err
 			}
@@ -98,7 +100,7 @@ func (a *app) taskListCommand() *cobra.Command {
 }
 
 func (a *app) taskShowCommand() *cobra.Command {
-	var o session.UnifiedOptions
+	var o tasks.UnifiedOptions
 	c := &cobra.Command{
 		Use:   "show [TASK]",
 		Short: "Show a task's unified context (MCP: get_unified_context); without TASK, the global context",
@@ -112,7 +114,7 @@ func (a *app) taskShowCommand() *cobra.Command {
 			if len(argv) == 1 {
 				o.TaskID = argv[0]
 			}
-			uc, err := svc.UnifiedContext(o)
+			uc, err := tasks.New(svc).UnifiedContext(o)
 			if err != nil {
 				return err
 			}
@@ -125,7 +127,7 @@ func (a *app) taskShowCommand() *cobra.Command {
 	return c
 }
 
-func formatUnified(uc session.UnifiedContext) string {
+func formatUnified(uc tasks.UnifiedContext) string {
 	var b strings.Builder
 	g := uc.Global
 	fmt.Fprintf(&b, "project %s", uc.ProjectID)
@@ -152,7 +154,7 @@ func formatUnified(uc session.UnifiedContext) string {
 		if r := uc.Relationships; r != nil {
 			for _, rel := range []struct {
 				name string
-				refs []session.TaskRef
+				refs []tasks.TaskRef
 			}{{"depends on", r.DependsOn}, {"blocked by", r.BlockedBy}, {"blocks", r.Blocks}, {"related to", r.RelatedTo}} {
 				if len(rel.refs) > 0 {
 					var ids []string
@@ -207,8 +209,8 @@ func (f *taskUpdateFlags) add(c *cobra.Command, all bool) {
 // update builds the TaskUpdate the flags set on c; the immediate context
 // flags change only the fields given, merged with the note's others inside
 // the operation.
-func (f *taskUpdateFlags) update(c *cobra.Command) session.TaskUpdate {
-	var u session.TaskUpdate
+func (f *taskUpdateFlags) update(c *cobra.Command) tasks.TaskUpdate {
+	var u tasks.TaskUpdate
 	ch := c.Flags().Changed
 	if ch("name") {
 		u.Name = &f.name
@@ -238,7 +240,7 @@ func (f *taskUpdateFlags) update(c *cobra.Command) session.TaskUpdate {
 		u.TechnicalDecisions, u.SetDecisions = nonEmptyItems(f.decisions), true
 	}
 	if ch("working-on") || ch("last-action") || ch("next-step") || ch("blocker") || ch("notes") {
-		var p session.ImmediatePatch
+		var p tasks.ImmediatePatch
 		for flag, dst := range map[string]struct {
 			v   string
 			dst **string
@@ -279,7 +281,7 @@ func (a *app) taskUpdateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out, err := svc.SaveTask(session.SaveTaskOptions{Project: a.project, TaskID: argv[0], Updates: f.update(c), ChangeSummary: summary, ChangeType: changeType})
+			out, err := tasks.New(svc).SaveTask(tasks.SaveTaskOptions{Project: a.project, TaskID: argv[0], Updates: f.update(c), ChangeSummary: summary, ChangeType: changeType})
 			if err != nil {
 				return err
 			}
@@ -288,7 +290,7 @@ func (a *app) taskUpdateCommand() *cobra.Command {
 	}
 	f.add(c, true)
 	c.Flags().StringVar(&summary, "summary", "", "what changed (the commit's summary)")
-	c.Flags().StringVar(&changeType, "change-type", "manual", strings.Join(session.ChangeTypes, ", "))
+	c.Flags().StringVar(&changeType, "change-type", "manual", strings.Join(tasks.ChangeTypes, ", "))
 	return c
 }
 
@@ -308,11 +310,11 @@ the active session's active task, all in one commit. Prints TASK's context.`,
 			if err != nil {
 				return err
 			}
-			o := session.SwitchOptions{Project: a.project, From: from, To: argv[0], NoSave: noSave}
+			o := tasks.SwitchOptions{Project: a.project, From: from, To: argv[0], NoSave: noSave}
 			if from != "" {
 				o.Updates = f.update(c)
 			}
-			out, err := svc.SwitchTask(o)
+			out, err := tasks.New(svc).SwitchTask(o)
 			if err != nil {
 				return err
 			}
@@ -349,7 +351,7 @@ this machine. Locked elements (--element) stay locked until unlocked.`,
 			if err != nil {
 				return err
 			}
-			out, err := svc.LockTask(a.project, argv[0], holder, elements)
+			out, err := tasks.New(svc).LockTask(a.project, argv[0], holder, elements)
 			if err != nil {
 				return err
 			}
@@ -374,7 +376,7 @@ func (a *app) taskUnlockCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out, err := svc.UnlockTask(a.project, argv[0], holder, elements, force)
+			out, err := tasks.New(svc).UnlockTask(a.project, argv[0], holder, elements, force)
 			if err != nil {
 				return err
 			}
@@ -398,7 +400,7 @@ func (a *app) taskVersionsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			vs, err := svc.TaskVersions(a.project, argv[0], max)
+			vs, err := tasks.New(svc).TaskVersions(a.project, argv[0], max)
 			if err != nil {
 				return err
 			}
@@ -414,7 +416,7 @@ func (a *app) taskVersionsCommand() *cobra.Command {
 }
 
 func (a *app) taskGraphCommand() *cobra.Command {
-	var o session.GraphOptions
+	var o tasks.GraphOptions
 	c := &cobra.Command{
 		Use:   "graph",
 		Short: "The task graph (MCP: get_task_graph): tasks, typed edges, ready and blocked tasks",
@@ -428,7 +430,7 @@ on or is blocked by is completed. A cycle is an error naming it (E1618).`,
 				return err
 			}
 			o.Project = a.project
-			g, err := svc.TaskGraphOf(o)
+			g, err := tasks.New(svc).TaskGraphOf(o)
 			if err != nil {
 				return err
 			}
@@ -441,7 +443,7 @@ on or is blocked by is completed. A cycle is an error naming it (E1618).`,
 	return c
 }
 
-func formatGraph(g session.TaskGraph) string {
+func formatGraph(g tasks.TaskGraph) string {
 	var b strings.Builder
 	s := g.Summary
 	fmt.Fprintf(&b, "%d tasks: %d in progress, %d pending, %d blocked, %d completed\n", s.TotalTasks, s.InProgress, s.Pending, s.Blocked, s.Completed)
@@ -451,7 +453,7 @@ func formatGraph(g session.TaskGraph) string {
 	for _, e := range g.Edges {
 		fmt.Fprintf(&b, "  %s --%s--> %s\n", e.From, e.Type, e.To)
 	}
-	ids := func(ns []session.TaskNode) string {
+	ids := func(ns []tasks.TaskNode) string {
 		var out []string
 		for _, n := range ns {
 			out = append(out, n.TaskID)

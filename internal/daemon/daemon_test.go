@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/features"
+
 	"github.com/sessionvault/sessionvault/internal/history"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/syncer"
@@ -251,7 +253,7 @@ func TestServeCommitsCommandLogsAsTheAgent(t *testing.T) {
 	if _, err := svc.Start(session.StartOptions{Project: "demo", Objective: "logs"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.RecordCommand(session.RecordOptions{Project: "demo", Command: "first", Commit: true}); err != nil {
+	if _, err := features.New(svc).RecordCommand(features.RecordOptions{Project: "demo", Command: "first", Commit: true}); err != nil {
 		t.Fatal(err)
 	}
 	d := &Daemon{Svc: svc, Projects: []string{"demo"}, Schedule: "@every 1h", Listen: "127.0.0.1:0", Debounce: 100 * time.Millisecond,
@@ -262,7 +264,7 @@ func TestServeCommitsCommandLogsAsTheAgent(t *testing.T) {
 	go func() { done <- d.Run(ctx) }()
 	<-d.ready
 	head, _ := v.Head()
-	if _, err := svc.RecordCommand(session.RecordOptions{Project: "demo", Command: "second"}); err != nil {
+	if _, err := features.New(svc).RecordCommand(features.RecordOptions{Project: "demo", Command: "second"}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/tasks"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sessionvault/sessionvault/internal/session"
@@ -150,7 +152,7 @@ func newOrchestration(svc *session.Service, projects []string, log *slog.Logger)
 	for _, t := range []string{"checkpoint", "version"} {
 		o.rollbacks.WithLabelValues(t)
 	}
-	for _, a := range session.ConflictActions {
+	for _, a := range tasks.ConflictActions {
 		o.resolved.WithLabelValues(a)
 	}
 	return o
@@ -203,18 +205,18 @@ func (o *orchestration) Collect(ch chan<- prometheus.Metric) {
 		} else {
 			recovery += len(rep.Sessions)
 		}
-		cs, err := o.svc.Conflicts(p)
+		cs, err := tasks.New(o.svc).Conflicts(p)
 		if err != nil {
 			o.log.Warn("metrics: reading the conflicts", "project", p, "error", err.Error())
 			continue
 		}
 		for _, c := range cs {
-			if c.Status != session.ResolutionResolved && c.Status != session.ResolutionIgnored {
+			if c.Status != tasks.ResolutionResolved && c.Status != tasks.ResolutionIgnored {
 				unresolved++
 			}
 			if key := p + "/" + c.ID; !o.conflicts[key] {
 				o.conflicts[key] = true
-				o.detected.WithLabelValues(known(c.Type, session.ConflictTypes), known(c.Severity, conflictSeverities)).Inc()
+				o.detected.WithLabelValues(known(c.Type, tasks.ConflictTypes), known(c.Severity, conflictSeverities)).Inc()
 			}
 		}
 	}
@@ -291,7 +293,7 @@ func (o *orchestration) count(t map[string]string) {
 		o.rollbacks.WithLabelValues(kind).Inc()
 		o.expectTag(t["Backup-Checkpoint"])
 	case "conflicts-resolve":
-		o.resolved.WithLabelValues(known(t["Action"], session.ConflictActions)).Inc()
+		o.resolved.WithLabelValues(known(t["Action"], tasks.ConflictActions)).Inc()
 	}
 }
 
@@ -332,7 +334,7 @@ func (o *orchestration) countCheckpoints() error {
 		if len(o.projects) > 0 && !slices.Contains(o.projects, t["Project"]) {
 			continue
 		}
-		o.checkpoints.WithLabelValues(known(t["Checkpoint-Type"], session.CheckpointTypes), known(t["Checkpoint-Scope"], checkpointScopes)).Inc()
+		o.checkpoints.WithLabelValues(known(t["Checkpoint-Type"], tasks.CheckpointTypes), known(t["Checkpoint-Scope"], checkpointScopes)).Inc()
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/tasks"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sessionvault/sessionvault/internal/history"
@@ -101,44 +103,44 @@ func TestOrchestrationMetrics(t *testing.T) {
 	must(svc.InitProject("demo"))
 	must(svc.InitProject("other"))
 	must(svc.Start(session.StartOptions{Project: "demo", Objective: "metrics"}))
-	must(svc.TaskNew(session.NewTaskOptions{Project: "demo", Name: "A", ID: "a", KeyFiles: []string{"f.go"}}))
-	must(svc.TaskNew(session.NewTaskOptions{Project: "demo", Name: "B", ID: "b", KeyFiles: []string{"f.go"}}))
-	phase := func(p string) session.TaskUpdate { return session.TaskUpdate{Phase: &p} }
+	must(tasks.New(svc).TaskNew(tasks.NewTaskOptions{Project: "demo", Name: "A", ID: "a", KeyFiles: []string{"f.go"}}))
+	must(tasks.New(svc).TaskNew(tasks.NewTaskOptions{Project: "demo", Name: "B", ID: "b", KeyFiles: []string{"f.go"}}))
+	phase := func(p string) tasks.TaskUpdate { return tasks.TaskUpdate{Phase: &p} }
 	tick(10 * time.Second)
-	must(svc.SaveTask(session.SaveTaskOptions{Project: "demo", TaskID: "a", Updates: phase("p1")}))
+	must(tasks.New(svc).SaveTask(tasks.SaveTaskOptions{Project: "demo", TaskID: "a", Updates: phase("p1")}))
 	tick(10 * time.Second)
-	must(svc.SwitchTask(session.SwitchOptions{Project: "demo", From: "a", To: "b", Updates: phase("p2")}))
+	must(tasks.New(svc).SwitchTask(tasks.SwitchOptions{Project: "demo", From: "a", To: "b", Updates: phase("p2")}))
 	tick(10 * time.Second)
-	cp, err := svc.CreateCheckpoint(session.CheckpointOptions{Project: "demo", Label: "L", Tasks: []string{"a"}})
+	cp, err := tasks.New(svc).CreateCheckpoint(tasks.CheckpointOptions{Project: "demo", Label: "L", Tasks: []string{"a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tick(10 * time.Second)
-	must(svc.SaveTask(session.SaveTaskOptions{Project: "demo", TaskID: "a", Updates: phase("p3")}))
+	must(tasks.New(svc).SaveTask(tasks.SaveTaskOptions{Project: "demo", TaskID: "a", Updates: phase("p3")}))
 	tick(10 * time.Second)
-	rb, err := svc.Rollback(session.RollbackOptions{Project: "demo", TaskID: "a", Checkpoint: cp.Checkpoint.ID})
+	rb, err := tasks.New(svc).Rollback(tasks.RollbackOptions{Project: "demo", TaskID: "a", Checkpoint: cp.Checkpoint.ID})
 	if err != nil || rb.BackupCheckpointID == "" {
 		t.Fatalf("rollback to the checkpoint: %+v %v", rb, err)
 	}
 	tick(10 * time.Second)
-	if rb, err = svc.Rollback(session.RollbackOptions{Project: "demo", TaskID: "a", Version: 1}); err != nil || rb.BackupCheckpointID == "" {
+	if rb, err = tasks.New(svc).Rollback(tasks.RollbackOptions{Project: "demo", TaskID: "a", Version: 1}); err != nil || rb.BackupCheckpointID == "" {
 		t.Fatalf("rollback to version 1: %+v %v", rb, err)
 	}
-	det, err := svc.DetectConflicts("demo", nil, nil)
+	det, err := tasks.New(svc).DetectConflicts("demo", nil, nil)
 	if err != nil || len(det.Detected) != 1 {
 		t.Fatalf("detect: %+v %v", det, err)
 	}
-	must(svc.ResolveConflict(session.ResolveOptions{Project: "demo", ID: det.Detected[0].ID, Action: "merge"}))
+	must(tasks.New(svc).ResolveConflict(tasks.ResolveOptions{Project: "demo", ID: det.Detected[0].ID, Action: "merge"}))
 	// A lock left to expire: a second conflict, left unresolved.
-	must(svc.LockTask("demo", "b", "someone-else", nil))
+	must(tasks.New(svc).LockTask("demo", "b", "someone-else", nil))
 	tick(session.TaskLockTTL + time.Minute)
-	if det, err = svc.DetectConflicts("demo", nil, nil); err != nil || len(det.Detected) != 1 {
+	if det, err = tasks.New(svc).DetectConflicts("demo", nil, nil); err != nil || len(det.Detected) != 1 {
 		t.Fatalf("second detect: %+v %v", det, err)
 	}
 	// Another project's save and checkpoint are not the daemon's.
-	must(svc.TaskNew(session.NewTaskOptions{Project: "other", Name: "C", ID: "c"}))
-	must(svc.SaveTask(session.SaveTaskOptions{Project: "other", TaskID: "c", Updates: phase("x")}))
-	must(svc.CreateCheckpoint(session.CheckpointOptions{Project: "other", Label: "elsewhere"}))
+	must(tasks.New(svc).TaskNew(tasks.NewTaskOptions{Project: "other", Name: "C", ID: "c"}))
+	must(tasks.New(svc).SaveTask(tasks.SaveTaskOptions{Project: "other", TaskID: "c", Updates: phase("x")}))
+	must(tasks.New(svc).CreateCheckpoint(tasks.CheckpointOptions{Project: "other", Label: "elsewhere"}))
 	// The session compacted (a recovery point) and last beat 90 s ago.
 	must(svc.Heartbeat("demo"))
 	if err := svc.RecordRecoveryPoint("demo", "auto", ""); err != nil {
@@ -195,7 +197,7 @@ func TestOrchestrationMetrics(t *testing.T) {
 	expect(t, "second scrape", scrape(t, reg), first)
 
 	// One more save: exactly one more, nothing else moves.
-	must(svc.SaveTask(session.SaveTaskOptions{Project: "demo", TaskID: "a", Updates: phase("p4")}))
+	must(tasks.New(svc).SaveTask(tasks.SaveTaskOptions{Project: "demo", TaskID: "a", Updates: phase("p4")}))
 	third := map[string]float64{}
 	for k, v := range first {
 		third[k] = v
@@ -206,13 +208,13 @@ func TestOrchestrationMetrics(t *testing.T) {
 
 	// Tags made after the first listing are counted: a rollback's backup,
 	// then a checkpoint.
-	if rb, err = svc.Rollback(session.RollbackOptions{Project: "demo", TaskID: "a", Version: 2}); err != nil || rb.BackupCheckpointID == "" {
+	if rb, err = tasks.New(svc).Rollback(tasks.RollbackOptions{Project: "demo", TaskID: "a", Version: 2}); err != nil || rb.BackupCheckpointID == "" {
 		t.Fatalf("rollback to version 2: %+v %v", rb, err)
 	}
 	third[MetricRollbacks+`{type="version"}`] = 2
 	third[MetricCheckpoints+`{scope="task",type="auto"}`] = 3
 	expect(t, "after a rollback", scrape(t, reg), third)
-	must(svc.CreateCheckpoint(session.CheckpointOptions{Project: "demo", Label: "M", Type: "milestone"}))
+	must(tasks.New(svc).CreateCheckpoint(tasks.CheckpointOptions{Project: "demo", Label: "M", Type: "milestone"}))
 	third[MetricCheckpoints+`{scope="global",type="milestone"}`] = 1
 	expect(t, "after a checkpoint", scrape(t, reg), third)
 }
@@ -228,14 +230,14 @@ func TestOrchestrationWalkIsIncremental(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(svc.TaskNew(session.NewTaskOptions{Project: "demo", Name: "A", ID: "a"}))
+	must(tasks.New(svc).TaskNew(tasks.NewTaskOptions{Project: "demo", Name: "A", ID: "a"}))
 	o := newOrchestration(svc, []string{"demo"}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(o)
 	saves := func() float64 { return scrape(t, reg)[MetricContextSaves+`{backend="vault"}`] }
 	for i := 1; i <= 3; i++ {
 		p := strconv.Itoa(i)
-		must(svc.SaveTask(session.SaveTaskOptions{Project: "demo", TaskID: "a", Updates: session.TaskUpdate{Phase: &p}}))
+		must(tasks.New(svc).SaveTask(tasks.SaveTaskOptions{Project: "demo", TaskID: "a", Updates: tasks.TaskUpdate{Phase: &p}}))
 		if got := saves(); got != float64(i) {
 			t.Fatalf("after save %d: %v saves", i, got)
 		}

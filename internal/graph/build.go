@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/tasks"
+
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/note"
@@ -85,7 +87,7 @@ func (b *builder) project(name string) error {
 }
 
 func (b *builder) tasks(project string) error {
-	tasks, err := b.svc.Tasks(project)
+	tasks, err := tasks.New(b.svc).Tasks(project)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // Kind is how a requirement's evidence is verified (seeds 001 and 004): the
@@ -28,7 +30,7 @@ type Check struct {
 	Arg  string `json:"arg,omitempty"` // file name, command, tool pattern or section name
 }
 
-var directiveRe = lazyRegexp("`\\s*(file|commit|run|tool|section|person)\\s*(?::\\s*([^`]*))?`")
+var directiveRe = lazyregexp.New("`\\s*(file|commit|run|tool|section|person)\\s*(?::\\s*([^`]*))?`")
 
 // ParseCheck reads the evidence rule from an Evidence cell.
 func ParseCheck(cell string) Check {

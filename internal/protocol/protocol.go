@@ -8,6 +8,7 @@ package protocol
 import (
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/markdown"
 )
 
@@ -40,7 +41,7 @@ type Protocol struct {
 	Unphased []int
 }
 
-var levelRe = lazyRegexp(`(?i)^\**\s*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY|REQUIRED|RECOMMENDED|OPTIONAL|SHALL NOT|SHALL)\s*\**$`)
+var levelRe = lazyregexp.New(`(?i)^\**\s*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY|REQUIRED|RECOMMENDED|OPTIONAL|SHALL NOT|SHALL)\s*\**$`)
 
 // Parse reads a protocol document. path is only recorded. A requirement
 // belongs to the start or end checklist by the nearest heading above it whose
@@ -151,7 +152,7 @@ func parseInto(p *markdown.Parser, out *Protocol, src []byte, lineBase int, oute
 	}
 }
 
-var taskRe = lazyRegexp(`^\s*[-*+] \[[ xX]\] (.+)$`)
+var taskRe = lazyregexp.New(`^\s*[-*+] \[[ xX]\] (.+)$`)
 
 func normaliseLevel(l string) string {
 	switch u := strings.ToUpper(l); u {

@@ -66,7 +66,7 @@ func (s *Service) Check(progress func(done int)) (CheckReport, error) {
 			if err != nil {
 				return nil
 			}
-			d.loc, _ = s.V.Config.Location()
+			d.Loc, _ = s.V.Config.Location()
 			st := d.ReadState(strings.SplitN(rel, "/", 2)[0])
 			rep.Problems = append(rep.Problems, st.Problems...)
 		}

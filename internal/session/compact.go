@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -261,7 +262,7 @@ func formatCompaction(c Compaction) string {
 	return fmt.Sprintf("- %s · %d updates · %d agent invocations → %s ^%s", note.FormatTime(c.Time), c.Updates, c.Invocations, c.Archive, c.ID)
 }
 
-var compactionRe = lazyRegexp(`^- (\S+) · (\d+) updates · (\d+) agent invocations → (\[\[[^\]]*\]\]) \^(k-\d+)\s*$`)
+var compactionRe = lazyregexp.New(`^- (\S+) · (\d+) updates · (\d+) agent invocations → (\[\[[^\]]*\]\]) \^(k-\d+)\s*$`)
 
 // parseCompaction reads a compaction entry's line back.
 func parseCompaction(line string) (Compaction, bool) {

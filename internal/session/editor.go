@@ -15,13 +15,13 @@ import (
 // back to front; property edits are applied after them. Bytes outside the
 // edited ranges are never touched.
 type Doc struct {
-	path  string
-	n     *note.Note
-	md    *markdown.Doc
-	body  []byte
+	Path  string
+	Note  *note.Note
+	MD    *markdown.Doc
+	Body  []byte
 	edits []bodyEdit
 	props []propEdit
-	loc   *time.Location // zone of times written without one (nil: local)
+	Loc   *time.Location // zone of times written without one (nil: local)
 }
 
 type bodyEdit struct {
@@ -44,12 +44,12 @@ func openDoc(p *markdown.Parser, path string, src []byte) (*Doc, error) {
 	// Sections come from the line scanner, which finds what goldmark finds
 	// (markdown.TestScanMatchesGoldmark) at a fraction of the cost on long
 	// sessions; the session notes need no other structure.
-	return &Doc{path: path, n: n, md: &markdown.Doc{Sections: markdown.ScanSections(body)}, body: body}, nil
+	return &Doc{Path: path, Note: n, MD: &markdown.Doc{Sections: markdown.ScanSections(body)}, Body: body}, nil
 }
 
 // section returns the H2 section titled title.
 func (d *Doc) Section(title string) (markdown.Section, bool) {
-	return d.md.Find(2, title)
+	return d.MD.Find(2, title)
 }
 
 // sectionLines returns the lines of an H2 section's body (body-relative offsets).
@@ -58,11 +58,11 @@ func (d *Doc) SectionLines(title string) []markdown.Line {
 	if !ok {
 		return nil
 	}
-	return markdown.Lines(d.body, s.BodyStart, s.End)
+	return markdown.Lines(d.Body, s.BodyStart, s.End)
 }
 
 // lineNo returns the 1-based line in the note of a body-relative offset.
-func (d *Doc) LineNo(bodyOff int) int { return d.n.LineOf(d.n.BodyOffset() + bodyOff) }
+func (d *Doc) LineNo(bodyOff int) int { return d.Note.LineOf(d.Note.BodyOffset() + bodyOff) }
 
 func (d *Doc) Edit(start, end int, text string) {
 	d.edits = append(d.edits, bodyEdit{start: start, end: end, text: text, seq: len(d.edits)})
@@ -78,7 +78,7 @@ type deleted struct{}
 
 // newline returns the body's line ending.
 func (d *Doc) Newline() string {
-	if i := bytes.IndexByte(d.n.Bytes(), '\n'); i > 0 && d.n.Bytes()[i-1] == '\r' {
+	if i := bytes.IndexByte(d.Note.Bytes(), '\n'); i > 0 && d.Note.Bytes()[i-1] == '\r' {
 		return "\r\n"
 	}
 	return "\n"
@@ -98,10 +98,10 @@ func (d *Doc) SetSection(title string, lines []string) {
 		return
 	}
 	text := nl + content
-	if s.End < len(d.body) && content != "" {
+	if s.End < len(d.Body) && content != "" {
 		text += nl
 	}
-	if string(d.body[s.BodyStart:s.End]) == text {
+	if string(d.Body[s.BodyStart:s.End]) == text {
 		return
 	}
 	d.Edit(s.BodyStart, s.End, text)
@@ -110,24 +110,24 @@ func (d *Doc) SetSection(title string, lines []string) {
 func (d *Doc) AppendNewSection(title, content string) {
 	nl := d.Newline()
 	prefix := ""
-	if len(d.body) > 0 && !bytes.HasSuffix(d.body, []byte("\n")) {
+	if len(d.Body) > 0 && !bytes.HasSuffix(d.Body, []byte("\n")) {
 		prefix = nl
 	}
-	if len(d.body) > 0 {
+	if len(d.Body) > 0 {
 		prefix += nl
 	}
 	text := prefix + "## " + title + nl
 	if content != "" {
 		text += nl + content
 	}
-	d.Edit(len(d.body), len(d.body), text)
+	d.Edit(len(d.Body), len(d.Body), text)
 }
 
 // contentBounds returns the offsets of the first and just past the last
 // non-blank line of a section's body, or ok=false when it has none.
 func (d *Doc) contentBounds(s markdown.Section) (first, last int, ok bool) {
 	first, last = -1, -1
-	for _, l := range markdown.Lines(d.body, s.BodyStart, s.End) {
+	for _, l := range markdown.Lines(d.Body, s.BodyStart, s.End) {
 		if len(bytes.TrimSpace(l.Text)) == 0 {
 			continue
 		}
@@ -159,7 +159,7 @@ func (d *Doc) AppendLineIn(sec markdown.Section, line string) {
 		d.setSectionRaw(sec, line)
 		return
 	}
-	if !bytes.HasSuffix(d.body[:last], []byte("\n")) {
+	if !bytes.HasSuffix(d.Body[:last], []byte("\n")) {
 		d.Edit(last, last, nl+line)
 		return
 	}
@@ -185,7 +185,7 @@ func (d *Doc) prependLine(title, line string) {
 func (d *Doc) setSectionRaw(s markdown.Section, line string) {
 	nl := d.Newline()
 	text := nl + line + nl
-	if s.End < len(d.body) {
+	if s.End < len(d.Body) {
 		text += nl
 	}
 	d.Edit(s.BodyStart, s.End, text)
@@ -194,14 +194,14 @@ func (d *Doc) setSectionRaw(s markdown.Section, line string) {
 // replaceLine replaces the content of the line at body offset off (its line
 // ending is kept).
 func (d *Doc) ReplaceLine(off int, line string) {
-	end := markdown.LineEnd(d.body, off)
-	content := bytes.TrimRight(d.body[off:end], "\r\n")
+	end := markdown.LineEnd(d.Body, off)
+	content := bytes.TrimRight(d.Body[off:end], "\r\n")
 	d.Edit(off, off+len(content), line)
 }
 
 // bytes applies the queued edits and returns the new note.
 func (d *Doc) Bytes() ([]byte, error) {
-	body := d.body
+	body := d.Body
 	if len(d.edits) > 0 {
 		edits := append([]bodyEdit(nil), d.edits...)
 		sort.SliceStable(edits, func(i, j int) bool {
@@ -217,7 +217,7 @@ func (d *Doc) Bytes() ([]byte, error) {
 		}
 		body = b
 	}
-	n := d.n
+	n := d.Note
 	if len(d.edits) > 0 {
 		var err error
 		if n, err = n.WithBody(body); err != nil {
@@ -241,7 +241,7 @@ func (d *Doc) Bytes() ([]byte, error) {
 // retitle turns the current-state note's H1 ("# Current session") into the
 // archived record's ("# Session <id>").
 func (d *Doc) Retitle(id string) {
-	if h, ok := d.md.Find(1, "Current session"); ok {
+	if h, ok := d.MD.Find(1, "Current session"); ok {
 		d.Edit(h.Start, h.BodyStart, "# Session "+id+d.Newline())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/note"
 )
 
@@ -101,14 +102,14 @@ func (p Problem) String() string {
 const MachineSuffix = `(?:-[a-z][a-z0-9]*)?`
 
 var (
-	idTailRe    = lazyRegexp(`\^([a-z])-(\d+)` + MachineSuffix + `\s*$`)
-	updateRe    = lazyRegexp(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+` + MachineSuffix + `)\s*$`)
-	decisionRe  = lazyRegexp(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+` + MachineSuffix + `)\s*$`)
-	fieldRe     = lazyRegexp(` · \*\*(choice|why|alternatives|impact|category|decided by|approved by|rejected by):\*\* `)
-	blockerRe   = lazyRegexp(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+` + MachineSuffix + `)\s*$`)
-	blockerIDRe = lazyRegexp(`^b-\d+` + MachineSuffix + `$`)
-	checkRe     = lazyRegexp(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?)(?: · \*\*evidence:\*\* (.*?))? \^([ce]-\d+)\s*$`)
-	tagTailRe   = lazyRegexp(`(?:\s#[\p{L}\p{N}_/-]+)+$`)
+	idTailRe    = lazyregexp.New(`\^([a-z])-(\d+)` + MachineSuffix + `\s*$`)
+	updateRe    = lazyregexp.New(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+` + MachineSuffix + `)\s*$`)
+	decisionRe  = lazyregexp.New(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+` + MachineSuffix + `)\s*$`)
+	fieldRe     = lazyregexp.New(` · \*\*(choice|why|alternatives|impact|category|decided by|approved by|rejected by):\*\* `)
+	blockerRe   = lazyregexp.New(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+` + MachineSuffix + `)\s*$`)
+	blockerIDRe = lazyregexp.New(`^b-\d+` + MachineSuffix + `$`)
+	checkRe     = lazyregexp.New(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?)(?: · \*\*evidence:\*\* (.*?))? \^([ce]-\d+)\s*$`)
+	tagTailRe   = lazyregexp.New(`(?:\s#[\p{L}\p{N}_/-]+)+$`)
 )
 
 // oneLine collapses s to one line of single spaces.

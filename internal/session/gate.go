@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/guard"
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -85,7 +86,7 @@ func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
 	})
 }
 
-var checkIDRe = lazyRegexp(`^[ce]-\d+$`)
+var checkIDRe = lazyregexp.New(`^[ce]-\d+$`)
 
 // verify checks one requirement's evidence and returns the text recorded.
 func (s *Service) verify(d *Doc, project string, req protocol.Requirement, o EvidenceOptions) (string, error) {

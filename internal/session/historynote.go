@@ -67,7 +67,7 @@ func (s *Service) AddToHistory(tx *vault.Tx, st State, now time.Time) error {
 	recent, ok := d.Section(SecRecent)
 	var olds []markdown.Section
 	if ok {
-		for _, sec := range d.md.Sections {
+		for _, sec := range d.MD.Sections {
 			if sec.Level == 3 && sec.Start >= recent.BodyStart && sec.Start < recent.End {
 				olds = append(olds, sec)
 			}
@@ -98,7 +98,7 @@ func (s *Service) AddToHistory(tx *vault.Tx, st State, now time.Time) error {
 		sec := olds[i]
 		target := Unlink(strings.TrimSpace(strings.Split(sec.Title, Sep)[0]))
 		objective := ""
-		for _, l := range markdown.Lines(d.body, sec.BodyStart, sec.End) {
+		for _, l := range markdown.Lines(d.Body, sec.BodyStart, sec.End) {
 			if v, ok := strings.CutPrefix(string(l.Content()), "- **Objective:** "); ok {
 				objective = v
 			}

@@ -238,7 +238,7 @@ func (s *Service) replaceHistoryEntry(tx *vault.Tx, old, cur State) error {
 	nl := d.Newline()
 	was := strings.Join(HistoryEntry(old), nl)
 	now := strings.Join(HistoryEntry(cur), nl)
-	i := bytes.Index(d.body, []byte(was))
+	i := bytes.Index(d.Body, []byte(was))
 	if i < 0 || was == now {
 		return nil
 	}

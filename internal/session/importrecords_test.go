@@ -52,7 +52,7 @@ func TestRecordKeepsTheSourceText(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		var h2 []string
-		for _, s := range markdown.ScanSections(d.body) {
+		for _, s := range markdown.ScanSections(d.Body) {
 			if s.Level <= 2 {
 				h2 = append(h2, s.Title)
 			}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -95,7 +96,7 @@ func canonicalType(rel, typ string) string {
 // and a number (u-12, d-3, c-1, t-4, h-9, k-2, ...) or a conflict's cf-N,
 // each with a second machine's name after it (u-12-laptop), or a
 // checkpoint's cp-<unix time>-<hex>.
-var engineIDRe = lazyRegexp(`^(?:(?:[a-z]|cf)-\d+` + MachineSuffix + `|cp-\d+-[0-9a-f]+)$`)
+var engineIDRe = lazyregexp.New(`^(?:(?:[a-z]|cf)-\d+` + MachineSuffix + `|cp-\d+-[0-9a-f]+)$`)
 
 // engineEntryID is the id of an entry line the engine wrote, or ""
 // (vault.Ownership.EntryID).

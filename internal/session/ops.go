@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -50,7 +51,7 @@ type Outcome struct {
 	Violations []Missing `json:"violations,omitempty"`
 }
 
-var linearKeyRe = lazyRegexp(`^[A-Za-z][A-Za-z0-9]*-\d+$`)
+var linearKeyRe = lazyregexp.New(`^[A-Za-z][A-Za-z0-9]*-\d+$`)
 
 // checkFields refuses a NUL byte or invalid UTF-8 in any text argument,
 // given as flag name and value pairs: errs.UpdateValidationFailed naming the flag
@@ -329,7 +330,7 @@ func (s *Service) OnActive(project string, op entryOp) (Outcome, error) {
 		out.ID = id
 		out.State.Session = st.Session
 		ch.Session = st.Session
-		return ch, tx.Write(d.path, b)
+		return ch, tx.Write(d.Path, b)
 	})
 	if err != nil {
 		return Outcome{}, err
@@ -355,7 +356,7 @@ type UpdateOptions struct {
 	At *time.Time
 }
 
-var tagRe = lazyRegexp(`^[\p{L}\p{N}_/-]+$`)
+var tagRe = lazyregexp.New(`^[\p{L}\p{N}_/-]+$`)
 
 // Update records an update in the active session.
 func (s *Service) Update(o UpdateOptions) (Outcome, error) {
@@ -443,7 +444,7 @@ type DecideOptions struct {
 	RejectedBy []string
 }
 
-var SlugRe = lazyRegexp(`[^a-z0-9]+`)
+var SlugRe = lazyregexp.New(`[^a-z0-9]+`)
 
 func Slug(s string) string {
 	v := strings.Trim(SlugRe().ReplaceAllString(strings.ToLower(s), "-"), "-")
@@ -713,7 +714,7 @@ func (s *Service) Record(tx *vault.Tx, d *Doc, st State, status, phase, summary 
 	if len(next) == 0 {
 		next = st.NextSteps
 	}
-	a, err := s.ParseDoc(rel, d.n.Bytes())
+	a, err := s.ParseDoc(rel, d.Note.Bytes())
 	if err != nil {
 		return err
 	}
@@ -777,7 +778,7 @@ func resetState(tx *vault.Tx, d *Doc, st State, status string, now time.Time) er
 	if err != nil {
 		return err
 	}
-	return tx.Write(d.path, b)
+	return tx.Write(d.Path, b)
 }
 
 // relinkSession points the links that stood for session st while it was
@@ -943,7 +944,7 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 			return vault.Change{}, err
 		}
 		out.ID = st.Session
-		return vault.Change{Operation: "recover", Session: st.Session, Summary: "resumed after last sign of life " + last}, tx.Write(d.path, b)
+		return vault.Change{Operation: "recover", Session: st.Session, Summary: "resumed after last sign of life " + last}, tx.Write(d.Path, b)
 	})
 	if err != nil {
 		return Outcome{}, err

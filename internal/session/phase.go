@@ -91,7 +91,7 @@ func (s *Service) logViolations(tx *vault.Tx, st State, phase string, missing []
 	}
 	heading := "### " + SessionLink(st.Project, st.Session)
 	var sec *int
-	for i, x := range d.md.Sections {
+	for i, x := range d.MD.Sections {
 		// The heading of this session, also as written before links were
 		// written from the vault root ([[sessions/<id>]]).
 		if x.Level == 3 && strings.HasPrefix(x.Title, "[[") && inProject(st.Project, Unlink(x.Title)) == st.Project+"/"+SessionsDir+"/"+st.Session {
@@ -100,7 +100,7 @@ func (s *Service) logViolations(tx *vault.Tx, st State, phase string, missing []
 	}
 	nl := d.Newline()
 	if sec != nil {
-		x := d.md.Sections[*sec]
+		x := d.MD.Sections[*sec]
 		if _, last, ok := d.contentBounds(x); ok {
 			d.Edit(last, last, strings.Join(rows, nl)+nl)
 		}

@@ -237,9 +237,9 @@ func (s *Service) keepLostSession(tx *vault.Tx, l lostSession, now time.Time) (i
 // them, in the current state. It reports
 // whether anything was missing. Joining the same side again adds nothing.
 func joinRecord(record, side *Doc) bool {
-	have := NewKeyIndex(record.body)
+	have := NewKeyIndex(record.Body)
 	added := false
-	for _, sec := range side.md.Sections {
+	for _, sec := range side.MD.Sections {
 		if sec.Level != 2 || !ownedSection(CurrentStateNote, "session-state", sec.Title) {
 			continue // a person's own section: the merge kept it in the current state
 		}
@@ -248,11 +248,11 @@ func joinRecord(record, side *Doc) bool {
 		var present map[string]bool
 		if found {
 			present = map[string]bool{}
-			for _, l := range markdown.Lines(record.body, rs.BodyStart, rs.End) {
+			for _, l := range markdown.Lines(record.Body, rs.BodyStart, rs.End) {
 				present[strings.TrimRight(string(l.Content()), " \t\r\n")] = true
 			}
 		}
-		for _, l := range markdown.Lines(side.body, sec.BodyStart, sec.End) {
+		for _, l := range markdown.Lines(side.Body, sec.BodyStart, sec.End) {
 			t := strings.TrimRight(string(l.Content()), " \t\r\n")
 			if id := IdTail(l.Content()); id != nil {
 				if !have.Has("^" + string(id)) {
@@ -274,7 +274,7 @@ func joinRecord(record, side *Doc) bool {
 			record.AppendNewSection(sec.Title, strings.Join(append(entries, others...), record.Newline())+record.Newline())
 			continue
 		}
-		lines := markdown.Lines(record.body, rs.BodyStart, rs.End)
+		lines := markdown.Lines(record.Body, rs.BodyStart, rs.End)
 		nl := record.Newline()
 		for _, e := range entries {
 			// After the last entry of the section not later than e, else
@@ -298,12 +298,12 @@ func joinRecord(record, side *Doc) bool {
 			case first >= 0 && !when.IsZero():
 				at = first
 			default:
-				at = lastContentEnd(record.body, lines, rs.BodyStart)
+				at = lastContentEnd(record.Body, lines, rs.BodyStart)
 			}
 			record.Edit(at, at, e+nl)
 		}
 		if len(others) > 0 {
-			at := lastContentEnd(record.body, lines, rs.BodyStart)
+			at := lastContentEnd(record.Body, lines, rs.BodyStart)
 			record.Edit(at, at, strings.Join(others, nl)+nl)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
@@ -27,7 +28,7 @@ var appendOnly = map[string][]struct {
 // logLineRe matches the entry lines of the canonical logs that carry no
 // block id: a decision (- 2026-11-22 · [[…), a history entry (### [[…, or
 // - [[… among the older ones), a violation row (| 2026-11-22T…).
-var logLineRe = lazyRegexp(`^(- \d{4}-\d\d-\d\d · \[\[|### \[\[|- \[\[|\| \d{4}-\d\d-\d\dT)`)
+var logLineRe = lazyregexp.New(`^(- \d{4}-\d\d-\d\d · \[\[|### \[\[|- \[\[|\| \d{4}-\d\d-\d\dT)`)
 
 // isEntryLine reports whether line is an entry of an append-only section:
 // a line ending in a block id, or an entry line of a canonical log. A merge
@@ -46,8 +47,8 @@ type unit struct {
 }
 
 var (
-	blockIDRe  = lazyRegexp(`\^[a-z]-\d+` + MachineSuffix + `\s*$`)
-	wikiLinkRe = lazyRegexp(`\[\[([^\]|#]+)`)
+	blockIDRe  = lazyregexp.New(`\^[a-z]-\d+` + MachineSuffix + `\s*$`)
+	wikiLinkRe = lazyregexp.New(`\[\[([^\]|#]+)`)
 )
 
 // entryKey is what identifies an entry line: its block id (^u-12), else its
@@ -70,7 +71,7 @@ func entryKey(line []byte) string {
 // units returns the entries of the H2 section s of d.
 func units(d *Doc, s markdown.Section, blocks bool) []unit {
 	var out []unit
-	lines := markdown.Lines(d.body, s.BodyStart, s.End)
+	lines := markdown.Lines(d.Body, s.BodyStart, s.End)
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
 		content := l.Content()
@@ -154,18 +155,18 @@ func (s *Service) restoreDropped(tx *vault.Tx, d *Doc, name string) (*Doc, error
 	if specs == nil {
 		return d, nil
 	}
-	baseBytes, same, _, err := tx.Base(d.path)
+	baseBytes, same, _, err := tx.Base(d.Path)
 	if err != nil || same || baseBytes == nil {
 		return d, err
 	}
-	b, err := openDoc(s.MD, d.path, baseBytes)
+	b, err := openDoc(s.MD, d.Path, baseBytes)
 	if err != nil {
 		return d, nil // a base that does not parse restores nothing
 	}
 	if name == CurrentStateNote && b.Prop("session") != d.Prop("session") {
 		return d, nil // another session: its entries are not this one's
 	}
-	n := &Doc{path: d.path, n: d.n, md: d.md, body: d.body}
+	n := &Doc{Path: d.Path, Note: d.Note, MD: d.MD, Body: d.Body}
 	restored := false
 	for _, spec := range specs {
 		bs, ok := b.Section(spec.title)
@@ -186,7 +187,7 @@ func (s *Service) restoreDropped(tx *vault.Tx, d *Doc, name string) (*Doc, error
 	if err != nil {
 		return d, nil
 	}
-	return s.ParseDoc(d.path, out)
+	return s.ParseDoc(d.Path, out)
 }
 
 // keyIndex answers hasKey for one body in constant time per key: the block
@@ -237,8 +238,8 @@ func restoreUnits(d *Doc, b *Doc, bu []unit, title string, blocks bool) bool {
 	if !ok {
 		var text []byte
 		for _, u := range bu {
-			if !hasKey(d.body, u.key) {
-				text = append(text, b.body[u.start:u.end]...)
+			if !hasKey(d.Body, u.key) {
+				text = append(text, b.Body[u.start:u.end]...)
 			}
 		}
 		if len(text) == 0 {
@@ -254,7 +255,7 @@ func restoreUnits(d *Doc, b *Doc, bu []unit, title string, blocks bool) bool {
 	}
 	missing := false
 	var atEnd []byte // entries for a section that has none: appended as one block
-	present := NewKeyIndex(d.body)
+	present := NewKeyIndex(d.Body)
 	for i, u := range bu {
 		if present.Has(u.key) {
 			if dn, ok := at[u.key]; ok && len(u.sub) > 0 {
@@ -275,10 +276,10 @@ func restoreUnits(d *Doc, b *Doc, bu []unit, title string, blocks bool) bool {
 			pos = du[0].start
 		}
 		if pos < 0 {
-			atEnd = append(atEnd, b.body[u.start:u.end]...)
+			atEnd = append(atEnd, b.Body[u.start:u.end]...)
 			continue
 		}
-		insertText(d, pos, b.body[u.start:u.end])
+		insertText(d, pos, b.Body[u.start:u.end])
 	}
 	if len(atEnd) > 0 {
 		d.AppendLine(title, strings.TrimRight(string(atEnd), "\r\n"))
@@ -294,7 +295,7 @@ func restoreSub(d *Doc, b *Doc, sub []unit, dn unit) bool {
 	}
 	missing := false
 	for i, u := range sub {
-		if hasKey(d.body[dn.start:dn.end], u.key) {
+		if hasKey(d.Body[dn.start:dn.end], u.key) {
 			continue
 		}
 		pos := -1
@@ -310,7 +311,7 @@ func restoreSub(d *Doc, b *Doc, sub []unit, dn unit) bool {
 				pos = dn.end
 			}
 		}
-		insertText(d, pos, b.body[u.start:u.end])
+		insertText(d, pos, b.Body[u.start:u.end])
 		missing = true
 	}
 	return missing
@@ -323,7 +324,7 @@ func insertText(d *Doc, pos int, text []byte) {
 	if !strings.HasSuffix(t, "\n") {
 		t += d.Newline()
 	}
-	if pos > 0 && d.body[pos-1] != '\n' {
+	if pos > 0 && d.Body[pos-1] != '\n' {
 		t = d.Newline() + t
 	}
 	d.Edit(pos, pos, t)

@@ -91,7 +91,7 @@ func TestRoundTripOnEveryNote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range d.md.Sections {
+		for _, s := range d.MD.Sections {
 			if s.Level != 2 {
 				continue
 			}

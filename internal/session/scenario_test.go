@@ -18,12 +18,11 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
-	"github.com/sessionvault/sessionvault/internal/history"
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/session/sessiontest"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -114,55 +113,14 @@ func scenarioOf(ts *testscript.TestScript) *scenario {
 	return ts.Value(scenarioKey{}).(*scenario)
 }
 
-// vaultGitignore is the .gitignore `sessionvault init` writes.
-const vaultGitignore = `# sessionvault: rebuildable state (locks, heartbeats, journal)
-.sessionvault/state/
-# Obsidian: per-device layout and the trash
-.obsidian/workspace*.json
-.trash/
-`
-
 // makeVault creates a vault in root the way `sessionvault init --project
-// project` does: the git repository, the settings commit, then the
-// project's notes (none when project is "").
+// project` does (sessiontest.MakeVault), with the project's notes made by
+// the session service under the clock now.
 func makeVault(root, project string, now func() time.Time) error {
-	if err := os.MkdirAll(filepath.Join(root, config.Dir), 0o755); err != nil {
+	return sessiontest.MakeVault(root, project, func(v *vault.Vault, project string) error {
+		_, err := (&Service{V: v, MD: markdown.New(), Now: now}).InitProject(project)
 		return err
-	}
-	if _, err := history.Init(root); err != nil {
-		return err
-	}
-	v, err := vault.Open(root)
-	if err != nil {
-		return err
-	}
-	cfg := config.Render(project)
-	if project == "" {
-		cfg = []byte(strings.Replace(string(cfg), "default_project: \n", "", 1))
-	}
-	if _, err := v.Transact(func(tx *vault.Tx) (vault.Change, error) {
-		if !tx.Exists(config.File) {
-			if err := tx.Write(config.File, cfg); err != nil {
-				return vault.Change{}, err
-			}
-		}
-		if !tx.Exists(".gitignore") {
-			if err := tx.Write(".gitignore", []byte(vaultGitignore)); err != nil {
-				return vault.Change{}, err
-			}
-		}
-		return vault.Change{Operation: "init", Summary: "vault settings"}, nil
-	}); err != nil {
-		return err
-	}
-	if project == "" {
-		return nil
-	}
-	if v, err = vault.Open(root); err != nil {
-		return err
-	}
-	_, err = (&Service{V: v, MD: markdown.New(), Now: now}).InitProject(project)
-	return err
+	})
 }
 
 func cmdNow(ts *testscript.TestScript, neg bool, args []string) {

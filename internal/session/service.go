@@ -215,7 +215,7 @@ func (s *Service) parseNote(rel string, data []byte) (*Doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if isCanonical(rel) && !d.n.HasFrontMatter() {
+	if isCanonical(rel) && !d.Note.HasFrontMatter() {
 		return nil, errs.New(errs.StateParseError, "%s:1: front matter has no closing --- (the note is left as it is; fix it, or restore it with git: %s)", rel, s.restoreHint(rel)).With("note", rel).With("line", 1)
 	}
 	return d, nil
@@ -224,7 +224,7 @@ func (s *Service) parseNote(rel string, data []byte) (*Doc, error) {
 func (s *Service) ParseDoc(rel string, data []byte) (*Doc, error) {
 	d, err := openDoc(s.MD, rel, data)
 	if d != nil {
-		d.loc, _ = s.V.Config.Location()
+		d.Loc, _ = s.V.Config.Location()
 	}
 	if err != nil {
 		return nil, NoteParseError(rel, err, "the note is left as it is; fix it, or restore it with git")

@@ -111,7 +111,7 @@ func (s *State) OpenBlockers() []Blocker {
 }
 
 func (d *Doc) Prop(key string) string {
-	v, _ := d.n.Get(key)
+	v, _ := d.Note.Get(key)
 	return v
 }
 
@@ -123,7 +123,7 @@ func (d *Doc) timeProp(key string) *time.Time {
 	if v == "" {
 		return nil
 	}
-	t, err := note.ParseTime(v, d.loc)
+	t, err := note.ParseTime(v, d.Loc)
 	if err != nil {
 		return nil
 	}
@@ -139,8 +139,8 @@ func (d *Doc) timeProblems() []Problem {
 	var out []Problem
 	for _, k := range timeKeys {
 		if v := d.Prop(k); v != "" {
-			if _, err := note.ParseTime(v, d.loc); err != nil {
-				out = append(out, Problem{Note: d.path, Line: d.n.KeyLine(k), Why: "cannot read " + k + ": " + err.Error()})
+			if _, err := note.ParseTime(v, d.Loc); err != nil {
+				out = append(out, Problem{Note: d.Path, Line: d.Note.KeyLine(k), Why: "cannot read " + k + ": " + err.Error()})
 			}
 		}
 	}
@@ -241,12 +241,12 @@ var OwnedSections = []string{SecObjective, SecStart, SecUpdates, SecDecisions, S
 // change it; any change to a property or an entry does.
 func (d *Doc) canonicalForm() ([]byte, error) {
 	props := map[string]any{}
-	for _, k := range d.n.Keys() {
-		node, _ := d.n.Node(k)
-		if v, ok := d.n.Get(k); ok {
+	for _, k := range d.Note.Keys() {
+		node, _ := d.Note.Node(k)
+		if v, ok := d.Note.Get(k); ok {
 			props[k] = v
 		} else if node != nil && node.Kind == yaml.SequenceNode {
-			props[k] = d.n.GetList(k)
+			props[k] = d.Note.GetList(k)
 		} else {
 			props[k] = nil
 		}
@@ -278,7 +278,7 @@ func readEntries[T any](d *Doc, st *State, section string, parse func(string) (T
 		}
 		e, ok := parse(line)
 		if !ok {
-			st.Problems = append(st.Problems, Problem{Note: d.path, Line: d.LineNo(l.Offset), Text: line, Why: "cannot read this " + strings.ToLower(section) + " entry back; it is kept as written"})
+			st.Problems = append(st.Problems, Problem{Note: d.Path, Line: d.LineNo(l.Offset), Text: line, Why: "cannot read this " + strings.ToLower(section) + " entry back; it is kept as written"})
 			continue
 		}
 		setLine(&e, d.LineNo(l.Offset))

@@ -113,10 +113,10 @@ func (t Task) Active() bool { return t.Status != TaskCompleted && t.Status != Ta
 
 // readTask reads a task from its parsed note.
 func (d *Doc) ReadTask(project string) Task {
-	t := Task{Project: project, Note: d.path}
+	t := Task{Project: project, Note: d.Path}
 	t.ID = d.Prop("task_id")
 	if t.ID == "" {
-		t.ID = strings.TrimSuffix(path.Base(d.path), ".md")
+		t.ID = strings.TrimSuffix(path.Base(d.Path), ".md")
 	}
 	t.Name = d.Prop("name")
 	t.Status = d.Prop("status")
@@ -131,10 +131,10 @@ func (d *Doc) ReadTask(project string) Task {
 		}
 	}
 	t.Priority = d.IntProp("priority")
-	t.LockedElements = d.n.GetList("locked_elements")
-	t.Blocks = TaskIDs(d.n.GetList("blocks"))
-	t.DependsOn = TaskIDs(d.n.GetList("depends_on"))
-	t.RelatedTo = TaskIDs(d.n.GetList("related_to"))
+	t.LockedElements = d.Note.GetList("locked_elements")
+	t.Blocks = TaskIDs(d.Note.GetList("blocks"))
+	t.DependsOn = TaskIDs(d.Note.GetList("depends_on"))
+	t.RelatedTo = TaskIDs(d.Note.GetList("related_to"))
 	if p := TaskIDs([]string{d.Prop("parent")}); len(p) > 0 {
 		t.Parent = p[0]
 	}
@@ -152,7 +152,7 @@ func (d *Doc) ReadTask(project string) Task {
 	t.Immediate = d.readImmediate()
 	// Key files are a property (for queries) and a section (for reading):
 	// an item a person added to either counts.
-	t.KeyFiles = UnionStrings(d.listItems(SecKeyFiles, unquoteCode), d.n.GetList("key_files"))
+	t.KeyFiles = UnionStrings(d.listItems(SecKeyFiles, unquoteCode), d.Note.GetList("key_files"))
 	t.TechnicalDecisions = d.listItems(SecTechDec, strings.TrimSpace)
 	t.ResumePrompt = strings.TrimSpace(d.sectionText(SecResume))
 	// Lists are [] in JSON, never null.
@@ -302,7 +302,7 @@ func (d *Doc) sectionText(title string) string {
 	if !ok {
 		return ""
 	}
-	return string(d.body[s.BodyStart:s.End])
+	return string(d.Body[s.BodyStart:s.End])
 }
 
 func unquoteCode(s string) string {

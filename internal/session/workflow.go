@@ -28,6 +28,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/note"
 )
 
@@ -176,11 +177,11 @@ type ModeChange struct {
 }
 
 var (
-	invocationRe = lazyRegexp(`^- (\S+)(?: → (\S+))? · \*\*([^*]+)\*\* · (in_progress|completed|failed|blocked)(.*?) \^(a-\d+` + MachineSuffix + `)\s*$`)
-	handoffRe    = lazyRegexp(`^- (\S+) · \*\*([^*]+)\*\* → \*\*([^*]+)\*\* · (pending|accepted)(.*?) \^(h-\d+` + MachineSuffix + `)\s*$`)
-	verdictRe    = lazyRegexp(`^- (\S+) · \*\*([^*]+)\*\* · (approve|reject|conditional|needs_revision) · confidence (\d+(?:\.\d+)?)(.*?) \^(v-\d+` + MachineSuffix + `)\s*$`)
-	modeRe       = lazyRegexp(`^- (\S+) · (\S+) → (\S+?)(?: · (.*?))?(?: \^(m-\d+` + MachineSuffix + `))?\s*$`)
-	labelRe      = lazyRegexp(` · \*\*([a-z][a-z ]*):\*\* `)
+	invocationRe = lazyregexp.New(`^- (\S+)(?: → (\S+))? · \*\*([^*]+)\*\* · (in_progress|completed|failed|blocked)(.*?) \^(a-\d+` + MachineSuffix + `)\s*$`)
+	handoffRe    = lazyregexp.New(`^- (\S+) · \*\*([^*]+)\*\* → \*\*([^*]+)\*\* · (pending|accepted)(.*?) \^(h-\d+` + MachineSuffix + `)\s*$`)
+	verdictRe    = lazyregexp.New(`^- (\S+) · \*\*([^*]+)\*\* · (approve|reject|conditional|needs_revision) · confidence (\d+(?:\.\d+)?)(.*?) \^(v-\d+` + MachineSuffix + `)\s*$`)
+	modeRe       = lazyregexp.New(`^- (\S+) · (\S+) → (\S+?)(?: · (.*?))?(?: \^(m-\d+` + MachineSuffix + `))?\s*$`)
+	labelRe      = lazyregexp.New(` · \*\*([a-z][a-z ]*):\*\* `)
 )
 
 // labelled returns the " · **label:** value" fields of rest by label.
@@ -374,7 +375,7 @@ func (d *Doc) readModeHistory(st *State) []ModeChange {
 		}
 		m, ok := parseModeChange(line)
 		if !ok && idTailRe().MatchString(line) {
-			st.Problems = append(st.Problems, Problem{Note: d.path, Line: d.LineNo(l.Offset), Text: line, Why: "cannot read this mode history entry back; it is kept as written"})
+			st.Problems = append(st.Problems, Problem{Note: d.Path, Line: d.LineNo(l.Offset), Text: line, Why: "cannot read this mode history entry back; it is kept as written"})
 			continue
 		}
 		if !ok {
@@ -485,11 +486,11 @@ func (d *Doc) clearSection(title string) {
 // them). Properties a note never had are not added.
 func (d *Doc) resetWorkflow() {
 	for _, k := range []string{PropActiveAgent, PropWorkflowPhase} {
-		if _, ok := d.n.Node(k); ok {
+		if _, ok := d.Note.Node(k); ok {
 			d.Set(k, "")
 		}
 	}
-	if _, ok := d.n.Node(PropLastAgentChange); ok {
+	if _, ok := d.Note.Node(PropLastAgentChange); ok {
 		d.Set(PropLastAgentChange, nil)
 	}
 	for _, sec := range []string{SecInvocations, SecHandoffs, SecVerdicts, SecModes} {

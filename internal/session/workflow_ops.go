@@ -364,7 +364,7 @@ func (s *Service) SetWorkflowPhase(project, phase string, force bool) (WorkflowO
 		if err != nil {
 			return vault.Change{}, err
 		}
-		return vault.Change{Operation: "workflow-phase", Session: st.Session, Summary: FirstNonEmpty(cur, "none") + " → " + phase}, tx.Write(d.path, b)
+		return vault.Change{Operation: "workflow-phase", Session: st.Session, Summary: FirstNonEmpty(cur, "none") + " → " + phase}, tx.Write(d.Path, b)
 	})
 	return s.workflowOutcome(project, out, err, "", "")
 }

@@ -1,4 +1,4 @@
-package session
+package tasks
 
 import (
 	"errors"
@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/session"
+
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -25,7 +27,7 @@ var ChangeTypes = []string{"manual", "auto_save", "checkpoint", "recovery", "mig
 
 // taskSections are the sections of a task note the engine writes; the rest
 // are the person's.
-var taskSections = []string{SecImmediate, SecKeyFiles, SecTechDec, SecResume}
+var taskSections = []string{session.SecImmediate, session.SecKeyFiles, session.SecTechDec, session.SecResume}
 
 // taskProps are the task note's properties the engine writes; any other is
 // the person's.
@@ -39,9 +41,9 @@ var immediateLabels = []struct{ label, key string }{
 	{"Blockers", "blockers"}, {"Notes", "notes"},
 }
 
-func immediateLines(ic ImmediateContext) []string {
+func immediateLines(ic session.ImmediateContext) []string {
 	val := func(v string) string {
-		if v = OneLine(v); v != "" {
+		if v = session.OneLine(v); v != "" {
 			return " " + v
 		}
 		return ""
@@ -50,7 +52,7 @@ func immediateLines(ic ImmediateContext) []string {
 	if len(ic.Blockers) > 0 {
 		var bs []string
 		for _, b := range ic.Blockers {
-			bs = append(bs, OneLine(b))
+			bs = append(bs, session.OneLine(b))
 		}
 		blockers = strings.Join(bs, "; ")
 	}
@@ -80,17 +82,17 @@ func keyFileLines(files []string) []string {
 // TaskUpdate is a partial update of a task (seed 002 §4.1.2 updates): a nil
 // field is left as it is.
 type TaskUpdate struct {
-	Name               *string           `json:"name,omitempty"`
-	Phase              *string           `json:"current_phase,omitempty"`
-	Iteration          *int              `json:"iteration,omitempty"`
-	Score              *float64          `json:"score,omitempty"`
-	Status             *string           `json:"status,omitempty"`
-	Priority           *int              `json:"priority,omitempty"`
-	Immediate          *ImmediateContext `json:"immediate_context,omitempty"`
-	KeyFiles           []string          `json:"key_files,omitempty"`
-	TechnicalDecisions []string          `json:"technical_decisions,omitempty"`
-	ResumePrompt       *string           `json:"resume_prompt,omitempty"`
-	LockedElements     []string          `json:"locked_elements,omitempty"`
+	Name               *string                   `json:"name,omitempty"`
+	Phase              *string                   `json:"current_phase,omitempty"`
+	Iteration          *int                      `json:"iteration,omitempty"`
+	Score              *float64                  `json:"score,omitempty"`
+	Status             *string                   `json:"status,omitempty"`
+	Priority           *int                      `json:"priority,omitempty"`
+	Immediate          *session.ImmediateContext `json:"immediate_context,omitempty"`
+	KeyFiles           []string                  `json:"key_files,omitempty"`
+	TechnicalDecisions []string                  `json:"technical_decisions,omitempty"`
+	ResumePrompt       *string                   `json:"resume_prompt,omitempty"`
+	LockedElements     []string                  `json:"locked_elements,omitempty"`
 	// ImmediateFields changes some fields of the immediate context and keeps
 	// the others as the note holds them when the operation runs (after
 	// Immediate, when both are given): task update's --working-on,
@@ -111,7 +113,7 @@ type ImmediatePatch struct {
 }
 
 // apply returns ic with p's fields changed.
-func (p ImmediatePatch) apply(ic ImmediateContext) ImmediateContext {
+func (p ImmediatePatch) apply(ic session.ImmediateContext) session.ImmediateContext {
 	for _, f := range []struct {
 		v   *string
 		dst *string
@@ -127,8 +129,8 @@ func (p ImmediatePatch) apply(ic ImmediateContext) ImmediateContext {
 }
 
 func (u TaskUpdate) validate() error {
-	if u.Status != nil && !slices.Contains(TaskStatuses, *u.Status) {
-		return errs.New(errs.UpdateValidationFailed, "status %q is not one of %s", *u.Status, strings.Join(TaskStatuses, ", ")).With("flag", "status")
+	if u.Status != nil && !slices.Contains(session.TaskStatuses, *u.Status) {
+		return errs.New(errs.UpdateValidationFailed, "status %q is not one of %s", *u.Status, strings.Join(session.TaskStatuses, ", ")).With("flag", "status")
 	}
 	if u.Iteration != nil && *u.Iteration < 0 {
 		return errs.New(errs.UpdateValidationFailed, "iteration %d is negative", *u.Iteration).With("flag", "iteration")
@@ -138,7 +140,7 @@ func (u TaskUpdate) validate() error {
 	}
 	for flag, v := range map[string]*string{"name": u.Name, "phase": u.Phase} {
 		if v != nil {
-			if err := CheckText(flag, *v, 500); err != nil && flag == "phase" && *v == "" {
+			if err := session.CheckText(flag, *v, 500); err != nil && flag == "phase" && *v == "" {
 				continue
 			} else if err != nil {
 				return err
@@ -157,12 +159,12 @@ func (u TaskUpdate) validate() error {
 }
 
 // apply queues u's edits on d (a task note) at now.
-func (d *Doc) applyTask(cur Task, u TaskUpdate, now time.Time) {
+func applyTask(d *session.Doc, cur session.Task, u TaskUpdate, now time.Time) {
 	if u.Name != nil {
-		d.Set("name", OneLine(*u.Name))
+		d.Set("name", session.OneLine(*u.Name))
 	}
 	if u.Phase != nil {
-		d.Set("phase", OneLine(*u.Phase))
+		d.Set("phase", session.OneLine(*u.Phase))
 	}
 	if u.Iteration != nil {
 		d.Set("iteration", *u.Iteration)
@@ -184,34 +186,34 @@ func (d *Doc) applyTask(cur Task, u TaskUpdate, now time.Time) {
 		if u.ImmediateFields != nil {
 			ic = u.ImmediateFields.apply(ic)
 		}
-		d.SetSection(SecImmediate, append(immediateLines(ic), d.OtherLines(SecImmediate)...))
+		d.SetSection(session.SecImmediate, append(immediateLines(ic), d.OtherLines(session.SecImmediate)...))
 	}
 	if u.SetKeyFiles || len(u.KeyFiles) > 0 {
-		d.Set("key_files", NonNil(u.KeyFiles))
-		d.SetSection(SecKeyFiles, append(keyFileLines(u.KeyFiles), d.personLines(SecKeyFiles)...))
+		d.Set("key_files", session.NonNil(u.KeyFiles))
+		d.SetSection(session.SecKeyFiles, append(keyFileLines(u.KeyFiles), personLines(d, session.SecKeyFiles)...))
 	}
 	if u.SetDecisions || len(u.TechnicalDecisions) > 0 {
 		lines := []string{"_None yet._"}
 		if len(u.TechnicalDecisions) > 0 {
-			lines = BulletLines(u.TechnicalDecisions)
+			lines = session.BulletLines(u.TechnicalDecisions)
 		}
-		d.SetSection(SecTechDec, append(lines, d.personLines(SecTechDec)...))
+		d.SetSection(session.SecTechDec, append(lines, personLines(d, session.SecTechDec)...))
 	}
 	if u.ResumePrompt != nil {
 		var lines []string
 		if p := strings.TrimSpace(strings.ReplaceAll(*u.ResumePrompt, "\r\n", "\n")); p != "" {
 			lines = strings.Split(p, "\n")
 		}
-		d.SetSection(SecResume, lines)
+		d.SetSection(session.SecResume, lines)
 	}
 	if u.SetLocked || len(u.LockedElements) > 0 {
-		d.Set("locked_elements", NonNil(u.LockedElements))
+		d.Set("locked_elements", session.NonNil(u.LockedElements))
 	}
 	d.Set("updated", now)
 }
 
 // personLines is otherLines without the engine's own placeholder.
-func (d *Doc) personLines(title string) []string {
+func personLines(d *session.Doc, title string) []string {
 	var out []string
 	for _, l := range d.OtherLines(title) {
 		if strings.TrimSpace(l) != "_None yet._" {
@@ -237,7 +239,7 @@ type NewTaskOptions struct {
 // TaskOutcome is what a task operation did: the task as written, its
 // version (the number of commits that touched its note), and the commits.
 type TaskOutcome struct {
-	Task    Task         `json:"task"`
+	Task    session.Task `json:"task"`
 	Version int          `json:"version"`
 	Result  vault.Result `json:"result"`
 }
@@ -247,7 +249,7 @@ type TaskOutcome struct {
 // existing tasks (errs.TaskNotFound); one that would close a cycle of
 // depends_on/blocks is refused (errs.TaskGraphCycle).
 func (s *Service) TaskNew(o NewTaskOptions) (TaskOutcome, error) {
-	if err := CheckText("name", o.Name, 200); err != nil {
+	if err := session.CheckText("name", o.Name, 200); err != nil {
 		return TaskOutcome{}, err
 	}
 	project, err := s.Project(o.Project)
@@ -261,23 +263,23 @@ func (s *Service) TaskNew(o NewTaskOptions) (TaskOutcome, error) {
 	res, err := s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
 		id := o.ID
 		if id == "" {
-			id = Slug(o.Name)
+			id = session.Slug(o.Name)
 			if id == "" {
 				id = "task"
 			}
 			base := id
-			for i := 2; tx.Exists(TaskPath(project, id)); i++ {
+			for i := 2; tx.Exists(session.TaskPath(project, id)); i++ {
 				id = base + "-" + strconv.Itoa(i)
 			}
-		} else if tx.Exists(TaskPath(project, id)) {
-			return vault.Change{}, errs.New(errs.UpdateValidationFailed, "task %s already exists (%s)", id, TaskPath(project, id)).With("task", id)
+		} else if tx.Exists(session.TaskPath(project, id)) {
+			return vault.Change{}, errs.New(errs.UpdateValidationFailed, "task %s already exists (%s)", id, session.TaskPath(project, id)).With("task", id)
 		}
 		if err := vault.CheckName("task id", id); err != nil {
 			return vault.Change{}, err
 		}
-		for _, ref := range append(append(append(append([]string(nil), o.DependsOn...), o.Blocks...), o.RelatedTo...), NonEmpty(o.Parent)...) {
-			if vault.CheckName("task id", ref) != nil || !tx.Exists(TaskPath(project, ref)) {
-				return vault.Change{}, errs.New(errs.TaskNotFound, "task %q not found in %s/%s (see `%s`)", ref, project, TasksDir, s.Command(project, "task list")).With("task", ref)
+		for _, ref := range append(append(append(append([]string(nil), o.DependsOn...), o.Blocks...), o.RelatedTo...), session.NonEmpty(o.Parent)...) {
+			if vault.CheckName("task id", ref) != nil || !tx.Exists(session.TaskPath(project, ref)) {
+				return vault.Change{}, errs.New(errs.TaskNotFound, "task %q not found in %s/%s (see `%s`)", ref, project, session.TasksDir, s.Command(project, "task list")).With("task", ref)
 			}
 		}
 		if len(o.DependsOn)+len(o.Blocks) > 0 {
@@ -286,26 +288,26 @@ func (s *Service) TaskNew(o NewTaskOptions) (TaskOutcome, error) {
 			if err != nil {
 				return vault.Change{}, err
 			}
-			t := Task{ID: id, Name: o.Name, Status: TaskPending, DependsOn: o.DependsOn, Blocks: o.Blocks, Project: project}
+			t := session.Task{ID: id, Name: o.Name, Status: session.TaskPending, DependsOn: o.DependsOn, Blocks: o.Blocks, Project: project}
 			if cyc := findCycle(append(tasks, t)); cyc != nil {
 				return vault.Change{}, errs.New(errs.TaskGraphCycle, "task %s would close a cycle: %s", id, strings.Join(cyc, " → ")).With("cycle", cyc)
 			}
 		}
 		parent := `""`
 		if o.Parent != "" {
-			parent = note.Scalar(TaskLink(project, o.Parent))
+			parent = note.Scalar(session.TaskLink(project, o.Parent))
 		}
 		b, err := s.Render("task.md", map[string]string{
-			"ID": note.Scalar(id), "Name": note.Scalar(OneLine(o.Name)), "Priority": strconv.Itoa(o.Priority),
-			"KeyFiles": note.ListValue(NonNil(o.KeyFiles)), "Blocks": note.ListValue(TaskLinks(project, o.Blocks)),
-			"DependsOn": note.ListValue(TaskLinks(project, o.DependsOn)), "RelatedTo": note.ListValue(TaskLinks(project, o.RelatedTo)),
-			"Parent": parent, "Now": note.FormatTime(s.NowUTC()), "Heading": OneLine(o.Name),
+			"ID": note.Scalar(id), "Name": note.Scalar(session.OneLine(o.Name)), "Priority": strconv.Itoa(o.Priority),
+			"KeyFiles": note.ListValue(session.NonNil(o.KeyFiles)), "Blocks": note.ListValue(session.TaskLinks(project, o.Blocks)),
+			"DependsOn": note.ListValue(session.TaskLinks(project, o.DependsOn)), "RelatedTo": note.ListValue(session.TaskLinks(project, o.RelatedTo)),
+			"Parent": parent, "Now": note.FormatTime(s.NowUTC()), "Heading": session.OneLine(o.Name),
 			"KeyFilesList": strings.Join(keyFileLines(o.KeyFiles), "\n"),
 		})
 		if err != nil {
 			return vault.Change{}, err
 		}
-		rel := TaskPath(project, id)
+		rel := session.TaskPath(project, id)
 		if err := tx.Write(rel, b); err != nil {
 			return vault.Change{}, err
 		}
@@ -314,7 +316,7 @@ func (s *Service) TaskNew(o NewTaskOptions) (TaskOutcome, error) {
 			return vault.Change{}, err
 		}
 		out.Task = d.ReadTask(project)
-		return vault.Change{Operation: "task-new", Summary: id + " " + OneLine(o.Name), Trailers: map[string]string{"Task": id, "Change-Type": "manual"}}, nil
+		return vault.Change{Operation: "task-new", Summary: id + " " + session.OneLine(o.Name), Trailers: map[string]string{"Task": id, "Change-Type": "manual"}}, nil
 	})
 	out.Result = res
 	if err == nil {
@@ -323,8 +325,8 @@ func (s *Service) TaskNew(o NewTaskOptions) (TaskOutcome, error) {
 	return out, err
 }
 
-func taskIndex(tasks []Task) map[string]Task {
-	m := make(map[string]Task, len(tasks))
+func taskIndex(tasks []session.Task) map[string]session.Task {
+	m := make(map[string]session.Task, len(tasks))
 	for _, t := range tasks {
 		m[t.ID] = t
 	}
@@ -332,17 +334,17 @@ func taskIndex(tasks []Task) map[string]Task {
 }
 
 // readTasks reads every task note of project, sorted by id.
-func (s *Service) readTasks(tx *vault.Tx, project string) ([]Task, error) {
-	names, err := tx.List(project + "/" + TasksDir)
+func (s *Service) readTasks(tx *vault.Tx, project string) ([]session.Task, error) {
+	names, err := tx.List(project + "/" + session.TasksDir)
 	if err != nil {
 		return nil, err
 	}
-	var out []Task
+	var out []session.Task
 	for _, n := range names {
 		if !strings.HasSuffix(n, ".md") {
 			continue
 		}
-		d, err := s.ReadDoc(tx, project+"/"+TasksDir+"/"+n)
+		d, err := s.ReadDoc(tx, project+"/"+session.TasksDir+"/"+n)
 		if err != nil {
 			return nil, err
 		}
@@ -352,7 +354,7 @@ func (s *Service) readTasks(tx *vault.Tx, project string) ([]Task, error) {
 }
 
 // Tasks reads every task of project (no commit), sorted by id.
-func (s *Service) Tasks(project string) ([]Task, error) {
+func (s *Service) Tasks(project string) ([]session.Task, error) {
 	project, err := s.Project(project)
 	if err != nil {
 		return nil, err
@@ -360,14 +362,14 @@ func (s *Service) Tasks(project string) ([]Task, error) {
 	return s.tasksOf(project)
 }
 
-func (s *Service) tasksOf(project string) ([]Task, error) {
-	dir := path.Join(s.V.Root, project, TasksDir)
+func (s *Service) tasksOf(project string) ([]session.Task, error) {
+	dir := path.Join(s.V.Root, project, session.TasksDir)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing %s/%s: %w", project, TasksDir, err)
+		return nil, fmt.Errorf("listing %s/%s: %w", project, session.TasksDir, err)
 	}
 	var ids []string
 	for _, e := range ents {
@@ -377,7 +379,7 @@ func (s *Service) tasksOf(project string) ([]Task, error) {
 	}
 	// The notes are read and parsed on every core: a graph of 1,000 tasks
 	// is mostly YAML parsing.
-	out := make([]Task, len(ids))
+	out := make([]session.Task, len(ids))
 	errs := make([]error, len(ids))
 	workers := min(runtime.GOMAXPROCS(0), len(ids))
 	var wg sync.WaitGroup
@@ -401,13 +403,13 @@ func (s *Service) tasksOf(project string) ([]Task, error) {
 }
 
 // Task reads one task (errs.TaskNotFound when it has no note).
-func (s *Service) Task(project, id string) (Task, error) {
+func (s *Service) Task(project, id string) (session.Task, error) {
 	project, err := s.Project(project)
 	if err != nil {
-		return Task{}, err
+		return session.Task{}, err
 	}
 	if err := vault.CheckName("task id", id); err != nil {
-		return Task{}, s.TaskNotFound(errs.TaskNotFound, project, id)
+		return session.Task{}, s.TaskNotFound(errs.TaskNotFound, project, id)
 	}
 	return s.ReadTaskFile(project, id)
 }
@@ -436,17 +438,17 @@ func (s *Service) SaveTask(o SaveTaskOptions) (TaskOutcome, error) {
 	if !slices.Contains(ChangeTypes, o.ChangeType) {
 		return TaskOutcome{}, errs.New(errs.UpdateValidationFailed, "change type %q is not one of %s", o.ChangeType, strings.Join(ChangeTypes, ", ")).With("flag", "change-type")
 	}
-	if err := CheckText("summary", o.ChangeSummary, 500); err != nil && o.ChangeSummary != "" {
+	if err := session.CheckText("summary", o.ChangeSummary, 500); err != nil && o.ChangeSummary != "" {
 		return TaskOutcome{}, err
 	}
 	start := time.Now()
-	out, err := s.onTask(o.Project, o.TaskID, o.Holder, true, func(d *Doc, t Task, _ string, now time.Time) vault.Change {
-		d.applyTask(t, o.Updates, now)
+	out, err := s.onTask(o.Project, o.TaskID, o.Holder, true, func(d *session.Doc, t session.Task, _ string, now time.Time) vault.Change {
+		applyTask(d, t, o.Updates, now)
 		summary := o.ChangeSummary
 		if summary == "" {
 			summary = "context saved"
 		}
-		return vault.Change{Operation: "task-save", Summary: t.ID + ": " + OneLine(summary),
+		return vault.Change{Operation: "task-save", Summary: t.ID + ": " + session.OneLine(summary),
 			Trailers: map[string]string{"Task": t.ID, "Change-Type": o.ChangeType, "Duration-Ms": strconv.FormatInt(time.Since(start).Milliseconds(), 10)}}
 	})
 	if err != nil {
@@ -461,7 +463,7 @@ func (s *Service) SaveTask(o SaveTaskOptions) (TaskOutcome, error) {
 // the holder (holder, else the active session, else this machine) and the
 // time, and returns the commit's description. With checkLock, a task
 // another holder has locked is errs.TaskLocked.
-func (s *Service) onTask(project, id, holder string, checkLock bool, edit func(d *Doc, t Task, holder string, now time.Time) vault.Change) (TaskOutcome, error) {
+func (s *Service) onTask(project, id, holder string, checkLock bool, edit func(d *session.Doc, t session.Task, holder string, now time.Time) vault.Change) (TaskOutcome, error) {
 	project, err := s.Project(project)
 	if err != nil {
 		return TaskOutcome{}, err
@@ -491,17 +493,17 @@ func (s *Service) onTask(project, id, holder string, checkLock bool, edit func(d
 }
 
 // taskDoc reads task id's note through tx; a missing note is code.
-func (s *Service) taskDoc(tx *vault.Tx, project, id string, code errs.Code) (*Doc, Task, error) {
+func (s *Service) taskDoc(tx *vault.Tx, project, id string, code errs.Code) (*session.Doc, session.Task, error) {
 	if err := vault.CheckName("task id", id); err != nil {
-		return nil, Task{}, s.TaskNotFound(code, project, id)
+		return nil, session.Task{}, s.TaskNotFound(code, project, id)
 	}
-	rel := TaskPath(project, id)
+	rel := session.TaskPath(project, id)
 	if !tx.Exists(rel) {
-		return nil, Task{}, s.TaskNotFound(code, project, id)
+		return nil, session.Task{}, s.TaskNotFound(code, project, id)
 	}
 	d, err := s.ReadDoc(tx, rel)
 	if err != nil {
-		return nil, Task{}, err
+		return nil, session.Task{}, err
 	}
 	return d, d.ReadTask(project), nil
 }
@@ -509,7 +511,7 @@ func (s *Service) taskDoc(tx *vault.Tx, project, id string, code errs.Code) (*Do
 // holder is who takes a lock or saves a task: the project's active session,
 // else this machine.
 func (s *Service) holder(tx *vault.Tx, project string) string {
-	cur, _, _ := Paths(project)
+	cur, _, _ := session.Paths(project)
 	if d, err := s.ReadDoc(tx, cur); err == nil {
 		if st := d.ReadLite(project); st.Active() {
 			return st.Session
@@ -522,12 +524,12 @@ func (s *Service) holder(tx *vault.Tx, project string) string {
 	return "machine:" + name
 }
 
-func (s *Service) checkLock(project string, t Task, holder string, now time.Time) error {
+func (s *Service) checkLock(project string, t session.Task, holder string, now time.Time) error {
 	if t.Lock == nil || t.Lock.Holder == holder || t.Lock.Expired(now) {
 		return nil
 	}
 	return errs.New(errs.TaskLocked, "task %s is locked by %s until %s; wait for it to expire, or release it with `%s`",
-		t.ID, t.Lock.Holder, note.FormatTime(t.Lock.ExpiresAt), s.Command(project, "task unlock "+ShellQuote(t.ID)+" --force")).
+		t.ID, t.Lock.Holder, note.FormatTime(t.Lock.ExpiresAt), s.Command(project, "task unlock "+session.ShellQuote(t.ID)+" --force")).
 		With("task", t.ID).With("holder", t.Lock.Holder).With("expires_at", note.FormatTime(t.Lock.ExpiresAt))
 }
 
@@ -542,14 +544,14 @@ func (s *Service) LockTask(project, id, holder string, elements []string) (TaskO
 	if err := (TaskUpdate{LockedElements: elements}).validate(); err != nil {
 		return TaskOutcome{}, err
 	}
-	return s.onTask(project, id, holder, true, func(d *Doc, t Task, holder string, now time.Time) vault.Change {
+	return s.onTask(project, id, holder, true, func(d *session.Doc, t session.Task, holder string, now time.Time) vault.Change {
 		d.Set("locked_by", holder)
 		if t.Lock == nil || t.Lock.Holder != holder || t.Lock.Expired(now) {
 			d.Set("locked_at", now)
 		}
-		d.Set("lock_expires", now.Add(TaskLockTTL))
+		d.Set("lock_expires", now.Add(session.TaskLockTTL))
 		if len(elements) > 0 {
-			d.Set("locked_elements", UnionStrings(t.LockedElements, elements))
+			d.Set("locked_elements", session.UnionStrings(t.LockedElements, elements))
 		}
 		return vault.Change{Operation: "task-lock", Summary: t.ID + " by " + holder, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}
 	})
@@ -559,7 +561,7 @@ func (s *Service) LockTask(project, id, holder string, elements []string) (TaskO
 // force) and removes elements from its locked elements; with elements and
 // no lock held, only the elements go.
 func (s *Service) UnlockTask(project, id, holder string, elements []string, force bool) (TaskOutcome, error) {
-	return s.onTask(project, id, holder, !force, func(d *Doc, t Task, _ string, _ time.Time) vault.Change {
+	return s.onTask(project, id, holder, !force, func(d *session.Doc, t session.Task, _ string, _ time.Time) vault.Change {
 		if len(elements) > 0 {
 			var keep []string
 			for _, e := range t.LockedElements {
@@ -567,7 +569,7 @@ func (s *Service) UnlockTask(project, id, holder string, elements []string, forc
 					keep = append(keep, e)
 				}
 			}
-			d.Set("locked_elements", NonNil(keep))
+			d.Set("locked_elements", session.NonNil(keep))
 		} else {
 			clearLock(d)
 		}
@@ -577,22 +579,22 @@ func (s *Service) UnlockTask(project, id, holder string, elements []string, forc
 
 // writeTaskDoc writes d's queued edits through tx and returns the task as
 // written.
-func (s *Service) writeTaskDoc(tx *vault.Tx, d *Doc, project string) (Task, error) {
+func (s *Service) writeTaskDoc(tx *vault.Tx, d *session.Doc, project string) (session.Task, error) {
 	b, err := d.Bytes()
 	if err != nil {
-		return Task{}, err
+		return session.Task{}, err
 	}
-	if err := tx.Write(d.path, b); err != nil {
-		return Task{}, err
+	if err := tx.Write(d.Path, b); err != nil {
+		return session.Task{}, err
 	}
-	nd, err := s.ParseDoc(d.path, b)
+	nd, err := s.ParseDoc(d.Path, b)
 	if err != nil {
-		return Task{}, err
+		return session.Task{}, err
 	}
 	return nd.ReadTask(project), nil
 }
 
-func clearLock(d *Doc) {
+func clearLock(d *session.Doc) {
 	d.Unset("locked_by")
 	d.Unset("locked_at")
 	d.Unset("lock_expires")

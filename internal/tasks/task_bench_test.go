@@ -1,29 +1,17 @@
-package session
+package tasks
 
 import (
-	"path/filepath"
 	"strconv"
 	"testing"
 
-	"github.com/sessionvault/sessionvault/internal/vault"
+	"github.com/sessionvault/sessionvault/internal/session"
 )
 
 // benchTasks makes a vault of project "demo" with n task notes (every tenth
 // depending on the one before) and returns its service.
 func benchTaskVault(b *testing.B, n int) *Service {
 	b.Helper()
-	root := filepath.Join(b.TempDir(), "vault")
-	if err := makeVault(root, "demo", nil); err != nil {
-		b.Fatal(err)
-	}
-	v, err := vault.Open(root)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := New(v)
-	if _, err := s.InitProject("demo"); err != nil {
-		b.Fatal(err)
-	}
+	s := testService(b, nil)
 	for i := 0; i < n; i++ {
 		o := NewTaskOptions{Project: "demo", Name: "task " + strconv.Itoa(i), KeyFiles: []string{"src/f" + strconv.Itoa(i%97) + ".go"}}
 		if i%10 == 9 {
@@ -54,7 +42,7 @@ func BenchmarkTaskGraph1000(b *testing.B) {
 // switch within 2x of an update; make bench measures it at 10,000 notes).
 func BenchmarkSwitchTask(b *testing.B) {
 	s := benchTaskVault(b, 2)
-	if _, err := s.Start(StartOptions{Project: "demo", Objective: "bench"}); err != nil {
+	if _, err := s.Start(session.StartOptions{Project: "demo", Objective: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
@@ -68,12 +56,12 @@ func BenchmarkSwitchTask(b *testing.B) {
 
 func BenchmarkUpdateBeside(b *testing.B) {
 	s := benchTaskVault(b, 2)
-	if _, err := s.Start(StartOptions{Project: "demo", Objective: "bench"}); err != nil {
+	if _, err := s.Start(session.StartOptions{Project: "demo", Objective: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := s.Update(UpdateOptions{Project: "demo", Message: "step " + strconv.Itoa(i)}); err != nil {
+		if _, err := s.Update(session.UpdateOptions{Project: "demo", Message: "step " + strconv.Itoa(i)}); err != nil {
 			b.Fatal(err)
 		}
 	}

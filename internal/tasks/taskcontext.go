@@ -1,4 +1,4 @@
-package session
+package tasks
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
@@ -30,7 +32,7 @@ func (s *Service) TaskVersions(project, id string, max int) ([]TaskVersion, erro
 		return nil, err
 	}
 	project = t.Project
-	log, err := s.V.PathLog(TaskPath(project, id))
+	log, err := s.V.PathLog(session.TaskPath(project, id))
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +68,7 @@ type versionMark struct {
 // asks git to count the whole history only when the chain since holds a
 // merge or is long.
 func (s *Service) taskVersionCount(project, id string) (int, error) {
-	rel := TaskPath(project, id)
+	rel := session.TaskPath(project, id)
 	name := "task-versions-" + project
 	marks := map[string]versionMark{}
 	if data, err := s.V.ReadState(name); err == nil {
@@ -102,7 +104,7 @@ type TaskRef struct {
 	Status string `json:"status"`
 }
 
-func refs(byID map[string]Task, ids []string) []TaskRef {
+func refs(byID map[string]session.Task, ids []string) []TaskRef {
 	out := []TaskRef{}
 	for _, id := range ids {
 		t := byID[id]
@@ -125,7 +127,7 @@ type SwitchOptions struct {
 // SwitchOutcome is what SwitchTask did (seed 002 §4.1.5 output).
 type SwitchOutcome struct {
 	Previous  *SwitchedFrom `json:"previous_task,omitempty"`
-	New       Task          `json:"new_task"`
+	New       session.Task  `json:"new_task"`
 	BlockedBy []TaskRef     `json:"blocked_by"`
 	Timestamp time.Time     `json:"timestamp"`
 	Result    vault.Result  `json:"result"`
@@ -161,8 +163,8 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 		}
 		now := s.NowUTC()
 		out.Timestamp = now
-		var fromDoc *Doc
-		var from Task
+		var fromDoc *session.Doc
+		var from session.Task
 		if o.From != "" {
 			var err error
 			if fromDoc, from, err = s.taskDoc(tx, project, o.From, errs.SourceTaskNotFound); err != nil {
@@ -176,24 +178,24 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 		if err := s.checkLock(project, to, holder, now); err != nil {
 			return vault.Change{}, err
 		}
-		if fromDoc != nil && !o.NoSave && fromDoc.path != toDoc.path {
+		if fromDoc != nil && !o.NoSave && fromDoc.Path != toDoc.Path {
 			if err := s.checkLock(project, from, holder, now); err != nil {
 				return vault.Change{}, err
 			}
-			fromDoc.applyTask(from, o.Updates, now)
+			applyTask(fromDoc, from, o.Updates, now)
 			b, err := fromDoc.Bytes()
 			if err != nil {
 				return vault.Change{}, err
 			}
-			if err := tx.Write(fromDoc.path, b); err != nil {
+			if err := tx.Write(fromDoc.Path, b); err != nil {
 				return vault.Change{}, err
 			}
 			out.Previous = &SwitchedFrom{TaskID: from.ID, Saved: true}
 		} else if fromDoc != nil {
 			out.Previous = &SwitchedFrom{TaskID: from.ID}
 		}
-		if to.Status == TaskPending {
-			toDoc.Set("status", TaskInProgress)
+		if to.Status == session.TaskPending {
+			toDoc.Set("status", session.TaskInProgress)
 		}
 		toDoc.Set("last_session_at", now)
 		if out.New, err = s.writeTaskDoc(tx, toDoc, project); err != nil {
@@ -228,17 +230,17 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 
 // openBlockers are the tasks t waits for that are not completed: those it
 // depends on and those that block it.
-func openBlockers(t Task, tasks []Task) []TaskRef {
+func openBlockers(t session.Task, tasks []session.Task) []TaskRef {
 	return newTaskSet(tasks).openBlockers(t)
 }
 
 // taskSet indexes tasks by id and by the tasks that block each.
 type taskSet struct {
-	byID      map[string]Task
+	byID      map[string]session.Task
 	blockedBy map[string][]string
 }
 
-func newTaskSet(tasks []Task) taskSet {
+func newTaskSet(tasks []session.Task) taskSet {
 	ts := taskSet{byID: taskIndex(tasks), blockedBy: map[string][]string{}}
 	for _, o := range tasks {
 		for _, b := range o.Blocks {
@@ -248,7 +250,7 @@ func newTaskSet(tasks []Task) taskSet {
 	return ts
 }
 
-func (ts taskSet) openBlockers(t Task) []TaskRef {
+func (ts taskSet) openBlockers(t session.Task) []TaskRef {
 	out := []TaskRef{}
 	seen := map[string]bool{}
 	for _, id := range append(append([]string(nil), t.DependsOn...), ts.blockedBy[t.ID]...) {
@@ -264,15 +266,15 @@ func (ts taskSet) openBlockers(t Task) []TaskRef {
 // made when missing) and the active session's (the current state's
 // active_task).
 func (s *Service) setActiveTask(tx *vault.Tx, project, id string, now time.Time) error {
-	rel := project + "/" + GlobalContextNote
-	var gd *Doc
+	rel := project + "/" + session.GlobalContextNote
+	var gd *session.Doc
 	if tx.Exists(rel) {
 		var err error
 		if gd, err = s.ReadDoc(tx, rel); err != nil {
 			return err
 		}
 	} else {
-		b, err := s.Render(GlobalContextNote, map[string]string{"Project": note.Scalar(project), "Now": note.FormatTime(now)})
+		b, err := s.Render(session.GlobalContextNote, map[string]string{"Project": note.Scalar(project), "Now": note.FormatTime(now)})
 		if err != nil {
 			return err
 		}
@@ -280,7 +282,7 @@ func (s *Service) setActiveTask(tx *vault.Tx, project, id string, now time.Time)
 			return err
 		}
 	}
-	gd.Set("active_task", TaskLink(project, id))
+	gd.Set("active_task", session.TaskLink(project, id))
 	gd.Set("updated", now)
 	b, err := gd.Bytes()
 	if err != nil {
@@ -289,7 +291,7 @@ func (s *Service) setActiveTask(tx *vault.Tx, project, id string, now time.Time)
 	if err := tx.Write(rel, b); err != nil {
 		return err
 	}
-	cur, _, _ := Paths(project)
+	cur, _, _ := session.Paths(project)
 	d, err := s.ReadDoc(tx, cur)
 	if err != nil {
 		return err
@@ -298,8 +300,8 @@ func (s *Service) setActiveTask(tx *vault.Tx, project, id string, now time.Time)
 	if !st.Active() {
 		return nil
 	}
-	d.Set("active_task", TaskLink(project, id))
-	BumpVersion(d, st, now)
+	d.Set("active_task", session.TaskLink(project, id))
+	session.BumpVersion(d, st, now)
 	b, err = d.Bytes()
 	if err != nil {
 		return err
@@ -318,13 +320,13 @@ type UnifiedOptions struct {
 
 // UnifiedContext is seed 002 §4.1.1's output.
 type UnifiedContext struct {
-	ProjectID      string          `json:"project_id"`
-	Global         GlobalContext   `json:"global"`
-	Task           *Task           `json:"task,omitempty"`
-	Relationships  *Relationships  `json:"relationships,omitempty"`
-	VersionHistory []TaskVersion   `json:"version_history,omitempty"`
-	Conflicts      []ConflictBrief `json:"conflicts,omitempty"`
-	Metadata       ContextMeta     `json:"metadata"`
+	ProjectID      string                `json:"project_id"`
+	Global         session.GlobalContext `json:"global"`
+	Task           *session.Task         `json:"task,omitempty"`
+	Relationships  *Relationships        `json:"relationships,omitempty"`
+	VersionHistory []TaskVersion         `json:"version_history,omitempty"`
+	Conflicts      []ConflictBrief       `json:"conflicts,omitempty"`
+	Metadata       ContextMeta           `json:"metadata"`
 }
 
 // Relationships are a task's relations, inverse ones derived (seed 002

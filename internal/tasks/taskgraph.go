@@ -1,9 +1,11 @@
-package session
+package tasks
 
 import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
@@ -64,7 +66,7 @@ type GraphOptions struct {
 	IncludeCompleted bool
 }
 
-func node(t Task) TaskNode {
+func node(t session.Task) TaskNode {
 	return TaskNode{TaskID: t.ID, Name: t.Name, Status: t.Status, Phase: t.Phase, Priority: t.Priority, Score: t.Score}
 }
 
@@ -92,13 +94,13 @@ func (s *Service) TaskGraphOf(o GraphOptions) (TaskGraph, error) {
 	for _, t := range tasks {
 		g.Summary.TotalTasks++
 		switch t.Status {
-		case TaskInProgress:
+		case session.TaskInProgress:
 			g.Summary.InProgress++
-		case TaskBlocked:
+		case session.TaskBlocked:
 			g.Summary.Blocked++
-		case TaskCompleted:
+		case session.TaskCompleted:
 			g.Summary.Completed++
-		case TaskPending:
+		case session.TaskPending:
 			g.Summary.Pending++
 		}
 	}
@@ -144,7 +146,7 @@ func (s *Service) TaskGraphOf(o GraphOptions) (TaskGraph, error) {
 		if !t.Active() {
 			continue
 		}
-		if t.Status == TaskBlocked || len(set.openBlockers(t)) > 0 {
+		if t.Status == session.TaskBlocked || len(set.openBlockers(t)) > 0 {
 			g.BlockedTasks = append(g.BlockedTasks, node(t))
 		} else {
 			g.ReadyTasks = append(g.ReadyTasks, node(t))
@@ -183,11 +185,11 @@ func (s *Service) TaskGraphOf(o GraphOptions) (TaskGraph, error) {
 
 // neighbourhood returns the tasks within depth links of id, any relation
 // in either direction.
-func neighbourhood(tasks []Task, id string, depth int) map[string]bool {
+func neighbourhood(tasks []session.Task, id string, depth int) map[string]bool {
 	adj := map[string][]string{}
 	link := func(a, b string) { adj[a] = append(adj[a], b); adj[b] = append(adj[b], a) }
 	for _, t := range tasks {
-		for _, list := range [][]string{t.Blocks, t.DependsOn, t.RelatedTo, NonEmpty(t.Parent)} {
+		for _, list := range [][]string{t.Blocks, t.DependsOn, t.RelatedTo, session.NonEmpty(t.Parent)} {
 			for _, o := range list {
 				link(t.ID, o)
 			}
@@ -214,7 +216,7 @@ func neighbourhood(tasks []Task, id string, depth int) map[string]bool {
 // B: B first; A blocks B: A first) as the ids along it, first repeated at
 // the end, or nil. The search starts from the smallest id, so the same
 // notes always name the same cycle.
-func findCycle(tasks []Task) []string {
+func findCycle(tasks []session.Task) []string {
 	after := map[string][]string{} // id -> tasks that must finish before it
 	ids := make([]string, 0, len(tasks))
 	for _, t := range tasks {

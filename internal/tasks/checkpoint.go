@@ -1,4 +1,4 @@
-package session
+package tasks
 
 import (
 	"crypto/rand"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
 	"github.com/sessionvault/sessionvault/templates"
 	"go.yaml.in/yaml/v3"
@@ -86,7 +87,7 @@ func newCheckpointID(now time.Time) string {
 // checkpoint/<id> names that commit. A task that has no note is
 // errs.TaskNotFound; a task named twice errs.InvalidCheckpointScope.
 func (s *Service) CreateCheckpoint(o CheckpointOptions) (CheckpointOutcome, error) {
-	if err := CheckText("label", o.Label, 200); err != nil {
+	if err := session.CheckText("label", o.Label, 200); err != nil {
 		return CheckpointOutcome{}, err
 	}
 	if o.Type == "" {
@@ -114,8 +115,8 @@ func (s *Service) CreateCheckpoint(o CheckpointOptions) (CheckpointOutcome, erro
 			}
 		}
 		now := s.NowUTC()
-		cp := Checkpoint{ID: newCheckpointID(now), Label: OneLine(o.Label), Description: OneLine(o.Description), Type: o.Type,
-			Scope: scopeOf(o.Tasks), Tasks: NonNil(o.Tasks), CreatedAt: now, CreatedBy: o.CreatedBy, Project: project}
+		cp := Checkpoint{ID: newCheckpointID(now), Label: session.OneLine(o.Label), Description: session.OneLine(o.Description), Type: o.Type,
+			Scope: scopeOf(o.Tasks), Tasks: session.NonNil(o.Tasks), CreatedAt: now, CreatedBy: o.CreatedBy, Project: project}
 		if cp.CreatedBy == "" {
 			cp.CreatedBy = s.holder(tx, project)
 		}
@@ -151,25 +152,25 @@ func (s *Service) tagCheckpoint(cp Checkpoint, commit string) error {
 
 // listCheckpoint adds cp's line to checkpoints.md (made when missing).
 func (s *Service) listCheckpoint(tx *vault.Tx, project string, cp Checkpoint) error {
-	d, err := s.listNote(tx, project, CheckpointsNote)
+	d, err := s.listNote(tx, project, session.CheckpointsNote)
 	if err != nil {
 		return err
 	}
 	scope := cp.Scope
 	if len(cp.Tasks) > 0 {
-		scope += " " + strings.Join(TaskLinks(project, cp.Tasks), ", ")
+		scope += " " + strings.Join(session.TaskLinks(project, cp.Tasks), ", ")
 	}
-	line := "- " + note.FormatTime(cp.CreatedAt) + Sep + "`" + cp.ID + "`" + Sep + "**" + strings.ReplaceAll(cp.Label, Sep, ", ") + "**" + Sep + cp.Type + Sep + scope
+	line := "- " + note.FormatTime(cp.CreatedAt) + session.Sep + "`" + cp.ID + "`" + session.Sep + "**" + strings.ReplaceAll(cp.Label, session.Sep, ", ") + "**" + session.Sep + cp.Type + session.Sep + scope
 	if cp.Description != "" {
-		line += Sep + strings.ReplaceAll(cp.Description, Sep, ", ")
+		line += session.Sep + strings.ReplaceAll(cp.Description, session.Sep, ", ")
 	}
-	d.AppendLine(SecCheckpoints, line+" ^"+cp.ID)
+	d.AppendLine(session.SecCheckpoints, line+" ^"+cp.ID)
 	d.Set("checkpoints", d.IntProp("checkpoints")+1)
 	b, err := d.Bytes()
 	if err != nil {
 		return err
 	}
-	return tx.Write(d.path, b)
+	return tx.Write(d.Path, b)
 }
 
 // Checkpoints lists project's checkpoints, oldest first, from their tags.
@@ -328,16 +329,16 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 	var cp Checkpoint // the checkpoint rolled back to, if one
 	var rels []string
 	if o.Version != 0 {
-		log, err := s.V.PathLog(TaskPath(project, o.TaskID))
+		log, err := s.V.PathLog(session.TaskPath(project, o.TaskID))
 		if err != nil {
 			return out, err
 		}
 		if o.Version < 1 || o.Version > len(log) {
-			return out, errs.New(errs.VersionNotFound, "task %s has versions 1 to %d, not %d (see `%s`)", o.TaskID, len(log), o.Version, s.Command(project, "task versions "+ShellQuote(o.TaskID))).With("task", o.TaskID).With("version", o.Version)
+			return out, errs.New(errs.VersionNotFound, "task %s has versions 1 to %d, not %d (see `%s`)", o.TaskID, len(log), o.Version, s.Command(project, "task versions "+session.ShellQuote(o.TaskID))).With("task", o.TaskID).With("version", o.Version)
 		}
 		target = log[o.Version-1].Hash
 		out.RolledBackTo = RollbackPoint{Type: "version", Identifier: o.Version}
-		rels = []string{TaskPath(project, o.TaskID)}
+		rels = []string{session.TaskPath(project, o.TaskID)}
 	} else {
 		var err error
 		if cp, err = s.checkpoint(project, o.Checkpoint); err != nil {
@@ -347,16 +348,16 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 		out.RolledBackTo = RollbackPoint{Type: "checkpoint", Identifier: cp.ID}
 		switch {
 		case o.TaskID != "":
-			rels = []string{TaskPath(project, o.TaskID)}
+			rels = []string{session.TaskPath(project, o.TaskID)}
 		case len(cp.Tasks) > 0:
 			for _, t := range cp.Tasks {
-				rels = append(rels, TaskPath(project, t))
+				rels = append(rels, session.TaskPath(project, t))
 			}
 		default:
-			for _, n := range CanonicalNotes {
+			for _, n := range session.CanonicalNotes {
 				rels = append(rels, project+"/"+n)
 			}
-			tasks, err := s.V.ListAt(target, project+"/"+TasksDir)
+			tasks, err := s.V.ListAt(target, project+"/"+session.TasksDir)
 			if err != nil {
 				return out, err
 			}
@@ -379,7 +380,7 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 			old, err := s.V.ReadAt(target, rel)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
-					if out.RolledBackTo.Type == "checkpoint" && o.TaskID == "" && !strings.Contains(rel, "/"+TasksDir+"/") {
+					if out.RolledBackTo.Type == "checkpoint" && o.TaskID == "" && !strings.Contains(rel, "/"+session.TasksDir+"/") {
 						continue // a canonical note the project did not have yet
 					}
 					return vault.Change{}, errs.New(errs.RollbackFailed, "%s did not exist at %v %v; nothing to roll back to", rel, out.RolledBackTo.Type, out.RolledBackTo.Identifier).With("note", rel)
@@ -390,7 +391,7 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return vault.Change{}, err
 			}
-			if strings.Contains(rel, "/"+TasksDir+"/") && cur != nil {
+			if strings.Contains(rel, "/"+session.TasksDir+"/") && cur != nil {
 				cd, err := s.ParseDoc(rel, cur)
 				if err != nil {
 					return vault.Change{}, err
@@ -399,7 +400,7 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 					return vault.Change{}, err
 				}
 			}
-			if path.Base(rel) == CurrentStateNote && cur != nil {
+			if path.Base(rel) == session.CurrentStateNote && cur != nil {
 				if err := s.sameSession(rel, old, cur, project); err != nil {
 					return vault.Change{}, err
 				}
@@ -415,7 +416,7 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 				return vault.Change{}, err
 			}
 			out.Restored = append(out.Restored, rel)
-			if o.TaskID != "" && rel == TaskPath(project, o.TaskID) {
+			if o.TaskID != "" && rel == session.TaskPath(project, o.TaskID) {
 				nd, err := s.ParseDoc(rel, merged)
 				if err == nil {
 					t := nd.ReadTask(project)
@@ -434,7 +435,7 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 			if o.TaskID != "" {
 				backup.Tasks = []string{o.TaskID}
 			} else {
-				backup.Tasks = NonNil(cp.Tasks)
+				backup.Tasks = session.NonNil(cp.Tasks)
 			}
 			backup.Scope = scopeOf(backup.Tasks)
 			if err := s.listCheckpoint(tx, project, backup); err != nil {
@@ -496,49 +497,49 @@ func (s *Service) restoreEngine(rel string, old, cur []byte) ([]byte, error) {
 	engine := engineSections(rel)
 	nl := od.Newline()
 	curSecs := map[string]bool{}
-	for _, sec := range cd.md.Sections {
+	for _, sec := range cd.MD.Sections {
 		if sec.Level != 2 || engine[sec.Title] {
 			continue
 		}
 		curSecs[sec.Title] = true
-		text := string(cd.body[sec.BodyStart:sec.End])
+		text := string(cd.Body[sec.BodyStart:sec.End])
 		if osec, ok := od.Section(sec.Title); ok {
-			if string(od.body[osec.BodyStart:osec.End]) != text {
+			if string(od.Body[osec.BodyStart:osec.End]) != text {
 				od.Edit(osec.BodyStart, osec.End, text)
 			}
 			continue
 		}
-		whole := string(cd.body[sec.Start:sec.End])
+		whole := string(cd.Body[sec.Start:sec.End])
 		prefix := ""
-		if len(od.body) > 0 && !strings.HasSuffix(string(od.body), "\n") {
+		if len(od.Body) > 0 && !strings.HasSuffix(string(od.Body), "\n") {
 			prefix = nl
 		}
-		if len(od.body) > 0 && !strings.HasSuffix(string(od.body), nl+nl) {
+		if len(od.Body) > 0 && !strings.HasSuffix(string(od.Body), nl+nl) {
 			prefix += nl
 		}
-		od.Edit(len(od.body), len(od.body), prefix+whole)
+		od.Edit(len(od.Body), len(od.Body), prefix+whole)
 	}
-	for _, sec := range od.md.Sections {
+	for _, sec := range od.MD.Sections {
 		if sec.Level == 2 && !engine[sec.Title] && !curSecs[sec.Title] {
 			od.Edit(sec.Start, sec.End, "")
 		}
 	}
-	for _, k := range cd.n.Keys() {
-		node, _ := cd.n.Node(k)
+	for _, k := range cd.Note.Keys() {
+		node, _ := cd.Note.Node(k)
 		if engineProps[k] || node == nil {
 			continue
 		}
 		switch {
 		case node.Kind == yaml.SequenceNode:
-			od.Set(k, cd.n.GetList(k))
+			od.Set(k, cd.Note.GetList(k))
 		case node.Kind == yaml.ScalarNode && node.ShortTag() == "!!null":
 			od.Set(k, nil)
 		case node.Kind == yaml.ScalarNode:
 			od.Set(k, node.Value)
 		}
 	}
-	for _, k := range od.n.Keys() {
-		if _, ok := cd.n.Node(k); !ok && !engineProps[k] {
+	for _, k := range od.Note.Keys() {
+		if _, ok := cd.Note.Node(k); !ok && !engineProps[k] {
 			od.Unset(k)
 		}
 	}
@@ -552,7 +553,7 @@ var engineProps = func() map[string]bool {
 		"branch", "commit", "started", "continues", "last_session", "version", "active_task", "active_feature", "mode", "ended",
 		"end_commit", "duration_minutes", "summary", "issues", "machine", "recovered", "sessions", "source",
 		"source_format", "source_status", "violations", "decisions", "checkpoints", "unresolved",
-		PropActiveAgent, PropWorkflowPhase, PropLastAgentChange, "decided_by", "approved_by", "rejected_by") {
+		session.PropActiveAgent, session.PropWorkflowPhase, session.PropLastAgentChange, "decided_by", "approved_by", "rejected_by") {
 		m[k] = true
 	}
 	return m
@@ -562,7 +563,7 @@ var engineProps = func() map[string]bool {
 // a task note's, or those of the template the note was made from.
 func engineSections(rel string) map[string]bool {
 	m := map[string]bool{}
-	if strings.Contains(rel, "/"+TasksDir+"/") {
+	if strings.Contains(rel, "/"+session.TasksDir+"/") {
 		for _, s := range taskSections {
 			m[s] = true
 		}
@@ -575,9 +576,9 @@ func engineSections(rel string) map[string]bool {
 			}
 		}
 	}
-	m[SecSummary] = true
-	if path.Base(rel) == CurrentStateNote {
-		for _, s := range OwnedSections {
+	m[session.SecSummary] = true
+	if path.Base(rel) == session.CurrentStateNote {
+		for _, s := range session.OwnedSections {
 			m[s] = true
 		}
 	}
@@ -614,13 +615,13 @@ func (s *Service) SyncHotContext(project string, taskIDs []string) (HotSync, err
 	}
 	out.Result, err = s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
 		listed := map[string]bool{}
-		rel := project + "/" + CheckpointsNote
+		rel := project + "/" + session.CheckpointsNote
 		if tx.Exists(rel) {
 			d, err := s.ReadDoc(tx, rel)
 			if err != nil {
 				return vault.Change{}, err
 			}
-			for _, l := range d.SectionLines(SecCheckpoints) {
+			for _, l := range d.SectionLines(session.SecCheckpoints) {
 				if id := vault.EntryID(string(l.Content())); id != "" {
 					listed[id] = true
 				}

@@ -1,14 +1,17 @@
-package session
+package features
 
 import (
 	"encoding/json"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
@@ -30,7 +33,7 @@ func TestCommandLineRoundTrip(t *testing.T) {
 	}
 	d := int64(42)
 	for _, v := range values {
-		e := CommandEntry{ID: "h-7", Timestamp: time.Date(2025, 1, 9, 10, 0, 0, 0, time.UTC), Status: CommandFailure, Command: v, Arguments: v, Error: v,
+		e := CommandEntry{ID: "h-7", Timestamp: time.Date(2025, 1, 9, 10, 0, 0, 0, time.UTC), Status: session.CommandFailure, Command: v, Arguments: v, Error: v,
 			Model: "sonnet", Agent: "agent-1", TaskID: "impl-core", FeatureID: "orch-2025-01-09", DurationMs: &d, taskLinked: true}
 		if strings.TrimSpace(v) == "" {
 			e.Command = "cmd" + v
@@ -57,7 +60,7 @@ func TestCommandLineRoundTrip(t *testing.T) {
 func TestCommandTimesAreMonotonic(t *testing.T) {
 	now := time.Date(2025, 1, 9, 10, 0, 0, 0, time.UTC)
 	s := testService(t, &now)
-	if _, err := s.Start(StartOptions{Project: "demo", Objective: "clocks"}); err != nil {
+	if _, err := s.Start(session.StartOptions{Project: "demo", Objective: "clocks"}); err != nil {
 		t.Fatal(err)
 	}
 	rec := func(cmd string, at *time.Time) RecordOutcome {
@@ -102,7 +105,7 @@ func TestCommandTimesAreMonotonic(t *testing.T) {
 func TestCommandLogIsAppendOnly(t *testing.T) {
 	now := time.Date(2025, 1, 9, 10, 0, 0, 0, time.UTC)
 	s := testService(t, &now)
-	if _, err := s.Start(StartOptions{Project: "demo", Objective: "appends"}); err != nil {
+	if _, err := s.Start(session.StartOptions{Project: "demo", Objective: "appends"}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := s.RecordCommand(RecordOptions{Project: "demo", Command: "first"})
@@ -121,7 +124,7 @@ func TestCommandLogIsAppendOnly(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			ws := New(v)
+			ws := New(session.New(v))
 			ws.Now = s.Now
 			for i := 0; i < 10; i++ {
 				if _, err := ws.RecordCommand(RecordOptions{Project: "demo", Command: "w" + string(rune('0'+w)), Arguments: strings.Repeat("x", 100*i)}); err != nil {
@@ -143,7 +146,7 @@ func TestCommandLogIsAppendOnly(t *testing.T) {
 		t.Fatalf("%d entries, want 41", len(h.Entries))
 	}
 	for i, e := range h.Entries {
-		if want := "h-" + itoa(i+1); e.ID != want {
+		if want := "h-" + strconv.Itoa(i+1); e.ID != want {
 			t.Errorf("entry %d has id %s, want %s", i+1, e.ID, want)
 		}
 	}
@@ -155,7 +158,7 @@ func TestCommandLogIsAppendOnly(t *testing.T) {
 func TestRecordToolCommand(t *testing.T) {
 	now := time.Date(2025, 1, 9, 10, 0, 0, 0, time.UTC)
 	s := testService(t, &now)
-	if _, err := s.Start(StartOptions{Project: "demo", Objective: "hooks"}); err != nil {
+	if _, err := s.Start(session.StartOptions{Project: "demo", Objective: "hooks"}); err != nil {
 		t.Fatal(err)
 	}
 	d := int64(1500)
@@ -174,13 +177,13 @@ func TestRecordToolCommand(t *testing.T) {
 		t.Fatalf("%d entries, want 3 (Read is not recorded): %+v", len(h.Entries), h.Entries)
 	}
 	e := h.Entries[0]
-	if e.Command != "go test ./..." || e.Arguments != `{"description":"Run the tests","timeout":120000}` || *e.DurationMs != 1500 || e.Agent != "Explore" || e.Model != "claude-sonnet-4-5" || e.Status != CommandSuccess {
+	if e.Command != "go test ./..." || e.Arguments != `{"description":"Run the tests","timeout":120000}` || *e.DurationMs != 1500 || e.Agent != "Explore" || e.Model != "claude-sonnet-4-5" || e.Status != session.CommandSuccess {
 		t.Errorf("Bash entry = %+v", e)
 	}
-	if e := h.Entries[1]; e.Command != "mcp__serena__find_symbol" || e.Arguments != `{"depth":1,"name":"Main"}` || e.Status != CommandFailure || e.Error != "symbol not found" {
+	if e := h.Entries[1]; e.Command != "mcp__serena__find_symbol" || e.Arguments != `{"depth":1,"name":"Main"}` || e.Status != session.CommandFailure || e.Error != "symbol not found" {
 		t.Errorf("MCP entry = %+v", e)
 	}
-	if e := h.Entries[2]; len(e.Command) > HookFieldCut+40 || !strings.HasSuffix(e.Command, "bytes cut]") || e.Agent != "weird-id-" {
+	if e := h.Entries[2]; len(e.Command) > session.HookFieldCut+40 || !strings.HasSuffix(e.Command, "bytes cut]") || e.Agent != "weird-id-" {
 		t.Errorf("long entry: %d bytes, agent %q", len(e.Command), e.Agent)
 	}
 }
@@ -190,8 +193,8 @@ func TestRecordToolCommand(t *testing.T) {
 // cache); BenchmarkHookHeartbeatBeside is the hook's heartbeat in the same
 // vault, for scale.
 func BenchmarkRecordToolCommand(b *testing.B) {
-	s := benchTaskVault(b, 0)
-	if _, err := s.Start(StartOptions{Project: "demo", Objective: "bench"}); err != nil {
+	s := testService(b, nil)
+	if _, err := s.Start(session.StartOptions{Project: "demo", Objective: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	call := ToolCall{Tool: "Bash", Input: json.RawMessage(`{"command":"go test ./...","description":"Run the tests"}`)}
@@ -207,8 +210,8 @@ func BenchmarkRecordToolCommand(b *testing.B) {
 }
 
 func BenchmarkHookHeartbeatBeside(b *testing.B) {
-	s := benchTaskVault(b, 0)
-	if _, err := s.Start(StartOptions{Project: "demo", Objective: "bench"}); err != nil {
+	s := testService(b, nil)
+	if _, err := s.Start(session.StartOptions{Project: "demo", Objective: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
@@ -223,8 +226,8 @@ func BenchmarkHookHeartbeatBeside(b *testing.B) {
 // for a commit (its first entry, then every HistoryCommitEvery): the append
 // and the agent's commit of the log.
 func BenchmarkRecordAndCommitCommand(b *testing.B) {
-	s := benchTaskVault(b, 0)
-	if _, err := s.Start(StartOptions{Project: "demo", Objective: "bench"}); err != nil {
+	s := testService(b, nil)
+	if _, err := s.Start(session.StartOptions{Project: "demo", Objective: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	call := ToolCall{Tool: "Bash", Input: json.RawMessage(`{"command":"go test ./..."}`)}

@@ -1,4 +1,4 @@
-package session
+package tasks
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/session"
 )
 
 // TestImmediateFieldsMergeInsideTheOperation: task update's immediate
@@ -34,7 +36,7 @@ func TestImmediateFieldsMergeInsideTheOperation(t *testing.T) {
 	// changes the notes, and a person edits the working-on line by hand.
 	mine := ImmediatePatch{NextStep: strp("write the test")}
 	save(ImmediatePatch{Notes: strp("notes from the other process")})
-	rel := filepath.Join(s.V.Root, "demo", TasksDir, id+".md")
+	rel := filepath.Join(s.V.Root, "demo", session.TasksDir, id+".md")
 	data, err := os.ReadFile(rel)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func TestImmediateFieldsMergeInsideTheOperation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ImmediateContext{WorkingOn: "the parser, by hand", NextStep: "write the test", Notes: "notes from the other process", Blockers: []string{"CI is red"}}
+	want := session.ImmediateContext{WorkingOn: "the parser, by hand", NextStep: "write the test", Notes: "notes from the other process", Blockers: []string{"CI is red"}}
 	got := task.Immediate
 	if got.WorkingOn != want.WorkingOn || got.NextStep != want.NextStep || got.Notes != want.Notes || strings.Join(got.Blockers, "|") != "CI is red" {
 		t.Fatalf("immediate context = %+v, want %+v", got, want)

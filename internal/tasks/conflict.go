@@ -1,4 +1,4 @@
-package session
+package tasks
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -178,7 +179,7 @@ func (s *Service) DetectConflicts(project string, taskIDs, types []string) (Dete
 		next := 0
 		for _, c := range recorded {
 			byKey[c.key()] = c
-			next = max(next, IdNumber(c.ID))
+			next = max(next, session.IdNumber(c.ID))
 		}
 		seen := map[string]bool{}
 		var fresh []Conflict
@@ -206,14 +207,14 @@ func (s *Service) DetectConflicts(project string, taskIDs, types []string) (Dete
 			return vault.Change{}, nil
 		}
 		for _, c := range fresh {
-			d.AppendLine(SecConflicts, formatConflict(project, c))
+			d.AppendLine(session.SecConflicts, formatConflict(project, c))
 		}
 		d.Set("unresolved", countUnresolved(recorded)+len(fresh))
 		b, err := d.Bytes()
 		if err != nil {
 			return vault.Change{}, err
 		}
-		return vault.Change{Operation: "conflicts-detect", Summary: fmt.Sprintf("%d new conflicts", len(fresh))}, tx.Write(d.path, b)
+		return vault.Change{Operation: "conflicts-detect", Summary: fmt.Sprintf("%d new conflicts", len(fresh))}, tx.Write(d.Path, b)
 	})
 	if err != nil {
 		return DetectResult{}, err
@@ -243,7 +244,7 @@ func countUnresolved(cs []Conflict) int {
 }
 
 // fileConflicts pairs the active tasks that share key files.
-func fileConflicts(tasks []Task, in func(string) bool) []Conflict {
+func fileConflicts(tasks []session.Task, in func(string) bool) []Conflict {
 	var out []Conflict
 	for i, a := range tasks {
 		if !a.Active() {
@@ -279,7 +280,7 @@ func fileConflicts(tasks []Task, in func(string) bool) []Conflict {
 
 // divergences finds task notes that both parents of a merge changed since
 // their merge base (the newest 100 merges).
-func (s *Service) divergences(project string, tasks []Task, in func(string) bool) ([]Conflict, error) {
+func (s *Service) divergences(project string, tasks []session.Task, in func(string) bool) ([]Conflict, error) {
 	merges, _, err := s.V.MergesSince("")
 	if err != nil || len(merges) == 0 {
 		return nil, nil // an unborn branch, or no merge: nothing diverged
@@ -321,18 +322,18 @@ func (s *Service) divergences(project string, tasks []Task, in func(string) bool
 // formatConflict renders a conflict's entry line:
 // "- [ ] cf-1 · time · type · severity · strength · [[a]] ↔ [[b]] · location · description · unresolved ^cf-1".
 func formatConflict(project string, c Conflict) string {
-	tasks := TaskLink(project, c.TaskA)
+	tasks := session.TaskLink(project, c.TaskA)
 	if c.TaskB != "" {
-		tasks += " ↔ " + TaskLink(project, c.TaskB)
+		tasks += " ↔ " + session.TaskLink(project, c.TaskB)
 	}
 	box := "[ ]"
 	if c.Status != ResolutionUnresolved {
 		box = "[x]"
 	}
-	clean := func(v string) string { return strings.ReplaceAll(OneLine(v), Sep, ", ") }
-	return "- " + box + " " + c.ID + Sep + note.FormatTime(c.DetectedAt) + Sep + c.Type + Sep + c.Severity + Sep +
-		strconv.FormatFloat(c.Strength, 'f', -1, 64) + Sep + tasks + Sep + clean(c.Evidence.Location) + Sep +
-		clean(c.Description) + Sep + clean(c.Status) + " ^" + c.ID
+	clean := func(v string) string { return strings.ReplaceAll(session.OneLine(v), session.Sep, ", ") }
+	return "- " + box + " " + c.ID + session.Sep + note.FormatTime(c.DetectedAt) + session.Sep + c.Type + session.Sep + c.Severity + session.Sep +
+		strconv.FormatFloat(c.Strength, 'f', -1, 64) + session.Sep + tasks + session.Sep + clean(c.Evidence.Location) + session.Sep +
+		clean(c.Description) + session.Sep + clean(c.Status) + " ^" + c.ID
 }
 
 // parseConflict reads an entry line of conflicts.md.
@@ -345,7 +346,7 @@ func parseConflict(line string) (Conflict, bool) {
 	if i := strings.LastIndex(t, " ^"); i >= 0 {
 		t = t[:i]
 	}
-	f := strings.Split(t, Sep)
+	f := strings.Split(t, session.Sep)
 	if len(f) < 9 {
 		return Conflict{}, false
 	}
@@ -358,7 +359,7 @@ func parseConflict(line string) (Conflict, bool) {
 	c.TaskA = path0(a)
 	c.TaskB = path0(b)
 	c.Evidence.Location = f[6]
-	status := strings.TrimSpace(strings.Join(f[8:], Sep))
+	status := strings.TrimSpace(strings.Join(f[8:], session.Sep))
 	switch word, _, _ := strings.Cut(status, " "); word {
 	case ResolutionResolved, ResolutionIgnored, "investigating", "escalated":
 		c.Status = word
@@ -369,25 +370,25 @@ func parseConflict(line string) (Conflict, bool) {
 }
 
 func path0(v string) string {
-	if ids := TaskIDs([]string{v}); len(ids) > 0 {
+	if ids := session.TaskIDs([]string{v}); len(ids) > 0 {
 		return ids[0]
 	}
 	return ""
 }
 
 // conflictsDoc reads (or makes) conflicts.md and its entries.
-func (s *Service) conflictsDoc(tx *vault.Tx, project string) (*Doc, []Conflict, error) {
-	d, err := s.listNote(tx, project, ConflictsNote)
+func (s *Service) conflictsDoc(tx *vault.Tx, project string) (*session.Doc, []Conflict, error) {
+	d, err := s.listNote(tx, project, session.ConflictsNote)
 	if err != nil {
 		return nil, nil, err
 	}
-	return d, d.conflicts(), nil
+	return d, conflicts(d), nil
 }
 
 // listNote reads a list the engine keeps in a project (checkpoints.md,
 // conflicts.md) through tx, or — missing — opens it as its template makes
 // it, to be written with the first line.
-func (s *Service) listNote(tx *vault.Tx, project, name string) (*Doc, error) {
+func (s *Service) listNote(tx *vault.Tx, project, name string) (*session.Doc, error) {
 	rel := project + "/" + name
 	if tx.Exists(rel) {
 		return s.ReadDoc(tx, rel)
@@ -399,9 +400,9 @@ func (s *Service) listNote(tx *vault.Tx, project, name string) (*Doc, error) {
 	return s.ParseDoc(rel, b)
 }
 
-func (d *Doc) conflicts() []Conflict {
+func conflicts(d *session.Doc) []Conflict {
 	var out []Conflict
-	for _, l := range d.SectionLines(SecConflicts) {
+	for _, l := range d.SectionLines(session.SecConflicts) {
 		if c, ok := parseConflict(string(l.Content())); ok {
 			out = append(out, c)
 		}
@@ -411,7 +412,7 @@ func (d *Doc) conflicts() []Conflict {
 
 // recordedConflicts reads conflicts.md (none when it is missing).
 func (s *Service) recordedConflicts(project string) ([]Conflict, error) {
-	rel := project + "/" + ConflictsNote
+	rel := project + "/" + session.ConflictsNote
 	data, err := s.V.ReadFile(rel)
 	if err != nil {
 		return nil, nil
@@ -420,7 +421,7 @@ func (s *Service) recordedConflicts(project string) ([]Conflict, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.conflicts(), nil
+	return conflicts(d), nil
 }
 
 // Conflicts lists the recorded conflicts of project.
@@ -468,7 +469,7 @@ func (s *Service) ResolveConflict(o ResolveOptions) (ResolveOutcome, error) {
 	if o.Action == "custom" && strings.TrimSpace(o.Value) == "" {
 		return ResolveOutcome{}, errs.New(errs.UpdateValidationFailed, "--action custom needs --value (the resolved value)").With("flag", "value")
 	}
-	if err := CheckText("notes", o.Notes, 500); err != nil && o.Notes != "" {
+	if err := session.CheckText("notes", o.Notes, 500); err != nil && o.Notes != "" {
 		return ResolveOutcome{}, err
 	}
 	project, err := s.Project(o.Project)
@@ -483,13 +484,13 @@ func (s *Service) ResolveConflict(o ResolveOptions) (ResolveOutcome, error) {
 		}
 		var c Conflict
 		off := -1
-		for _, l := range d.SectionLines(SecConflicts) {
+		for _, l := range d.SectionLines(session.SecConflicts) {
 			if x, ok := parseConflict(string(l.Content())); ok && x.ID == o.ID {
 				c, off = x, l.Offset
 			}
 		}
 		if off < 0 {
-			return vault.Change{}, errs.New(errs.ConflictNotFound, "conflict %q not found in %s/%s (see `%s`)", o.ID, project, ConflictsNote, s.Command(project, "conflicts list")).With("conflict", o.ID)
+			return vault.Change{}, errs.New(errs.ConflictNotFound, "conflict %q not found in %s/%s (see `%s`)", o.ID, project, session.ConflictsNote, s.Command(project, "conflicts list")).With("conflict", o.ID)
 		}
 		if c.Status == ResolutionResolved || c.Status == ResolutionIgnored {
 			return vault.Change{}, errs.New(errs.ConflictAlreadyResolved, "conflict %s is already %s", c.ID, c.Status).With("conflict", c.ID)
@@ -522,7 +523,7 @@ func (s *Service) ResolveConflict(o ResolveOptions) (ResolveOutcome, error) {
 		if err != nil {
 			return vault.Change{}, err
 		}
-		return vault.Change{Operation: "conflicts-resolve", Summary: c.ID + " " + o.Action, Trailers: map[string]string{"Conflict": c.ID, "Action": o.Action}}, tx.Write(d.path, b)
+		return vault.Change{Operation: "conflicts-resolve", Summary: c.ID + " " + o.Action, Trailers: map[string]string{"Conflict": c.ID, "Action": o.Action}}, tx.Write(d.Path, b)
 	})
 	if err != nil {
 		return ResolveOutcome{}, err
@@ -543,7 +544,7 @@ func (s *Service) applyResolution(tx *vault.Tx, project string, c Conflict, acti
 		if err != nil {
 			return err
 		}
-		return tx.Write(d.path, b)
+		return tx.Write(d.Path, b)
 	case c.Type == ConflictState && action == "use_b":
 		rel, commit, ok := strings.Cut(c.Evidence.Location, "@")
 		if !ok {
@@ -560,7 +561,7 @@ func (s *Service) applyResolution(tx *vault.Tx, project string, c Conflict, acti
 		if action == "use_b" {
 			parent = merge + "^2"
 		}
-		rel := TaskPath(project, c.TaskA)
+		rel := session.TaskPath(project, c.TaskA)
 		old, err := s.V.ReadAt(parent, rel)
 		if err != nil {
 			return err

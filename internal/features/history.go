@@ -1,4 +1,4 @@
-package session
+package features
 
 import (
 	"bytes"
@@ -15,8 +15,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sessionvault/sessionvault/internal/session"
+
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/guard"
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
@@ -189,43 +192,43 @@ func readCodeSpan(s string) (value, rest string, ok bool) {
 // formatCommand renders an entry's line (see the history format above).
 func formatCommand(project string, e CommandEntry) string {
 	var b strings.Builder
-	b.WriteString("- " + note.FormatTime(e.Timestamp) + Sep + e.Status + Sep + codeSpan(e.Command))
+	b.WriteString("- " + note.FormatTime(e.Timestamp) + session.Sep + e.Status + session.Sep + codeSpan(e.Command))
 	if e.Arguments != "" {
-		b.WriteString(Sep + "**args:** " + codeSpan(e.Arguments))
+		b.WriteString(session.Sep + "**args:** " + codeSpan(e.Arguments))
 	}
 	if e.Model != "" {
-		b.WriteString(Sep + "**model:** " + e.Model)
+		b.WriteString(session.Sep + "**model:** " + e.Model)
 	}
 	if e.Agent != "" {
-		b.WriteString(Sep + "**agent:** " + e.Agent)
+		b.WriteString(session.Sep + "**agent:** " + e.Agent)
 	}
 	if e.TaskID != "" {
 		v := e.TaskID
 		if e.taskLinked {
-			v = TaskLink(project, e.TaskID)
+			v = session.TaskLink(project, e.TaskID)
 		}
-		b.WriteString(Sep + "**task:** " + v)
+		b.WriteString(session.Sep + "**task:** " + v)
 	}
 	if e.FeatureID != "" {
 		v := e.FeatureID
 		if e.featureLinked {
-			v = FeatureLink(project, e.FeatureID)
+			v = session.FeatureLink(project, e.FeatureID)
 		}
-		b.WriteString(Sep + "**feature:** " + v)
+		b.WriteString(session.Sep + "**feature:** " + v)
 	}
 	if e.DurationMs != nil {
-		b.WriteString(Sep + "**duration:** " + strconv.FormatInt(*e.DurationMs, 10) + " ms")
+		b.WriteString(session.Sep + "**duration:** " + strconv.FormatInt(*e.DurationMs, 10) + " ms")
 	}
 	if e.Error != "" {
-		b.WriteString(Sep + "**error:** " + codeSpan(e.Error))
+		b.WriteString(session.Sep + "**error:** " + codeSpan(e.Error))
 	}
 	b.WriteString(" ^" + e.ID)
 	return b.String()
 }
 
 var (
-	historyIDRe    = lazyRegexp(`\s\^(h-(\d+)` + MachineSuffix + `)\s*$`)
-	historyLabelRe = lazyRegexp(`^ · \*\*(args|model|agent|task|feature|duration|error):\*\* `)
+	historyIDRe    = lazyregexp.New(`\s\^(h-(\d+)` + session.MachineSuffix + `)\s*$`)
+	historyLabelRe = lazyregexp.New(`^ · \*\*(args|model|agent|task|feature|duration|error):\*\* `)
 )
 
 // parseCommand reads an entry line; why says what is wrong when it cannot.
@@ -240,7 +243,7 @@ func parseCommand(line string) (CommandEntry, string) {
 	if !ok {
 		return e, "not a list line"
 	}
-	ts, s, ok := strings.Cut(s, Sep)
+	ts, s, ok := strings.Cut(s, session.Sep)
 	if !ok {
 		return e, "no time"
 	}
@@ -249,7 +252,7 @@ func parseCommand(line string) (CommandEntry, string) {
 		return e, "cannot read the time " + strconv.Quote(ts)
 	}
 	e.Timestamp = t.UTC()
-	if e.Status, s, ok = strings.Cut(s, Sep); !ok || (e.Status != CommandSuccess && e.Status != CommandFailure) {
+	if e.Status, s, ok = strings.Cut(s, session.Sep); !ok || (e.Status != session.CommandSuccess && e.Status != session.CommandFailure) {
 		return e, "the status is not success or failure"
 	}
 	if e.Command, s, ok = readCodeSpan(s); !ok {
@@ -279,7 +282,7 @@ func parseCommand(line string) (CommandEntry, string) {
 				if end < 0 {
 					return e, lm[1] + ": a wikilink without ]]"
 				}
-				v, s = path.Base(Unlink(s[:end+2])), s[end+2:]
+				v, s = path.Base(session.Unlink(s[:end+2])), s[end+2:]
 				if lm[1] == "task" {
 					e.taskLinked = true
 				} else {
@@ -329,7 +332,7 @@ func lastEntry(tail []byte) (n int, t time.Time, ok bool) {
 		if m == nil || !strings.HasPrefix(l, "- ") {
 			continue
 		}
-		ts, _, _ := strings.Cut(l[2:], Sep)
+		ts, _, _ := strings.Cut(l[2:], session.Sep)
 		if at, err := time.Parse(time.RFC3339, ts); err == nil {
 			n, _ = strconv.Atoi(m[2])
 			return n, at.UTC(), true
@@ -344,8 +347,8 @@ func lastEntry(tail []byte) (n int, t time.Time, ok bool) {
 // the template when missing) in one write: each gets the next id, and a time
 // no earlier than the log's last entry's (seed 003: timestamps are
 // monotonic). It returns the entries as written and whether the log was new.
-func (s *Service) appendCommands(project, session, intro string, entries []CommandEntry) ([]CommandEntry, bool, error) {
-	rel := CommandLogPath(project, session)
+func (s *Service) appendCommands(project, sessionID, intro string, entries []CommandEntry) ([]CommandEntry, bool, error) {
+	rel := session.CommandLogPath(project, sessionID)
 	var out []CommandEntry
 	var created bool
 	err := s.V.AppendNote(rel, 64<<10, func(tail []byte, size int64) ([]byte, error) {
@@ -357,7 +360,7 @@ func (s *Service) appendCommands(project, session, intro string, entries []Comma
 			if len(entries) > 0 {
 				started = note.FormatTime(entries[0].Timestamp)
 			}
-			h, err := s.Render(CommandsNote, map[string]string{"Project": note.Scalar(project), "Session": note.Scalar(session), "Started": started, "Intro": intro})
+			h, err := s.Render(session.CommandsNote, map[string]string{"Project": note.Scalar(project), "Session": note.Scalar(sessionID), "Started": started, "Intro": intro})
 			if err != nil {
 				return nil, err
 			}
@@ -377,7 +380,7 @@ func (s *Service) appendCommands(project, session, intro string, entries []Comma
 				e.Timestamp = last
 			}
 			last, ok = e.Timestamp, true
-			e.Session, e.Log = session, rel
+			e.Session, e.Log = sessionID, rel
 			if size == 0 {
 				lineNo++
 				e.Line = lineNo
@@ -424,14 +427,14 @@ type RecordOutcome struct {
 
 func (o RecordOptions) validate() error {
 	field := func(flag, v string, required bool) error {
-		if err := CheckFields(flag, v); err != nil {
+		if err := session.CheckFields(flag, v); err != nil {
 			return err
 		}
 		if required && strings.TrimSpace(v) == "" {
 			return errs.New(errs.HistoryEntryInvalid, "the %s must not be empty", flag).With("flag", flag)
 		}
-		if len(v) > MaxCommandField {
-			return errs.New(errs.HistoryEntryInvalid, "--%s is %d bytes; at most %d", flag, len(v), MaxCommandField).With("flag", flag)
+		if len(v) > session.MaxCommandField {
+			return errs.New(errs.HistoryEntryInvalid, "--%s is %d bytes; at most %d", flag, len(v), session.MaxCommandField).With("flag", flag)
 		}
 		return nil
 	}
@@ -456,7 +459,7 @@ func (o RecordOptions) validate() error {
 			return err
 		}
 	}
-	if o.Status != "" && o.Status != CommandSuccess && o.Status != CommandFailure {
+	if o.Status != "" && o.Status != session.CommandSuccess && o.Status != session.CommandFailure {
 		return errs.New(errs.HistoryEntryInvalid, "--status %q is not success or failure", o.Status).With("flag", "status")
 	}
 	if o.DurationMs != nil && *o.DurationMs < 0 {
@@ -487,24 +490,24 @@ func (s *Service) RecordCommand(o RecordOptions) (RecordOutcome, error) {
 	if err != nil {
 		return RecordOutcome{}, err
 	}
-	session := o.Session
+	sessionID := o.Session
 	switch {
-	case session == "" && !st.Active():
+	case sessionID == "" && !st.Active():
 		return RecordOutcome{}, errs.New(errs.NoActiveSession, "no active session in project %s to record the command in; start one with `%s`, or name a session with --session", project, s.Command(project, "start --objective ...")).With("project", project)
-	case session == "":
-		session = st.Session
-	case session != st.Session || !st.Active():
-		if !s.NoteExists(project + "/" + SessionsDir + "/" + session + ".md") {
-			return RecordOutcome{}, errs.New(errs.SessionNotFound, "session %s is neither active nor archived in project %s (see `%s`)", session, project, s.Command(project, "log")).With("session", session)
+	case sessionID == "":
+		sessionID = st.Session
+	case sessionID != st.Session || !st.Active():
+		if !s.NoteExists(project + "/" + session.SessionsDir + "/" + sessionID + ".md") {
+			return RecordOutcome{}, errs.New(errs.SessionNotFound, "session %s is neither active nor archived in project %s (see `%s`)", sessionID, project, s.Command(project, "log")).With("session", sessionID)
 		}
 	}
-	e := CommandEntry{Command: o.Command, Arguments: o.Arguments, Model: o.Model, Agent: o.Agent, Status: FirstNonEmpty(o.Status, CommandSuccess), DurationMs: o.DurationMs, Error: o.Error}
+	e := CommandEntry{Command: o.Command, Arguments: o.Arguments, Model: o.Model, Agent: o.Agent, Status: session.FirstNonEmpty(o.Status, session.CommandSuccess), DurationMs: o.DurationMs, Error: o.Error}
 	if o.At != nil {
 		e.Timestamp = o.At.UTC().Truncate(time.Second)
 	} else {
 		e.Timestamp = s.NowUTC()
 	}
-	active := st.Active() && st.Session == session
+	active := st.Active() && st.Session == sessionID
 	switch {
 	case o.TaskID == "-":
 	case o.TaskID != "":
@@ -519,10 +522,10 @@ func (s *Service) RecordCommand(o RecordOptions) (RecordOutcome, error) {
 	case active:
 		e.FeatureID = st.ActiveFeature
 	}
-	e.taskLinked = e.TaskID != "" && s.NoteExists(TaskPath(project, e.TaskID))
-	e.featureLinked = e.FeatureID != "" && s.NoteExists(FeaturePath(project, e.FeatureID))
+	e.taskLinked = e.TaskID != "" && s.NoteExists(session.TaskPath(project, e.TaskID))
+	e.featureLinked = e.FeatureID != "" && s.NoteExists(session.FeaturePath(project, e.FeatureID))
 	want := e.Timestamp
-	written, _, err := s.appendCommands(project, session, sessionLogIntro, []CommandEntry{e})
+	written, _, err := s.appendCommands(project, sessionID, sessionLogIntro, []CommandEntry{e})
 	if err != nil {
 		return RecordOutcome{}, err
 	}
@@ -601,28 +604,28 @@ func (s *Service) RecordToolCommand(project string, c ToolCall) (log string, due
 	if err != nil {
 		return "", false, nil // a state that does not verify: PreToolUse says why
 	}
-	session := st.Session
+	sessionID := st.Session
 	if !st.Active() {
 		// The call that ended the session (`sessionvault end`, session_end)
 		// belongs to it.
 		if !known || st.LastSession == "" || st.Updated == nil || start.After(st.Updated.Add(time.Second)) {
 			return "", false, nil
 		}
-		session = st.LastSession
+		sessionID = st.LastSession
 	}
-	e := CommandEntry{Timestamp: s.NowUTC(), Status: CommandSuccess, DurationMs: c.DurationMs}
+	e := CommandEntry{Timestamp: s.NowUTC(), Status: session.CommandSuccess, DurationMs: c.DurationMs}
 	e.Command, e.Arguments = toolCommand(c.Tool, c.Input)
 	if c.Failed {
-		e.Status = CommandFailure
+		e.Status = session.CommandFailure
 		e.Error = cutField(c.Error, 1<<10)
 	}
-	e.Model = identifier(FirstNonEmpty(c.Model, s.recordedModel(project, c.ClaudeSession)))
-	e.Agent = identifier(FirstNonEmpty(c.AgentType, c.AgentID))
+	e.Model = identifier(session.FirstNonEmpty(c.Model, s.recordedModel(project, c.ClaudeSession)))
+	e.Agent = identifier(session.FirstNonEmpty(c.AgentType, c.AgentID))
 	if st.Active() {
 		e.TaskID, e.FeatureID = st.ActiveTask, st.ActiveFeature
 		e.taskLinked, e.featureLinked = e.TaskID != "", e.FeatureID != "" // their notes were there when they became active
 	}
-	written, created, err := s.appendCommands(project, session, sessionLogIntro, []CommandEntry{e})
+	written, created, err := s.appendCommands(project, sessionID, sessionLogIntro, []CommandEntry{e})
 	if err != nil {
 		return "", false, err
 	}
@@ -652,7 +655,7 @@ func toolCommand(tool string, input json.RawMessage) (command, args string) {
 			args = strings.TrimSuffix(b.String(), "\n")
 		}
 	}
-	return cutField(command, HookFieldCut), cutField(args, HookFieldCut)
+	return cutField(command, session.HookFieldCut), cutField(args, session.HookFieldCut)
 }
 
 // cutField cuts v to at most n bytes (on a character boundary), saying how
@@ -691,15 +694,15 @@ func identifier(v string) string {
 
 // CommandLog is one session's command log as read.
 type CommandLog struct {
-	Session  string         `json:"session"`
-	Log      string         `json:"log"` // the note, from the vault root
-	Entries  []CommandEntry `json:"entries"`
-	Problems []Problem      `json:"problems,omitempty"`
+	Session  string            `json:"session"`
+	Log      string            `json:"log"` // the note, from the vault root
+	Entries  []CommandEntry    `json:"entries"`
+	Problems []session.Problem `json:"problems,omitempty"`
 }
 
 // readCommandLog reads the log note rel of session; a missing one is empty.
-func (s *Service) readCommandLog(rel, session string) (CommandLog, error) {
-	l := CommandLog{Session: session, Log: rel, Entries: []CommandEntry{}}
+func (s *Service) readCommandLog(rel, sessionID string) (CommandLog, error) {
+	l := CommandLog{Session: sessionID, Log: rel, Entries: []CommandEntry{}}
 	data, err := s.V.ReadFile(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return l, nil
@@ -713,10 +716,10 @@ func (s *Service) readCommandLog(rel, session string) (CommandLog, error) {
 		}
 		e, why := parseCommand(line)
 		if why != "" {
-			l.Problems = append(l.Problems, Problem{Note: rel, Line: i + 1, Text: strings.TrimRight(line, "\r"), Why: "cannot read this command entry back (" + why + "); it is kept as written"})
+			l.Problems = append(l.Problems, session.Problem{Note: rel, Line: i + 1, Text: strings.TrimRight(line, "\r"), Why: "cannot read this command entry back (" + why + "); it is kept as written"})
 			continue
 		}
-		e.Session, e.Log, e.Line = session, rel, i+1
+		e.Session, e.Log, e.Line = sessionID, rel, i+1
 		l.Entries = append(l.Entries, e)
 	}
 	return l, nil
@@ -724,7 +727,7 @@ func (s *Service) readCommandLog(rel, session string) (CommandLog, error) {
 
 // commandLogs reads every command log of project, in session order.
 func (s *Service) commandLogs(project string) ([]CommandLog, error) {
-	ents, err := os.ReadDir(path.Join(s.V.Root, project, SessionsDir))
+	ents, err := os.ReadDir(path.Join(s.V.Root, project, session.SessionsDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -736,7 +739,7 @@ func (s *Service) commandLogs(project string) ([]CommandLog, error) {
 		if !e.IsDir() || vault.CheckName("session id", e.Name()) != nil {
 			continue
 		}
-		rel := CommandLogPath(project, e.Name())
+		rel := session.CommandLogPath(project, e.Name())
 		if _, err := os.Stat(path.Join(s.V.Root, rel)); err != nil {
 			continue
 		}
@@ -763,9 +766,9 @@ type HistoryOptions struct {
 // History is what CommandHistory read: the entries, oldest first, and the
 // lines that could not be read back.
 type History struct {
-	Session  string         `json:"session,omitempty"`
-	Entries  []CommandEntry `json:"entries"`
-	Problems []Problem      `json:"problems,omitempty"`
+	Session  string            `json:"session,omitempty"`
+	Entries  []CommandEntry    `json:"entries"`
+	Problems []session.Problem `json:"problems,omitempty"`
 }
 
 // CommandHistory reads a session's command log (see HistoryOptions). A
@@ -795,15 +798,15 @@ func (s *Service) CommandHistory(o HistoryOptions) (History, error) {
 			if err != nil {
 				return h, err
 			}
-			h.Session = FirstNonEmpty(st.Session, st.LastSession)
+			h.Session = session.FirstNonEmpty(st.Session, st.LastSession)
 			if h.Session == "" {
 				return h, nil
 			}
 		} else if err := vault.CheckName("session id", h.Session); err != nil {
 			return h, errs.New(errs.SessionNotFound, "--session %q is not a session id", h.Session).With("session", h.Session)
 		}
-		rel := CommandLogPath(project, h.Session)
-		if !s.NoteExists(rel) && !s.NoteExists(project+"/"+SessionsDir+"/"+h.Session+".md") {
+		rel := session.CommandLogPath(project, h.Session)
+		if !s.NoteExists(rel) && !s.NoteExists(project+"/"+session.SessionsDir+"/"+h.Session+".md") {
 			if st, _ := s.Current(project); st.Session != h.Session {
 				return h, errs.New(errs.SessionNotFound, "session %s has no record and no command log in project %s (see `%s`)", h.Session, project, s.Command(project, "log")).With("session", h.Session)
 			}

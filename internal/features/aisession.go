@@ -1,4 +1,4 @@
-package session
+package features
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/note"
@@ -36,8 +38,8 @@ type AIExportReport struct {
 	Entries  int `json:"entries"`
 	// Unassigned counts the history entries left out: recorded with no
 	// active feature, or naming a feature with no note.
-	Unassigned int       `json:"unassigned"`
-	Problems   []Problem `json:"problems,omitempty"`
+	Unassigned int               `json:"unassigned"`
+	Problems   []session.Problem `json:"problems,omitempty"`
 }
 
 // ExportAISession reads project's features and command history as an
@@ -143,7 +145,7 @@ func (s *Service) ImportAISession(project string, a importer.AISession) (AIImpor
 			if err := s.importFeature(tx, project, f, &rep); err != nil {
 				return vault.Change{}, err
 			}
-			if !tx.Exists(FeaturePath(project, f.ID)) {
+			if !tx.Exists(session.FeaturePath(project, f.ID)) {
 				continue // skipped: its history has no feature to go to
 			}
 			if err := s.importHistory(tx, project, f, seen, &rep); err != nil {
@@ -197,12 +199,12 @@ func (s *Service) importFeature(tx *vault.Tx, project string, f importer.AIFeatu
 		rep.skip("active-features.yaml", fmt.Sprintf("feature %s: status %q is not one of %s", f.ID, f.Status, strings.Join(FeatureStatuses, ", ")))
 		return nil
 	}
-	if CheckFields("name", f.Name, "description", f.Description) != nil || len(f.Name) > 800 || len(f.Description) > 8000 {
+	if session.CheckFields("name", f.Name, "description", f.Description) != nil || len(f.Name) > 800 || len(f.Description) > 8000 {
 		rep.skip(planFile, "feature "+f.ID+": its name or description is too long or holds a NUL byte")
 		return nil
 	}
-	rel := FeaturePath(project, f.ID)
-	var d *Doc
+	rel := session.FeaturePath(project, f.ID)
+	var d *session.Doc
 	existing := tx.Exists(rel)
 	if existing {
 		var err error
@@ -212,7 +214,7 @@ func (s *Service) importFeature(tx *vault.Tx, project string, f importer.AIFeatu
 		rep.Existing++
 	} else {
 		var err error
-		if d, err = s.newFeatureDoc(tx, project, Feature{ID: f.ID, Name: FirstNonEmpty(f.Name, f.ID), Description: f.Description,
+		if d, err = s.newFeatureDoc(tx, project, Feature{ID: f.ID, Name: session.FirstNonEmpty(f.Name, f.ID), Description: f.Description,
 			Status: f.Status, CreatedAt: f.CreatedAt, StartedAt: f.StartedAt, LastActive: f.LastActive}); err != nil {
 			return err
 		}
@@ -220,24 +222,24 @@ func (s *Service) importFeature(tx *vault.Tx, project string, f importer.AIFeatu
 	}
 	orig, _ := d.Bytes()
 	for _, p := range f.Phases {
-		name, id := FirstNonEmpty(p.Name, p.ID), p.ID
+		name, id := session.FirstNonEmpty(p.Name, p.ID), p.ID
 		if id == "" {
 			id = slugOr(name, "phase")
 		}
-		if !planIDRe().MatchString(id) || CheckText("phase", name, 200) != nil {
+		if !planIDRe().MatchString(id) || session.CheckText("phase", name, 200) != nil {
 			rep.skip(planFile, fmt.Sprintf("phase %q (%q): its id or name cannot be written as a section", id, name))
 			continue
 		}
-		cur := d.readFeature(project)
+		cur := readFeature(d, project)
 		if !slices.ContainsFunc(cur.Phases, func(ph Phase) bool { return phaseMatches(ph, name, id) }) && len(p.Tasks) == 0 {
-			d = s.reparsed(d, func(d *Doc) { d.addPhase(cur, name, id, nil) })
+			d = s.reparsed(d, func(d *session.Doc) { addPhase(d, cur, name, id, nil) })
 		}
 		for _, t := range p.Tasks {
 			where := planFile
 			if t.Line > 0 {
 				where += ":" + strconv.Itoa(t.Line)
 			}
-			pt := PlanTask{TaskID: t.TaskID, Description: t.Description, Agent: t.Agent, Status: t.Status, StartedAt: t.StartedAt, CompletedAt: t.CompletedAt, Artifacts: NonNil(slices.Clone(t.Artifacts))}
+			pt := PlanTask{TaskID: t.TaskID, Description: t.Description, Agent: t.Agent, Status: t.Status, StartedAt: t.StartedAt, CompletedAt: t.CompletedAt, Artifacts: session.NonNil(slices.Clone(t.Artifacts))}
 			desc, agent, status := pt.Description, pt.Agent, pt.Status
 			o := PlanOptions{TaskID: pt.TaskID, Description: &desc, Agent: &agent, Status: &status, Artifacts: pt.Artifacts}
 			if pt.Description == "" {
@@ -247,7 +249,7 @@ func (s *Service) importFeature(tx *vault.Tx, project string, f importer.AIFeatu
 				rep.skip(where, "task "+pt.TaskID+" skipped: "+err.Error())
 				continue
 			}
-			cur := d.readFeature(project)
+			cur := readFeature(d, project)
 			if have, _, ok := cur.Task(pt.TaskID); ok {
 				if !reflectEqualTask(have, pt) {
 					rep.skip(where, "task "+pt.TaskID+" differs from the vault's plan of "+f.ID+"; the vault's is kept")
@@ -255,7 +257,7 @@ func (s *Service) importFeature(tx *vault.Tx, project string, f importer.AIFeatu
 				continue
 			}
 			var perr error
-			d = s.reparsed(d, func(d *Doc) { perr = s.putPlanTask(tx, d, cur, name, id, pt, false) })
+			d = s.reparsed(d, func(d *session.Doc) { perr = s.putPlanTask(tx, d, cur, name, id, pt, false) })
 			if perr != nil {
 				return perr
 			}
@@ -276,13 +278,13 @@ func (s *Service) importFeature(tx *vault.Tx, project string, f importer.AIFeatu
 
 // reparsed applies edit to d and returns the note parsed again (edits of
 // one parse cannot build on each other).
-func (s *Service) reparsed(d *Doc, edit func(*Doc)) *Doc {
+func (s *Service) reparsed(d *session.Doc, edit func(*session.Doc)) *session.Doc {
 	edit(d)
 	b, err := d.Bytes()
 	if err != nil {
 		return d
 	}
-	nd, err := s.ParseDoc(d.path, b)
+	nd, err := s.ParseDoc(d.Path, b)
 	if err != nil {
 		return d
 	}
@@ -313,21 +315,21 @@ func (s *Service) importHistory(tx *vault.Tx, project string, f importer.AIFeatu
 			continue
 		}
 		e.featureLinked = true
-		e.taskLinked = e.TaskID != "" && vault.CheckName("task id", e.TaskID) == nil && tx.Exists(TaskPath(project, e.TaskID))
+		e.taskLinked = e.TaskID != "" && vault.CheckName("task id", e.TaskID) == nil && tx.Exists(session.TaskPath(project, e.TaskID))
 		entries = append(entries, e)
 	}
 	if len(entries) == 0 {
 		return nil
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Timestamp.Before(entries[j].Timestamp) })
-	session := "import-" + f.ID
-	for n := 2; tx.Exists(CommandLogPath(project, session)) || tx.Exists(project+"/"+SessionsDir+"/"+session+".md"); n++ {
-		session = "import-" + f.ID + "-" + strconv.Itoa(n)
+	sessionID := "import-" + f.ID
+	for n := 2; tx.Exists(session.CommandLogPath(project, sessionID)) || tx.Exists(project+"/"+session.SessionsDir+"/"+sessionID+".md"); n++ {
+		sessionID = "import-" + f.ID + "-" + strconv.Itoa(n)
 	}
-	rel := CommandLogPath(project, session)
-	head, err := s.Render(CommandsNote, map[string]string{"Project": note.Scalar(project), "Session": note.Scalar(session),
+	rel := session.CommandLogPath(project, sessionID)
+	head, err := s.Render(session.CommandsNote, map[string]string{"Project": note.Scalar(project), "Session": note.Scalar(sessionID),
 		"Started": note.FormatTime(entries[0].Timestamp),
-		"Intro":   "The command history of feature " + FeatureLink(project, f.ID) + ", imported from an .ai-session folder. Append-only: sessionvault never rewrites a line."})
+		"Intro":   "The command history of feature " + session.FeatureLink(project, f.ID) + ", imported from an .ai-session folder. Append-only: sessionvault never rewrites a line."})
 	if err != nil {
 		return err
 	}

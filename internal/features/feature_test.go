@@ -1,4 +1,4 @@
-package session
+package features
 
 import (
 	"os"
@@ -7,31 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/session"
+
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
-	"github.com/sessionvault/sessionvault/internal/vault"
 )
-
-// testService makes a vault of project demo, as init makes it, under the
-// clock *now, and returns its service.
-func testService(t *testing.T, now *time.Time) *Service {
-	t.Helper()
-	root := filepath.Join(t.TempDir(), "vault")
-	clock := func() time.Time { return *now }
-	if err := makeVault(root, "demo", clock); err != nil {
-		t.Fatal(err)
-	}
-	v, err := vault.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(v)
-	s.Now = clock
-	return s
-}
-
-func strp(s string) *string { return &s }
 
 func TestCheckFeatureID(t *testing.T) {
 	for id, ok := range map[string]bool{
@@ -59,9 +40,9 @@ func TestPlanTaskLineRoundTrip(t *testing.T) {
 		task PlanTask
 		note string
 	}{
-		{PlanTask{TaskID: "impl-core", Description: "Implement · the core", Agent: "opus", Status: TaskInProgress, StartedAt: &t1, Artifacts: []string{}, BlockID: "t-1"}, "demo/tasks/impl-core"},
-		{PlanTask{TaskID: "docs_v2.1", Description: "Docs with **bold** and [[links]]", Status: TaskCompleted, StartedAt: &t1, CompletedAt: &t2, Artifacts: []string{"README.md", "docs/a b.md"}, BlockID: "t-12-laptop"}, ""},
-		{PlanTask{TaskID: "x", Description: "", Status: TaskBlocked, Agent: "plugin:reviewer@1", Artifacts: []string{}, BlockID: "t-3"}, ""},
+		{PlanTask{TaskID: "impl-core", Description: "Implement · the core", Agent: "opus", Status: session.TaskInProgress, StartedAt: &t1, Artifacts: []string{}, BlockID: "t-1"}, "demo/tasks/impl-core"},
+		{PlanTask{TaskID: "docs_v2.1", Description: "Docs with **bold** and [[links]]", Status: session.TaskCompleted, StartedAt: &t1, CompletedAt: &t2, Artifacts: []string{"README.md", "docs/a b.md"}, BlockID: "t-12-laptop"}, ""},
+		{PlanTask{TaskID: "x", Description: "", Status: session.TaskBlocked, Agent: "plugin:reviewer@1", Artifacts: []string{}, BlockID: "t-3"}, ""},
 	} {
 		line := formatPlanTask(c.task, c.note)
 		got, why := parsePlanTask(line, time.UTC)
@@ -72,7 +53,7 @@ func TestPlanTaskLineRoundTrip(t *testing.T) {
 		if !reflectEqualTask(got, c.task) || got.TaskID != c.task.TaskID || got.BlockID != c.task.BlockID {
 			t.Errorf("%s\nread back as %+v\nwant %+v", line, got, c.task)
 		}
-		if ticked := strings.HasPrefix(line, "- [x] "); ticked != (c.task.Status == TaskCompleted) {
+		if ticked := strings.HasPrefix(line, "- [x] "); ticked != (c.task.Status == session.TaskCompleted) {
 			t.Errorf("%s: box does not follow status %s", line, c.task.Status)
 		}
 	}
@@ -97,7 +78,7 @@ func TestUpdatePlanChangesOnlyItsLine(t *testing.T) {
 	os.WriteFile(p, []byte(edited), 0o644)
 
 	now = now.Add(time.Hour)
-	if _, err := s.UpdatePlan(PlanOptions{Project: "demo", FeatureID: "orch-2025-01-09", TaskID: "b", Status: strp(TaskCompleted)}); err != nil {
+	if _, err := s.UpdatePlan(PlanOptions{Project: "demo", FeatureID: "orch-2025-01-09", TaskID: "b", Status: strp(session.TaskCompleted)}); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(p)
@@ -110,7 +91,7 @@ func TestUpdatePlanChangesOnlyItsLine(t *testing.T) {
 
 	// The same values again: no commit.
 	head, _ := s.V.Head()
-	if _, err := s.UpdatePlan(PlanOptions{Project: "demo", FeatureID: "orch-2025-01-09", TaskID: "b", Status: strp(TaskCompleted)}); err != nil {
+	if _, err := s.UpdatePlan(PlanOptions{Project: "demo", FeatureID: "orch-2025-01-09", TaskID: "b", Status: strp(session.TaskCompleted)}); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := s.V.Head(); again != head {
@@ -146,7 +127,7 @@ func TestFeaturesBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(s.V.Root, "demo", FeatureBase))
+	data, err := os.ReadFile(filepath.Join(s.V.Root, "demo", session.FeatureBase))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +158,7 @@ func TestFeaturesBase(t *testing.T) {
 			if strings.HasPrefix(c, "file.") {
 				continue
 			}
-			if PropertyTypes[c] == "" {
+			if session.PropertyTypes[c] == "" {
 				t.Errorf("the base shows %q, which has no property type", c)
 			}
 			if !strings.Contains(string(props), "\n"+c+": ") {

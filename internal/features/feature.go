@@ -1,4 +1,4 @@
-package session
+package features
 
 import (
 	"bytes"
@@ -13,26 +13,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/session"
+
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
 // FeatureStatuses are the statuses of a feature, in the seed's order.
-var FeatureStatuses = []string{FeatureActive, FeaturePaused, FeatureCompleted}
+var FeatureStatuses = []string{session.FeatureActive, session.FeaturePaused, session.FeatureCompleted}
 
 // PlanStatuses are the statuses of a task of an implementation plan (seed
 // 003: pending|in_progress|completed|blocked).
-var PlanStatuses = []string{TaskPending, TaskInProgress, TaskCompleted, TaskBlocked}
+var PlanStatuses = []string{session.TaskPending, session.TaskInProgress, session.TaskCompleted, session.TaskBlocked}
 
 // featureTransitions are the status changes SetFeatureStatus allows (seed
 // 003 "State transitions must be valid"): a completed feature is reopened
 // (active) before it can be paused.
 var featureTransitions = map[string][]string{
-	FeatureActive:    {FeaturePaused, FeatureCompleted},
-	FeaturePaused:    {FeatureActive, FeatureCompleted},
-	FeatureCompleted: {FeatureActive},
+	session.FeatureActive:    {session.FeaturePaused, session.FeatureCompleted},
+	session.FeaturePaused:    {session.FeatureActive, session.FeatureCompleted},
+	session.FeatureCompleted: {session.FeatureActive},
 }
 
 // Feature is a feature plan as its note holds it. Times are UTC; nil when
@@ -47,9 +50,9 @@ type Feature struct {
 	LastActive  *time.Time `json:"last_active"`
 	Phases      []Phase    `json:"phases"`
 	// Note is the note's path from the vault root.
-	Note     string    `json:"note"`
-	Problems []Problem `json:"problems,omitempty"`
-	Project  string    `json:"-"`
+	Note     string            `json:"note"`
+	Problems []session.Problem `json:"problems,omitempty"`
+	Project  string            `json:"-"`
 }
 
 // Phase is one phase of an implementation plan (seed 003 phases[]): its H2
@@ -83,7 +86,7 @@ type PlanTask struct {
 
 // Active reports whether the feature counts as active (seed 003 active
 // features list).
-func (f Feature) Active() bool { return f.Status == FeatureActive }
+func (f Feature) Active() bool { return f.Status == session.FeatureActive }
 
 // Task returns the plan's task id and its phase, or ok false.
 func (f Feature) Task(id string) (PlanTask, Phase, bool) {
@@ -98,15 +101,15 @@ func (f Feature) Task(id string) (PlanTask, Phase, bool) {
 }
 
 var (
-	featureIDRe    = lazyRegexp(`^[a-z0-9]+(?:-[a-z0-9]+)*-(\d{4}-\d{2}-\d{2})$`)
-	planIDRe       = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
-	agentRe        = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,99}$`)
-	phaseIDLineRe  = lazyRegexp(`^phase_id::\s*(\S+)\s*$`)
-	planTaskRe     = lazyRegexp(`^- \[(.)\] (\[\[[^\]]+\]\]|\S+) · (.*?) \^(t-\d+` + MachineSuffix + `)\s*$`)
-	planFieldRe    = lazyRegexp(` · \*\*(agent|status|started|completed|artifacts):\*\* `)
-	planTaskIDRe   = lazyRegexp(`\^t-\d+` + MachineSuffix + `\s*$`)
-	codeSpanItemRe = lazyRegexp("`([^`]+)`")
-	planNumberRe   = lazyRegexp(`(?m) \^t-(\d+)` + MachineSuffix + `[ \t]*\r?$`)
+	featureIDRe    = lazyregexp.New(`^[a-z0-9]+(?:-[a-z0-9]+)*-(\d{4}-\d{2}-\d{2})$`)
+	planIDRe       = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+	agentRe        = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,99}$`)
+	phaseIDLineRe  = lazyregexp.New(`^phase_id::\s*(\S+)\s*$`)
+	planTaskRe     = lazyregexp.New(`^- \[(.)\] (\[\[[^\]]+\]\]|\S+) · (.*?) \^(t-\d+` + session.MachineSuffix + `)\s*$`)
+	planFieldRe    = lazyregexp.New(` · \*\*(agent|status|started|completed|artifacts):\*\* `)
+	planTaskIDRe   = lazyregexp.New(`\^t-\d+` + session.MachineSuffix + `\s*$`)
+	codeSpanItemRe = lazyregexp.New("`([^`]+)`")
+	planNumberRe   = lazyregexp.New(`(?m) \^t-(\d+)` + session.MachineSuffix + `[ \t]*\r?$`)
 )
 
 // CheckFeatureID validates a feature id (seed 003 Feature ID Format):
@@ -132,37 +135,37 @@ func CheckFeatureID(flag, id string) error {
 }
 
 // readFeature reads a feature from its parsed note.
-func (d *Doc) readFeature(project string) Feature {
-	f := Feature{Project: project, Note: d.path, Phases: []Phase{}}
-	f.ID = FirstNonEmpty(d.Prop("feature_id"), strings.TrimSuffix(path.Base(d.path), ".md"))
+func readFeature(d *session.Doc, project string) Feature {
+	f := Feature{Project: project, Note: d.Path, Phases: []Phase{}}
+	f.ID = session.FirstNonEmpty(d.Prop("feature_id"), strings.TrimSuffix(path.Base(d.Path), ".md"))
 	f.Name = d.Prop("name")
 	f.Description = d.Prop("description")
 	f.Status = d.Prop("status")
 	if f.Status == "" {
-		f.Status = FeatureActive
+		f.Status = session.FeatureActive
 	}
 	if !slices.Contains(FeatureStatuses, f.Status) {
-		f.Problems = append(f.Problems, Problem{Note: d.path, Line: d.n.KeyLine("status"), Text: f.Status, Why: "status is not one of " + strings.Join(FeatureStatuses, ", ")})
+		f.Problems = append(f.Problems, session.Problem{Note: d.Path, Line: d.Note.KeyLine("status"), Text: f.Status, Why: "status is not one of " + strings.Join(FeatureStatuses, ", ")})
 	}
 	for _, k := range []struct {
 		key string
 		t   **time.Time
 	}{{"created_at", &f.CreatedAt}, {"started_at", &f.StartedAt}, {"last_active", &f.LastActive}} {
 		if v := d.Prop(k.key); v != "" {
-			if t, err := note.ParseTime(v, d.loc); err == nil {
+			if t, err := note.ParseTime(v, d.Loc); err == nil {
 				u := t.UTC()
 				*k.t = &u
 			} else {
-				f.Problems = append(f.Problems, Problem{Note: d.path, Line: d.n.KeyLine(k.key), Why: "cannot read " + k.key + ": " + err.Error()})
+				f.Problems = append(f.Problems, session.Problem{Note: d.Path, Line: d.Note.KeyLine(k.key), Why: "cannot read " + k.key + ": " + err.Error()})
 			}
 		}
 	}
-	for _, s := range d.md.Sections {
-		if s.Level != 2 || !strings.HasPrefix(s.Title, PhaseTitlePrefix) {
+	for _, s := range d.MD.Sections {
+		if s.Level != 2 || !strings.HasPrefix(s.Title, session.PhaseTitlePrefix) {
 			continue
 		}
-		p := Phase{Name: strings.TrimSpace(strings.TrimPrefix(s.Title, PhaseTitlePrefix)), Line: d.LineNo(s.Start), Tasks: []PlanTask{}, sec: s}
-		for _, l := range markdown.Lines(d.body, s.BodyStart, s.End) {
+		p := Phase{Name: strings.TrimSpace(strings.TrimPrefix(s.Title, session.PhaseTitlePrefix)), Line: d.LineNo(s.Start), Tasks: []PlanTask{}, sec: s}
+		for _, l := range markdown.Lines(d.Body, s.BodyStart, s.End) {
 			line := string(l.Content())
 			if m := phaseIDLineRe().FindStringSubmatch(strings.TrimSpace(line)); m != nil && p.ID == "" {
 				p.ID = m[1]
@@ -171,9 +174,9 @@ func (d *Doc) readFeature(project string) Feature {
 			if !planTaskIDRe().MatchString(line) {
 				continue
 			}
-			t, why := parsePlanTask(line, d.loc)
+			t, why := parsePlanTask(line, d.Loc)
 			if why != "" {
-				f.Problems = append(f.Problems, Problem{Note: d.path, Line: d.LineNo(l.Offset), Text: line, Why: "cannot read this task line back (" + why + "); it is kept as written"})
+				f.Problems = append(f.Problems, session.Problem{Note: d.Path, Line: d.LineNo(l.Offset), Text: line, Why: "cannot read this task line back (" + why + "); it is kept as written"})
 				continue
 			}
 			t.Line, t.off = d.LineNo(l.Offset), l.Offset
@@ -195,7 +198,7 @@ func parsePlanTask(line string, loc *time.Location) (PlanTask, string) {
 	}
 	t := PlanTask{BlockID: m[4], Artifacts: []string{}}
 	if strings.HasPrefix(m[2], "[[") {
-		target := Unlink(m[2])
+		target := session.Unlink(m[2])
 		t.TaskID = path.Base(target)
 		t.TaskNote = target
 	} else {
@@ -204,13 +207,13 @@ func parsePlanTask(line string, loc *time.Location) (PlanTask, string) {
 	if !planIDRe().MatchString(t.TaskID) {
 		return PlanTask{}, fmt.Sprintf("%q is not a task id", t.TaskID)
 	}
-	rest := Sep + m[3] // a line may have no description: its first field follows the id
+	rest := session.Sep + m[3] // a line may have no description: its first field follows the id
 	locs := planFieldRe().FindAllStringSubmatchIndex(rest, -1)
 	end := len(rest)
 	if len(locs) > 0 {
 		end = locs[0][0]
 	}
-	t.Description = strings.TrimSpace(strings.TrimPrefix(rest[:end], Sep))
+	t.Description = strings.TrimSpace(strings.TrimPrefix(rest[:end], session.Sep))
 	for i, l := range locs {
 		vend := len(rest)
 		if i+1 < len(locs) {
@@ -241,13 +244,13 @@ func parsePlanTask(line string, loc *time.Location) (PlanTask, string) {
 		}
 	}
 	if t.Status == "" {
-		t.Status = TaskPending
+		t.Status = session.TaskPending
 	}
 	if !slices.Contains(PlanStatuses, t.Status) {
 		return PlanTask{}, fmt.Sprintf("status %q is not one of %s", t.Status, strings.Join(PlanStatuses, ", "))
 	}
 	if box := m[1]; box == "x" || box == "X" {
-		t.Status = TaskCompleted // ticked in Obsidian
+		t.Status = session.TaskCompleted // ticked in Obsidian
 	}
 	return t, ""
 }
@@ -273,41 +276,41 @@ func parseArtifacts(v string) []string {
 func formatPlanTask(t PlanTask, taskNote string) string {
 	var b strings.Builder
 	box := " "
-	if t.Status == TaskCompleted {
+	if t.Status == session.TaskCompleted {
 		box = "x"
 	}
 	b.WriteString("- [" + box + "] ")
 	if taskNote != "" {
-		b.WriteString(Link(taskNote, t.TaskID))
+		b.WriteString(session.Link(taskNote, t.TaskID))
 	} else {
 		b.WriteString(t.TaskID)
 	}
-	b.WriteString(Sep + OneLine(t.Description))
+	b.WriteString(session.Sep + session.OneLine(t.Description))
 	if t.Agent != "" {
-		b.WriteString(Sep + "**agent:** " + t.Agent)
+		b.WriteString(session.Sep + "**agent:** " + t.Agent)
 	}
-	b.WriteString(Sep + "**status:** " + t.Status)
+	b.WriteString(session.Sep + "**status:** " + t.Status)
 	if t.StartedAt != nil {
-		b.WriteString(Sep + "**started:** " + note.FormatTime(*t.StartedAt))
+		b.WriteString(session.Sep + "**started:** " + note.FormatTime(*t.StartedAt))
 	}
 	if t.CompletedAt != nil {
-		b.WriteString(Sep + "**completed:** " + note.FormatTime(*t.CompletedAt))
+		b.WriteString(session.Sep + "**completed:** " + note.FormatTime(*t.CompletedAt))
 	}
 	if len(t.Artifacts) > 0 {
 		items := make([]string, len(t.Artifacts))
 		for i, a := range t.Artifacts {
 			items[i] = "`" + a + "`"
 		}
-		b.WriteString(Sep + "**artifacts:** " + strings.Join(items, ", "))
+		b.WriteString(session.Sep + "**artifacts:** " + strings.Join(items, ", "))
 	}
 	b.WriteString(" ^" + t.BlockID)
 	return b.String()
 }
 
 // lastPlanNumber is the largest N among the note's ^t-N ids.
-func (d *Doc) lastPlanNumber() int {
+func lastPlanNumber(d *session.Doc) int {
 	max := 0
-	for _, m := range planNumberRe().FindAllSubmatch(d.body, -1) {
+	for _, m := range planNumberRe().FindAllSubmatch(d.Body, -1) {
 		if n, _ := strconv.Atoi(string(m[1])); n > max {
 			max = n
 		}
@@ -337,11 +340,11 @@ type FeatureOutcome struct {
 // gets the project's features.base. A malformed --id is
 // errs.InvalidFeatureId; an existing one errs.FeatureAlreadyExists.
 func (s *Service) FeatureNew(o NewFeatureOptions) (FeatureOutcome, error) {
-	if err := CheckText("name", o.Name, 200); err != nil {
+	if err := session.CheckText("name", o.Name, 200); err != nil {
 		return FeatureOutcome{}, err
 	}
 	if o.Description != "" {
-		if err := CheckText("description", o.Description, 2000); err != nil {
+		if err := session.CheckText("description", o.Description, 2000); err != nil {
 			return FeatureOutcome{}, err
 		}
 	}
@@ -368,11 +371,11 @@ func (s *Service) FeatureNew(o NewFeatureOptions) (FeatureOutcome, error) {
 				return vault.Change{}, err
 			}
 		}
-		rel := FeaturePath(project, id)
+		rel := session.FeaturePath(project, id)
 		if tx.Exists(rel) {
 			return vault.Change{}, errs.New(errs.FeatureAlreadyExists, "feature %s already exists (%s); see it with `%s`, or give another --id", id, rel, s.Command(project, "feature show "+id)).With("feature", id)
 		}
-		f := Feature{ID: id, Name: OneLine(o.Name), Description: OneLine(o.Description), Status: FeatureActive, CreatedAt: &now, StartedAt: &now, LastActive: &now}
+		f := Feature{ID: id, Name: session.OneLine(o.Name), Description: session.OneLine(o.Description), Status: session.FeatureActive, CreatedAt: &now, StartedAt: &now, LastActive: &now}
 		d, err := s.newFeatureDoc(tx, project, f)
 		if err != nil {
 			return vault.Change{}, err
@@ -391,13 +394,13 @@ func (s *Service) FeatureNew(o NewFeatureOptions) (FeatureOutcome, error) {
 // newFeatureDoc renders the note of feature f from the template (and the
 // project's features.base when it is the first feature) through tx, and
 // returns it parsed, not yet written.
-func (s *Service) newFeatureDoc(tx *vault.Tx, project string, f Feature) (*Doc, error) {
-	names, err := tx.List(project + "/" + FeaturesDir)
+func (s *Service) newFeatureDoc(tx *vault.Tx, project string, f Feature) (*session.Doc, error) {
+	names, err := tx.List(project + "/" + session.FeaturesDir)
 	if err != nil {
 		return nil, err
 	}
 	first := !slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".md") })
-	if first && !tx.Exists(project+"/"+FeatureBase) {
+	if first && !tx.Exists(project+"/"+session.FeatureBase) {
 		if err := s.writeFeatureBase(tx, project); err != nil {
 			return nil, err
 		}
@@ -411,58 +414,58 @@ func (s *Service) newFeatureDoc(tx *vault.Tx, project string, f Feature) (*Doc, 
 	b, err := s.Render("feature.md", map[string]string{
 		"ID": note.Scalar(f.ID), "Name": note.Scalar(f.Name), "Description": note.Scalar(f.Description),
 		"Status": f.Status, "CreatedAt": tm(f.CreatedAt), "StartedAt": tm(f.StartedAt), "LastActive": tm(f.LastActive),
-		"Heading": OneLine(f.Name),
+		"Heading": session.OneLine(f.Name),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s.ParseDoc(FeaturePath(project, f.ID), b)
+	return s.ParseDoc(session.FeaturePath(project, f.ID), b)
 }
 
 // writeFeatureBase writes the Obsidian base of project's features (the
 // features.base template) and the engine's property types.
 func (s *Service) writeFeatureBase(tx *vault.Tx, project string) error {
-	b, err := s.Render(FeatureBase, map[string]string{"Project": project})
+	b, err := s.Render(session.FeatureBase, map[string]string{"Project": project})
 	if err != nil {
 		return err
 	}
-	if err := tx.Write(project+"/"+FeatureBase, b); err != nil {
+	if err := tx.Write(project+"/"+session.FeatureBase, b); err != nil {
 		return err
 	}
-	old, err := tx.Read(TypesFile)
+	old, err := tx.Read(session.TypesFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if nb, changed, err := MergeTypes(old); err != nil {
+	if nb, changed, err := session.MergeTypes(old); err != nil {
 		return err
 	} else if changed {
-		return tx.Write(TypesFile, nb)
+		return tx.Write(session.TypesFile, nb)
 	}
 	return nil
 }
 
 // writeFeatureDoc writes d's queued edits through tx and returns the
 // feature as written.
-func (s *Service) writeFeatureDoc(tx *vault.Tx, d *Doc, project string) (Feature, error) {
+func (s *Service) writeFeatureDoc(tx *vault.Tx, d *session.Doc, project string) (Feature, error) {
 	b, err := d.Bytes()
 	if err != nil {
 		return Feature{}, err
 	}
-	if err := tx.Write(d.path, b); err != nil {
+	if err := tx.Write(d.Path, b); err != nil {
 		return Feature{}, err
 	}
-	nd, err := s.ParseDoc(d.path, b)
+	nd, err := s.ParseDoc(d.Path, b)
 	if err != nil {
 		return Feature{}, err
 	}
-	return nd.readFeature(project), nil
+	return readFeature(nd, project), nil
 }
 
 // setActiveFeature makes id (or, with id "", no feature) the active
 // session's active feature, bumping the current state's version; it returns
 // the session, "" when none is active (nothing is written then).
 func (s *Service) setActiveFeature(tx *vault.Tx, project, id string, now time.Time) (string, error) {
-	cur, _, _ := Paths(project)
+	cur, _, _ := session.Paths(project)
 	d, err := s.ReadDoc(tx, cur)
 	if err != nil {
 		return "", err
@@ -473,13 +476,13 @@ func (s *Service) setActiveFeature(tx *vault.Tx, project, id string, now time.Ti
 	}
 	v := ""
 	if id != "" {
-		v = FeatureLink(project, id)
+		v = session.FeatureLink(project, id)
 	}
 	if d.Prop("active_feature") == v {
 		return st.Session, nil
 	}
 	d.Set("active_feature", v)
-	BumpVersion(d, st, now)
+	session.BumpVersion(d, st, now)
 	b, err := d.Bytes()
 	if err != nil {
 		return "", err
@@ -490,7 +493,7 @@ func (s *Service) setActiveFeature(tx *vault.Tx, project, id string, now time.Ti
 // activeFeatureOf is the active session's active feature ("" when none is
 // active or it has none).
 func (s *Service) activeFeatureOf(tx *vault.Tx, project string) string {
-	cur, _, _ := Paths(project)
+	cur, _, _ := session.Paths(project)
 	d, err := s.ReadDoc(tx, cur)
 	if err != nil {
 		return ""
@@ -502,16 +505,16 @@ func (s *Service) activeFeatureOf(tx *vault.Tx, project string) string {
 }
 
 func (s *Service) featureNotFound(project, id string) error {
-	return errs.New(errs.FeatureNotFound, "feature %q not found: no %s (see `%s`)", id, FeaturePath(project, id), s.Command(project, "feature list")).With("feature", id)
+	return errs.New(errs.FeatureNotFound, "feature %q not found: no %s (see `%s`)", id, session.FeaturePath(project, id), s.Command(project, "feature list")).With("feature", id)
 }
 
 // featureDoc reads feature id's note through tx (errs.FeatureNotFound when
 // it has none).
-func (s *Service) featureDoc(tx *vault.Tx, project, id string) (*Doc, Feature, error) {
+func (s *Service) featureDoc(tx *vault.Tx, project, id string) (*session.Doc, Feature, error) {
 	if vault.CheckName("feature id", id) != nil {
 		return nil, Feature{}, s.featureNotFound(project, id)
 	}
-	rel := FeaturePath(project, id)
+	rel := session.FeaturePath(project, id)
 	if !tx.Exists(rel) {
 		return nil, Feature{}, s.featureNotFound(project, id)
 	}
@@ -519,7 +522,7 @@ func (s *Service) featureDoc(tx *vault.Tx, project, id string) (*Doc, Feature, e
 	if err != nil {
 		return nil, Feature{}, err
 	}
-	return d, d.readFeature(project), nil
+	return d, readFeature(d, project), nil
 }
 
 // Feature reads one feature (errs.FeatureNotFound when it has no note).
@@ -535,7 +538,7 @@ func (s *Service) readFeatureFile(project, id string) (Feature, error) {
 	if vault.CheckName("feature id", id) != nil {
 		return Feature{}, s.featureNotFound(project, id)
 	}
-	rel := FeaturePath(project, id)
+	rel := session.FeaturePath(project, id)
 	data, err := s.V.ReadFile(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Feature{}, s.featureNotFound(project, id)
@@ -547,7 +550,7 @@ func (s *Service) readFeatureFile(project, id string) (Feature, error) {
 	if err != nil {
 		return Feature{}, err
 	}
-	return d.readFeature(project), nil
+	return readFeature(d, project), nil
 }
 
 // Features lists project's features, sorted by id; status ("" = all) keeps
@@ -575,12 +578,12 @@ func (s *Service) Features(project, status string) ([]Feature, error) {
 }
 
 func (s *Service) featuresOf(project string) ([]Feature, error) {
-	ents, err := os.ReadDir(path.Join(s.V.Root, project, FeaturesDir))
+	ents, err := os.ReadDir(path.Join(s.V.Root, project, session.FeaturesDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing %s/%s: %w", project, FeaturesDir, err)
+		return nil, fmt.Errorf("listing %s/%s: %w", project, session.FeaturesDir, err)
 	}
 	var out []Feature
 	for _, e := range ents {
@@ -602,7 +605,7 @@ func (s *Service) featuresOf(project string) ([]Feature, error) {
 // description, or changed false to write nothing (then no commit is made).
 // last_active becomes now (never earlier than it was: seed 003 timestamps
 // are monotonic) when the note changes.
-func (s *Service) onFeature(project, id string, edit func(tx *vault.Tx, d *Doc, f Feature, now time.Time) (vault.Change, bool, error)) (FeatureOutcome, error) {
+func (s *Service) onFeature(project, id string, edit func(tx *vault.Tx, d *session.Doc, f Feature, now time.Time) (vault.Change, bool, error)) (FeatureOutcome, error) {
 	project, err := s.Project(project)
 	if err != nil {
 		return FeatureOutcome{}, err
@@ -648,7 +651,7 @@ func (s *Service) SetFeatureStatus(project, id, status string) (FeatureOutcome, 
 	if !slices.Contains(FeatureStatuses, status) {
 		return FeatureOutcome{}, errs.New(errs.PlanValidationFailed, "status %q is not one of %s", status, strings.Join(FeatureStatuses, ", ")).With("argument", "status")
 	}
-	return s.onFeature(project, id, func(tx *vault.Tx, d *Doc, f Feature, now time.Time) (vault.Change, bool, error) {
+	return s.onFeature(project, id, func(tx *vault.Tx, d *session.Doc, f Feature, now time.Time) (vault.Change, bool, error) {
 		changed := f.Status != status
 		if changed && !slices.Contains(featureTransitions[f.Status], status) {
 			return vault.Change{}, false, errs.New(errs.InvalidFeatureTransition, "feature %s is %s and cannot become %s; reopen it first with `%s`", f.ID, f.Status, status, s.Command(f.Project, "feature set-status "+f.ID+" active")).With("feature", f.ID).With("from", f.Status).With("to", status)
@@ -656,17 +659,17 @@ func (s *Service) SetFeatureStatus(project, id, status string) (FeatureOutcome, 
 		if changed {
 			d.Set("status", status)
 		}
-		var session string
+		var sessionID string
 		var err error
-		if status == FeatureActive {
-			session, err = s.setActiveFeature(tx, f.Project, f.ID, now)
+		if status == session.FeatureActive {
+			sessionID, err = s.setActiveFeature(tx, f.Project, f.ID, now)
 		} else if s.activeFeatureOf(tx, f.Project) == f.ID {
-			session, err = s.setActiveFeature(tx, f.Project, "", now)
+			sessionID, err = s.setActiveFeature(tx, f.Project, "", now)
 		}
 		if err != nil {
 			return vault.Change{}, false, err
 		}
-		return vault.Change{Operation: "feature-status", Session: session, Summary: f.ID + " " + status}, changed, nil
+		return vault.Change{Operation: "feature-status", Session: sessionID, Summary: f.ID + " " + status}, changed, nil
 	})
 }
 
@@ -675,23 +678,23 @@ func (s *Service) SetFeatureStatus(project, id, status string) (FeatureOutcome, 
 // then on names it. A paused feature becomes active; a completed one is
 // errs.InvalidFeatureTransition (reopen it with SetFeatureStatus).
 func (s *Service) SwitchFeature(project, id string) (FeatureOutcome, error) {
-	return s.onFeature(project, id, func(tx *vault.Tx, d *Doc, f Feature, now time.Time) (vault.Change, bool, error) {
-		if f.Status == FeatureCompleted {
+	return s.onFeature(project, id, func(tx *vault.Tx, d *session.Doc, f Feature, now time.Time) (vault.Change, bool, error) {
+		if f.Status == session.FeatureCompleted {
 			return vault.Change{}, false, errs.New(errs.InvalidFeatureTransition, "feature %s is completed; reopen it with `%s` (that also makes it the session's active feature)", f.ID, s.Command(f.Project, "feature set-status "+f.ID+" active")).With("feature", f.ID)
 		}
 		was := s.activeFeatureOf(tx, f.Project)
-		session, err := s.setActiveFeature(tx, f.Project, f.ID, now)
+		sessionID, err := s.setActiveFeature(tx, f.Project, f.ID, now)
 		if err != nil {
 			return vault.Change{}, false, err
 		}
-		if session == "" {
+		if sessionID == "" {
 			return vault.Change{}, false, errs.New(errs.NoActiveSession, "no active session in project %s to switch the feature of; start one with `%s`", f.Project, s.Command(f.Project, "start --objective ...")).With("project", f.Project)
 		}
-		if f.Status != FeatureActive {
-			d.Set("status", FeatureActive)
+		if f.Status != session.FeatureActive {
+			d.Set("status", session.FeatureActive)
 		}
 		// Switching to the session's active feature changes nothing.
-		return vault.Change{Operation: "feature-switch", Session: session, Summary: "to " + f.ID}, f.Status != FeatureActive || was != f.ID, nil
+		return vault.Change{Operation: "feature-switch", Session: sessionID, Summary: "to " + f.ID}, f.Status != session.FeatureActive || was != f.ID, nil
 	})
 }
 
@@ -726,10 +729,10 @@ func (o PlanOptions) validate() error {
 		return errs.New(errs.PlanValidationFailed, "--task %q is not a task id: letters, digits, '-', '_' and '.', at most 100", o.TaskID).With("flag", "task")
 	}
 	if o.Description != nil {
-		if err := CheckText("description", *o.Description, 500); err != nil {
+		if err := session.CheckText("description", *o.Description, 500); err != nil {
 			return err
 		}
-		if planFieldRe().MatchString(OneLine(*o.Description)) || planTaskIDRe().MatchString(*o.Description) {
+		if planFieldRe().MatchString(session.OneLine(*o.Description)) || planTaskIDRe().MatchString(*o.Description) {
 			return errs.New(errs.PlanValidationFailed, "--description %q holds a field label (` · **status:** `) or ends in a block id", *o.Description).With("flag", "description")
 		}
 	}
@@ -740,7 +743,7 @@ func (o PlanOptions) validate() error {
 		return errs.New(errs.PlanValidationFailed, "--status %q is not one of %s", *o.Status, strings.Join(PlanStatuses, ", ")).With("flag", "status")
 	}
 	if o.Phase != "" {
-		if err := CheckText("phase", o.Phase, 200); err != nil {
+		if err := session.CheckText("phase", o.Phase, 200); err != nil {
 			return err
 		}
 	}
@@ -752,7 +755,7 @@ func (o PlanOptions) validate() error {
 			return errs.New(errs.PlanValidationFailed, "--artifact %q is empty, longer than 500 bytes, or holds a backquote or a line break", a).With("flag", "artifact")
 		}
 	}
-	return CheckFields("phase", o.Phase, "agent", deref(o.Agent))
+	return session.CheckFields("phase", o.Phase, "agent", deref(o.Agent))
 }
 
 func deref(p *string) string {
@@ -770,14 +773,14 @@ func (s *Service) UpdatePlan(o PlanOptions) (FeatureOutcome, error) {
 	if err := o.validate(); err != nil {
 		return FeatureOutcome{}, err
 	}
-	return s.onFeature(o.Project, o.FeatureID, func(tx *vault.Tx, d *Doc, f Feature, now time.Time) (vault.Change, bool, error) {
+	return s.onFeature(o.Project, o.FeatureID, func(tx *vault.Tx, d *session.Doc, f Feature, now time.Time) (vault.Change, bool, error) {
 		old, oldPhase, exists := f.Task(o.TaskID)
 		t := old
 		if !exists {
 			if o.Description == nil || o.Phase == "" {
 				return vault.Change{}, false, errs.New(errs.PlanValidationFailed, "task %s is not in the plan of %s yet: give its --phase and --description", o.TaskID, f.ID).With("task", o.TaskID)
 			}
-			t = PlanTask{TaskID: o.TaskID, Status: TaskPending, Artifacts: []string{}}
+			t = PlanTask{TaskID: o.TaskID, Status: session.TaskPending, Artifacts: []string{}}
 		}
 		applyPlanOptions(&t, o, now)
 		if exists && reflectEqualTask(old, t) && (o.Phase == "" || phaseMatches(oldPhase, o.Phase, o.PhaseID)) {
@@ -792,7 +795,7 @@ func (s *Service) UpdatePlan(o PlanOptions) (FeatureOutcome, error) {
 
 // activeSessionOf is project's active session id, "" when none.
 func (s *Service) activeSessionOf(tx *vault.Tx, project string) string {
-	cur, _, _ := Paths(project)
+	cur, _, _ := session.Paths(project)
 	if d, err := s.ReadDoc(tx, cur); err == nil {
 		if st := d.ReadLite(project); st.Active() {
 			return st.Session
@@ -803,22 +806,22 @@ func (s *Service) activeSessionOf(tx *vault.Tx, project string) string {
 
 func applyPlanOptions(t *PlanTask, o PlanOptions, now time.Time) {
 	if o.Description != nil {
-		t.Description = OneLine(*o.Description)
+		t.Description = session.OneLine(*o.Description)
 	}
 	if o.Agent != nil {
 		t.Agent = *o.Agent
 	}
 	if o.Status != nil && *o.Status != t.Status {
 		t.Status = *o.Status
-		if t.Status != TaskPending && t.StartedAt == nil {
+		if t.Status != session.TaskPending && t.StartedAt == nil {
 			n := now
 			t.StartedAt = &n
 		}
-		if t.Status == TaskCompleted && t.CompletedAt == nil {
+		if t.Status == session.TaskCompleted && t.CompletedAt == nil {
 			n := now
 			t.CompletedAt = &n
 		}
-		if t.Status != TaskCompleted {
+		if t.Status != session.TaskCompleted {
 			t.CompletedAt = nil
 		}
 	}
@@ -855,19 +858,19 @@ func phaseMatches(p Phase, name, id string) bool {
 
 // slugOr is slug(s), or fallback when s has no letter or digit.
 func slugOr(s, fallback string) string {
-	if strings.Trim(SlugRe().ReplaceAllString(strings.ToLower(s), "-"), "-") == "" {
+	if strings.Trim(session.SlugRe().ReplaceAllString(strings.ToLower(s), "-"), "-") == "" {
 		return fallback
 	}
-	return Slug(s)
+	return session.Slug(s)
 }
 
 // putPlanTask queues on d the line of task t: in place when it exists and
 // stays in its phase, else (new, or moving) at the end of phase
 // phaseName's section, made after the last phase section when missing.
-func (s *Service) putPlanTask(tx *vault.Tx, d *Doc, f Feature, phaseName, phaseID string, t PlanTask, exists bool) error {
+func (s *Service) putPlanTask(tx *vault.Tx, d *session.Doc, f Feature, phaseName, phaseID string, t PlanTask, exists bool) error {
 	taskNote := ""
-	if vault.CheckName("task id", t.TaskID) == nil && tx.Exists(TaskPath(f.Project, t.TaskID)) {
-		taskNote = f.Project + "/" + TasksDir + "/" + t.TaskID
+	if vault.CheckName("task id", t.TaskID) == nil && tx.Exists(session.TaskPath(f.Project, t.TaskID)) {
+		taskNote = f.Project + "/" + session.TasksDir + "/" + t.TaskID
 	}
 	old, oldPhase, _ := f.Task(t.TaskID)
 	if exists && (phaseName == "" || phaseMatches(oldPhase, phaseName, phaseID)) {
@@ -875,11 +878,11 @@ func (s *Service) putPlanTask(tx *vault.Tx, d *Doc, f Feature, phaseName, phaseI
 		return nil
 	}
 	if t.BlockID == "" {
-		t.BlockID = "t-" + strconv.Itoa(d.lastPlanNumber()+1) + s.IdSuffix()
+		t.BlockID = "t-" + strconv.Itoa(lastPlanNumber(d)+1) + s.IdSuffix()
 	}
 	line := formatPlanTask(t, taskNote)
 	if exists {
-		end := markdown.LineEnd(d.body, old.off)
+		end := markdown.LineEnd(d.Body, old.off)
 		d.Edit(old.off, end, "")
 	}
 	for _, p := range f.Phases {
@@ -891,31 +894,31 @@ func (s *Service) putPlanTask(tx *vault.Tx, d *Doc, f Feature, phaseName, phaseI
 	if phaseID == "" {
 		phaseID = slugOr(phaseName, "phase-"+strconv.Itoa(len(f.Phases)+1))
 	}
-	d.addPhase(f, phaseName, phaseID, []string{line})
+	addPhase(d, f, phaseName, phaseID, []string{line})
 	return nil
 }
 
 // addPhase queues the section of a new phase (name, id) holding lines
 // (none: an empty phase) after the last phase section of f, else at the
 // note's end.
-func (d *Doc) addPhase(f Feature, name, id string, lines []string) {
+func addPhase(d *session.Doc, f Feature, name, id string, lines []string) {
 	nl := d.Newline()
-	text := "## " + PhaseTitlePrefix + OneLine(name) + nl + nl + "phase_id:: " + id + nl
+	text := "## " + session.PhaseTitlePrefix + session.OneLine(name) + nl + nl + "phase_id:: " + id + nl
 	if len(lines) > 0 {
 		text += nl + strings.Join(lines, nl) + nl
 	}
-	at := len(d.body)
+	at := len(d.Body)
 	if n := len(f.Phases); n > 0 {
 		at = f.Phases[n-1].sec.End
 	}
 	prefix := ""
-	if at > 0 && !bytes.HasSuffix(d.body[:at], []byte("\n")) {
+	if at > 0 && !bytes.HasSuffix(d.Body[:at], []byte("\n")) {
 		prefix = nl
 	}
-	if at > 0 && !bytes.HasSuffix(d.body[:at], []byte(nl+nl)) {
+	if at > 0 && !bytes.HasSuffix(d.Body[:at], []byte(nl+nl)) {
 		prefix += nl
 	}
-	if at < len(d.body) {
+	if at < len(d.Body) {
 		text += nl
 	}
 	d.Edit(at, at, prefix+text)

@@ -1,0 +1,14 @@
+// Package features holds feature plans (a feature's phases and tasks), the
+// command history of every session (one append-only log note each), and the
+// .ai-session exchange with other tools. Every operation runs through the
+// session service's write path (session.Service.Transact).
+package features
+
+import "github.com/sessionvault/sessionvault/internal/session"
+
+// Service runs the features operations on one vault: the session service (its
+// state API, clock and vault) with the features verbs on top.
+type Service struct{ *session.Service }
+
+// New returns the features service over s.
+func New(s *session.Service) *Service { return &Service{s} }
