@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 
+	"github.com/sessionvault/sessionvault/internal/workflow"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sessionvault/sessionvault/internal/session"
@@ -62,7 +64,7 @@ type (
 	}
 )
 
-func workflowOut(o session.WorkflowOutcome) WorkflowOut {
+func workflowOut(o workflow.WorkflowOutcome) WorkflowOut {
 	return WorkflowOut{Result: result(o.Outcome), Invocation: o.Invocation, Handoff: o.Handoff,
 		ActiveAgent: o.Workflow.ActiveAgent, WorkflowPhase: o.Workflow.WorkflowPhase, Workflow: o.Workflow}
 }
@@ -72,7 +74,7 @@ func workflowOut(o session.WorkflowOutcome) WorkflowOut {
 func (s *Server) addWorkflowTools(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "start_agent", Description: "Start an agent's invocation: it becomes the active agent; the workflow phase becomes phase or planning; a pending handoff to it is taken. Refused while another agent is in progress (end_agent or handoff_agent first)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in StartAgentIn) (*mcp.CallToolResult, WorkflowOut, error) {
-			o, err := s.svc.WithOp(in.OpID).AgentStart(session.AgentStartOptions{Project: s.project, Agent: in.Agent, Prompt: in.Prompt, Artifacts: in.Artifacts, Phase: in.Phase})
+			o, err := workflow.New(s.svc.WithOp(in.OpID)).AgentStart(workflow.AgentStartOptions{Project: s.project, Agent: in.Agent, Prompt: in.Prompt, Artifacts: in.Artifacts, Phase: in.Phase})
 			if err != nil {
 				return nil, WorkflowOut{}, s.toolErr(err)
 			}
@@ -80,7 +82,7 @@ func (s *Server) addWorkflowTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "end_agent", Description: "End the agent invocation in progress with its status and output (summary, artifacts, recommendations, blockers)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in EndAgentIn) (*mcp.CallToolResult, WorkflowOut, error) {
-			o, err := s.svc.WithOp(in.OpID).AgentEnd(session.AgentEndOptions{Project: s.project, Status: in.Status, Summary: in.Summary, Artifacts: in.Artifacts, Recommendations: in.Recommendations, Blockers: in.Blockers})
+			o, err := workflow.New(s.svc.WithOp(in.OpID)).AgentEnd(workflow.AgentEndOptions{Project: s.project, Status: in.Status, Summary: in.Summary, Artifacts: in.Artifacts, Recommendations: in.Recommendations, Blockers: in.Blockers})
 			if err != nil {
 				return nil, WorkflowOut{}, s.toolErr(err)
 			}
@@ -88,7 +90,7 @@ func (s *Server) addWorkflowTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "handoff_agent", Description: "Hand the work of the agent in progress to another agent in one commit: its invocation completes with handoff_to, a handoff is recorded, and the target's invocation starts (unless pending)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in HandoffAgentIn) (*mcp.CallToolResult, WorkflowOut, error) {
-			o, err := s.svc.WithOp(in.OpID).AgentHandoff(session.HandoffOptions{Project: s.project, To: in.To, Reason: in.Reason, Context: in.Context, Artifacts: in.Artifacts, Pending: in.Pending})
+			o, err := workflow.New(s.svc.WithOp(in.OpID)).AgentHandoff(workflow.HandoffOptions{Project: s.project, To: in.To, Reason: in.Reason, Context: in.Context, Artifacts: in.Artifacts, Pending: in.Pending})
 			if err != nil {
 				return nil, WorkflowOut{}, s.toolErr(err)
 			}
@@ -97,7 +99,7 @@ func (s *Server) addWorkflowTools(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "record_verdict", Description: "Record an agent's verdict (approve, reject, conditional or needs_revision, confidence 0-1, reasoning, conditions, blockers); verdicts are never compacted."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in VerdictIn) (*mcp.CallToolResult, WorkflowOut, error) {
 			conf := in.Confidence
-			o, err := s.svc.WithOp(in.OpID).RecordVerdict(session.VerdictOptions{Project: s.project, Agent: in.Agent, Decision: in.Decision, Confidence: &conf, Reasoning: in.Reasoning, Conditions: in.Conditions, Blockers: in.Blockers})
+			o, err := workflow.New(s.svc.WithOp(in.OpID)).RecordVerdict(workflow.VerdictOptions{Project: s.project, Agent: in.Agent, Decision: in.Decision, Confidence: &conf, Reasoning: in.Reasoning, Conditions: in.Conditions, Blockers: in.Blockers})
 			if err != nil {
 				return nil, WorkflowOut{}, s.toolErr(err)
 			}
@@ -105,7 +107,7 @@ func (s *Server) addWorkflowTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "set_workflow_phase", Description: "Set the workflow phase: planning, implementation, validation, complete; forward only unless force."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in WorkflowPhaseIn) (*mcp.CallToolResult, WorkflowOut, error) {
-			o, err := s.svc.WithOp(in.OpID).SetWorkflowPhase(s.project, in.Phase, in.Force)
+			o, err := workflow.New(s.svc.WithOp(in.OpID)).SetWorkflowPhase(s.project, in.Phase, in.Force)
 			if err != nil {
 				return nil, WorkflowOut{}, s.toolErr(err)
 			}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/workflow"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/note"
@@ -29,7 +31,7 @@ One agent is active at a time: start refuses while another is in progress
 }
 
 func (a *app) agentStartCommand() *cobra.Command {
-	var o session.AgentStartOptions
+	var o workflow.AgentStartOptions
 	c := &cobra.Command{
 		Use:   "start AGENT [--prompt TEXT] [--artifact PATH]... [--phase PHASE]",
 		Short: "Start an agent's invocation (it becomes the active agent)",
@@ -46,7 +48,7 @@ it with 'agent end' or hand it over with 'agent handoff'.`,
 				return err
 			}
 			o.Project, o.Agent = a.project, argv[0]
-			out, err := svc.AgentStart(o)
+			out, err := workflow.New(svc).AgentStart(o)
 			if err != nil {
 				return err
 			}
@@ -65,7 +67,7 @@ it with 'agent end' or hand it over with 'agent handoff'.`,
 }
 
 func (a *app) agentEndCommand() *cobra.Command {
-	var o session.AgentEndOptions
+	var o workflow.AgentEndOptions
 	c := &cobra.Command{
 		Use:   "end [--status completed|failed|blocked] [--summary TEXT] [--artifact PATH]... [--recommendation TEXT]... [--blocker TEXT]...",
 		Short: "End the invocation in progress with its output",
@@ -79,7 +81,7 @@ active any more. Without one in progress: E1681.`,
 				return err
 			}
 			o.Project = a.project
-			out, err := svc.AgentEnd(o)
+			out, err := workflow.New(svc).AgentEnd(o)
 			if err != nil {
 				return err
 			}
@@ -96,7 +98,7 @@ active any more. Without one in progress: E1681.`,
 }
 
 func (a *app) agentHandoffCommand() *cobra.Command {
-	var o session.HandoffOptions
+	var o workflow.HandoffOptions
 	c := &cobra.Command{
 		Use:   "handoff --to AGENT --reason TEXT [--context TEXT] [--artifact PATH]... [--pending]",
 		Short: "Hand the work of the agent in progress to another agent",
@@ -112,7 +114,7 @@ input. With --pending the target does not start yet: the handoff stays pending
 				return err
 			}
 			o.Project = a.project
-			out, err := svc.AgentHandoff(o)
+			out, err := workflow.New(svc).AgentHandoff(o)
 			if err != nil {
 				return err
 			}
@@ -163,7 +165,7 @@ func (a *app) agentShowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			inv, err := svc.Invocation(a.project, argv[0])
+			inv, err := workflow.New(svc).Invocation(a.project, argv[0])
 			if err != nil {
 				return err
 			}
@@ -173,7 +175,7 @@ func (a *app) agentShowCommand() *cobra.Command {
 }
 
 func (a *app) verdictCommand() *cobra.Command {
-	var o session.VerdictOptions
+	var o workflow.VerdictOptions
 	var confidence float64
 	c := &cobra.Command{
 		Use:   "verdict AGENT approve|reject|conditional|needs_revision --confidence 0-1 --reasoning TEXT [--condition TEXT]... [--blocker TEXT]...",
@@ -192,7 +194,7 @@ changes nothing.`,
 			if c.Flags().Changed("confidence") {
 				o.Confidence = &confidence
 			}
-			out, err := svc.RecordVerdict(o)
+			out, err := workflow.New(svc).RecordVerdict(o)
 			if err != nil {
 				return err
 			}
@@ -223,7 +225,7 @@ changes nothing.`,
 			if err != nil {
 				return err
 			}
-			out, err := svc.SetWorkflowPhase(a.project, argv[0], force)
+			out, err := workflow.New(svc).SetWorkflowPhase(a.project, argv[0], force)
 			if err != nil {
 				return err
 			}

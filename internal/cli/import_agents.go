@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 
+	"github.com/sessionvault/sessionvault/internal/imports"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -30,7 +32,7 @@ finds every session unchanged.`,
 			if err != nil {
 				return errs.Wrap(errs.ImportFailed, err, "reading session logs from "+argv[0])
 			}
-			rep, res, err := svc.ImportSessions(a.project, logs, a.progress("sessions written"))
+			rep, res, err := imports.New(svc).ImportSessions(a.project, logs, a.progress("sessions written"))
 			if err != nil {
 				return errs.Wrap(errs.ImportFailed, err, "importing session logs")
 			}

@@ -6,11 +6,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sessionvault/sessionvault/internal/imports"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/importer"
-	"github.com/sessionvault/sessionvault/internal/session"
 )
 
 // aiderHistory is aider's default --chat-history-file.
@@ -65,7 +66,7 @@ is skipped with the reason otherwise).`,
 			if err != nil {
 				return errs.Wrap(errs.ImportFailed, err, "reading "+file)
 			}
-			rep, res, err := svc.ImportRecords(a.project, chats, session.ImportOptions{DryRun: dryRun, What: "aider chats"}, a.progress("chats written"))
+			rep, res, err := imports.New(svc).ImportRecords(a.project, chats, imports.ImportOptions{DryRun: dryRun, What: "aider chats"}, a.progress("chats written"))
 			if err != nil {
 				return errs.Wrap(errs.ImportFailed, err, "importing aider chats")
 			}

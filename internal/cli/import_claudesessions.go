@@ -3,11 +3,12 @@ package cli
 import (
 	"fmt"
 
+	"github.com/sessionvault/sessionvault/internal/imports"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/importer"
-	"github.com/sessionvault/sessionvault/internal/session"
 )
 
 func (a *app) importClaudeSessionsCommand() *cobra.Command {
@@ -54,7 +55,7 @@ nobody edited the record, and is skipped with the reason otherwise.`,
 			if err != nil {
 				return importSourceError(err, dir, "Claude Code session notes", "a .claude/sessions folder, or a repository holding one")
 			}
-			rep, res, err := svc.ImportRecords(a.project, logs, session.ImportOptions{DryRun: dryRun, What: "Claude Code session notes"}, a.progress("sessions written"))
+			rep, res, err := imports.New(svc).ImportRecords(a.project, logs, imports.ImportOptions{DryRun: dryRun, What: "Claude Code session notes"}, a.progress("sessions written"))
 			if err != nil {
 				return errs.Wrap(errs.ImportFailed, err, "importing Claude Code session notes")
 			}

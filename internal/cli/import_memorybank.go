@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/imports"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -49,7 +51,7 @@ progress.md, with their paths in the vault.`,
 			if err != nil {
 				return importSourceError(err, dir, "memory bank", "a memory-bank folder, or a repository holding memory-bank/ or .kilocode/rules/memory-bank/")
 			}
-			rep, res, err := svc.ImportMemoryBank(project, mb, dryRun, a.progress("memory bank notes"))
+			rep, res, err := imports.New(svc).ImportMemoryBank(project, mb, dryRun, a.progress("memory bank notes"))
 			if err != nil {
 				return errs.Wrap(errs.ImportFailed, err, "importing the memory bank from "+dir)
 			}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/reconcile"
+
 	"github.com/sessionvault/sessionvault/internal/tasks"
 
 	"github.com/spf13/cobra"
@@ -95,7 +97,7 @@ a token in SESSIONVAULT_GIT_TOKEN.`,
 // reconciliation after the merge settled.
 type remoteSyncResult struct {
 	vault.SyncResult
-	Reconciled session.ReconcileReport `json:"reconciled"`
+	Reconciled reconcile.ReconcileReport `json:"reconciled"`
 }
 
 // remoteSync runs one sync. After each merge, before the push, it signs as
@@ -124,10 +126,10 @@ func remoteSync(svc *session.Service, remote, branch string) (remoteSyncResult, 
 				return errs.Wrap(errs.RemoteSyncFailed, err, "signing the merged state of project "+project)
 			}
 		}
-		if _, err := svc.ShareHeartbeats(); err != nil {
+		if _, err := reconcile.New(svc).ShareHeartbeats(); err != nil {
 			return errs.Wrap(errs.RemoteSyncFailed, err, "sharing heartbeats")
 		}
-		rep, err := svc.Reconcile()
+		rep, err := reconcile.New(svc).Reconcile()
 		if err != nil {
 			return errs.Wrap(errs.RemoteSyncFailed, err, "reconciling the merged notes")
 		}
@@ -146,7 +148,7 @@ func remoteSync(svc *session.Service, remote, branch string) (remoteSyncResult, 
 		return out, err
 	}
 	res, err := svc.V.SyncRemote(vault.SyncOptions{Remote: remote, Branch: branch, AfterMerge: after,
-		SideRefs: session.HeartbeatRefs, PushRefs: []string{session.HeartbeatRefs + m.Name}, Tags: tasks.CheckpointTags})
+		SideRefs: reconcile.HeartbeatRefs, PushRefs: []string{reconcile.HeartbeatRefs + m.Name}, Tags: tasks.CheckpointTags})
 	out.SyncResult = res
 	return out, err
 }
@@ -222,7 +224,7 @@ remote setup in .git/config; .gitattributes applies it to *.md.`,
 			if len(argv) == 4 {
 				path = filepath.ToSlash(argv[3])
 			}
-			merged, conflicted := vault.MergeNotes(path, base, ours, theirs, session.NoteOwnership())
+			merged, conflicted := vault.MergeNotes(path, base, ours, theirs, reconcile.NoteOwnership())
 			if err := os.WriteFile(argv[1], merged, 0o644); err != nil {
 				return errs.Wrap(errs.GitWriteFailed, err, "merge-driver: writing the merge")
 			}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/workflow"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -182,7 +184,7 @@ func (a *app) emit(data any, text string) error {
 	switch o := data.(type) {
 	case session.Outcome:
 		warnings = o.Result.Warnings
-	case session.WorkflowOutcome:
+	case workflow.WorkflowOutcome:
 		warnings = o.Result.Warnings
 	}
 	// What failed after the commit: the operation stands (exit 0), and the

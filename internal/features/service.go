@@ -12,3 +12,8 @@ type Service struct{ *session.Service }
 
 // New returns the features service over s.
 func New(s *session.Service) *Service { return &Service{s} }
+
+// WithOp returns a copy of s whose next operations carry the operation id
+// opID (session.Service.WithOp): an operation that already took effect
+// under that id is not done again.
+func (s *Service) WithOp(opID string) *Service { return New(s.Service.WithOp(opID)) }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/workflow"
+
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/graph"
 	"github.com/sessionvault/sessionvault/internal/history"
@@ -277,11 +279,11 @@ func TestBuildReadsCompactedUpdates(t *testing.T) {
 	}
 	// Five agents, one after the other (seed 004): the older invocations
 	// move to the archive note too, and every agent stays in the graph.
-	if _, err := svc.AgentStart(session.AgentStartOptions{Project: "demo", Agent: "analyst"}); err != nil {
+	if _, err := workflow.New(svc).AgentStart(workflow.AgentStartOptions{Project: "demo", Agent: "analyst"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, to := range []string{"architect", "planner", "implementer", "critic"} {
-		if _, err := svc.AgentHandoff(session.HandoffOptions{Project: "demo", To: to, Reason: "next"}); err != nil {
+		if _, err := workflow.New(svc).AgentHandoff(workflow.HandoffOptions{Project: "demo", To: to, Reason: "next"}); err != nil {
 			t.Fatal(err)
 		}
 	}

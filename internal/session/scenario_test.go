@@ -19,7 +19,6 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
-	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/session/sessiontest"
@@ -583,27 +582,6 @@ func runOp(ts *testscript.TestScript, s *Service, project, op string, a *svArgs)
 		return s.V.WriteState("signature-"+p, []byte(mac+"\n"))
 	case "runnable":
 		fmt.Fprintln(w, s.Runnable(project, a.arg(0), a.arg(1)))
-		return nil
-	case "import-agents":
-		logs, skipped, err := importer.Scan(ts.MkAbs(a.arg(0)), nil)
-		if err != nil {
-			return err
-		}
-		var calls int
-		rep, res, err := s.ImportSessions(project, logs, func(done, total int) { calls++ })
-		if err != nil {
-			return err
-		}
-		if calls != len(logs) {
-			return fmt.Errorf("progress called %d times for %d logs", calls, len(logs))
-		}
-		rep.Skipped = append(skipped, rep.Skipped...)
-		fmt.Fprintf(w, "agents: %d files, %d sessions imported, %d decisions, %d unchanged, %d skipped\n",
-			len(logs)+len(skipped), rep.Sessions, rep.Decisions, rep.Unchanged, len(rep.Skipped))
-		for _, sk := range rep.Skipped {
-			fmt.Fprintf(w, "skipped %s: %s\n", sk.Path, sk.Reason)
-		}
-		printResult(w, res)
 		return nil
 	}
 	ts.Fatalf("sv: unknown operation %q", op)

@@ -429,8 +429,8 @@ func (w *Workflow) Current() *AgentInvocation {
 
 // located is an entry with the body offset of its line.
 type located[T any] struct {
-	e   T
-	off int
+	Entry T
+	Off   int
 }
 
 // currentInvocation returns the invocation in progress in d (the one with
@@ -443,7 +443,7 @@ func (d *Doc) CurrentInvocation() (located[AgentInvocation], bool) {
 		if !ok || a.Status != InvocationInProgress {
 			continue
 		}
-		if !found || IdNumber(a.ID) >= IdNumber(cur.e.ID) {
+		if !found || IdNumber(a.ID) >= IdNumber(cur.Entry.ID) {
 			cur, found = located[AgentInvocation]{a, l.Offset}, true
 		}
 	}

@@ -1,4 +1,4 @@
-package session
+package reconcile
 
 // Reconciliation after merges from other machines (DESIGN §6, remotes).
 // The merge driver merges one note at a time; what spans notes is settled
@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -131,10 +133,10 @@ func (s *Service) lostSessions(m vault.MergeCommit) ([]lostSession, error) {
 	var out []lostSession
 	for _, rel := range changed {
 		project, name, ok := strings.Cut(rel, "/")
-		if !ok || name != CurrentStateNote {
+		if !ok || name != session.CurrentStateNote {
 			continue
 		}
-		read := func(commit string) (*Doc, []byte, error) {
+		read := func(commit string) (*session.Doc, []byte, error) {
 			b, err := s.V.ReadAt(commit, rel)
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, nil, nil
@@ -168,7 +170,7 @@ func (s *Service) lostSessions(m vault.MergeCommit) ([]lostSession, error) {
 			kept = merged.Prop("session")
 		}
 		for _, side := range []struct {
-			d *Doc
+			d *session.Doc
 			b []byte
 		}{{ours, ob}, {theirs, tb}} {
 			id := side.d.Prop("session")
@@ -192,11 +194,11 @@ const (
 // session's record, abandoned, when there is none; merged by entry into the
 // record when the session was ended elsewhere.
 func (s *Service) keepLostSession(tx *vault.Tx, l lostSession, now time.Time) (int, error) {
-	rel := l.project + "/" + SessionsDir + "/" + l.session + ".md"
+	rel := l.project + "/" + session.SessionsDir + "/" + l.session + ".md"
 	if err := vault.CheckPath(rel); err != nil {
 		return keptAlready, err
 	}
-	cur := l.project + "/" + CurrentStateNote
+	cur := l.project + "/" + session.CurrentStateNote
 	if !tx.Exists(rel) {
 		d, err := s.ParseDoc(cur, l.side)
 		if err != nil {
@@ -208,7 +210,7 @@ func (s *Service) keepLostSession(tx *vault.Tx, l lostSession, now time.Time) (i
 			winner = " " + c.Prop("session")
 		}
 		summary := "Abandoned: session" + winner + " was started on another machine before the two synced; the current state holds that one, and this record holds what this session had at the merge."
-		return keptRecorded, s.Record(tx, d, st, StatusAbandoned, "", summary, nil, now)
+		return keptRecorded, s.Record(tx, d, st, session.StatusAbandoned, "", summary, nil, now)
 	}
 	record, err := s.ReadDoc(tx, rel)
 	if err != nil {
@@ -236,11 +238,11 @@ func (s *Service) keepLostSession(tx *vault.Tx, l lostSession, now time.Time) (i
 // the engine renders; a person's own sections stay where the merge kept
 // them, in the current state. It reports
 // whether anything was missing. Joining the same side again adds nothing.
-func joinRecord(record, side *Doc) bool {
-	have := NewKeyIndex(record.Body)
+func joinRecord(record, side *session.Doc) bool {
+	have := session.NewKeyIndex(record.Body)
 	added := false
 	for _, sec := range side.MD.Sections {
-		if sec.Level != 2 || !ownedSection(CurrentStateNote, "session-state", sec.Title) {
+		if sec.Level != 2 || !ownedSection(session.CurrentStateNote, "session-state", sec.Title) {
 			continue // a person's own section: the merge kept it in the current state
 		}
 		var entries, others []string
@@ -254,7 +256,7 @@ func joinRecord(record, side *Doc) bool {
 		}
 		for _, l := range markdown.Lines(side.Body, sec.BodyStart, sec.End) {
 			t := strings.TrimRight(string(l.Content()), " \t\r\n")
-			if id := IdTail(l.Content()); id != nil {
+			if id := session.IdTail(l.Content()); id != nil {
 				if !have.Has("^" + string(id)) {
 					entries = append(entries, t)
 				}
@@ -283,7 +285,7 @@ func joinRecord(record, side *Doc) bool {
 			first := -1
 			for _, l := range lines {
 				c := string(l.Content())
-				if IdTail(l.Content()) == nil {
+				if session.IdTail(l.Content()) == nil {
 					continue
 				}
 				if first < 0 {
@@ -334,17 +336,17 @@ func lastContentEnd(body []byte, lines []markdown.Line, start int) int {
 // older update log, already holds (a compaction moved them; a merge brought
 // them back) and returns how many.
 func (s *Service) dropCompacted(tx *vault.Tx, project string) (int, error) {
-	cur := project + "/" + CurrentStateNote
+	cur := project + "/" + session.CurrentStateNote
 	d, err := s.ReadDoc(tx, cur)
 	if err != nil {
 		return 0, err
 	}
 	st := d.ReadState(project)
-	if st.Session == "" || d.IntProp(PropCompacted) <= 0 && d.IntProp(PropCompactedInvocations) <= 0 {
+	if st.Session == "" || d.IntProp(session.PropCompacted) <= 0 && d.IntProp(session.PropCompactedInvocations) <= 0 {
 		return 0, nil
 	}
 	var logs [][]byte
-	for _, rel := range []string{UpdatesLogPath(project, st.Session), ArchivePath(project, st.Session)} {
+	for _, rel := range []string{session.UpdatesLogPath(project, st.Session), session.ArchivePath(project, st.Session)} {
 		log, err := tx.Read(rel)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -354,18 +356,18 @@ func (s *Service) dropCompacted(tx *vault.Tx, project string) (int, error) {
 		}
 		logs = append(logs, log)
 	}
-	var ins []*KeyIndex
+	var ins []*session.KeyIndex
 	for _, log := range logs {
-		ins = append(ins, NewKeyIndex(log))
+		ins = append(ins, session.NewKeyIndex(log))
 	}
 	n := 0
 	for _, k := range []struct {
 		section string
 		letter  byte
-	}{{SecUpdates, 'u'}, {SecInvocations, 'a'}, {SecCompactions, 'k'}} {
-		for _, l := range EntryLines(d, k.section, k.letter) {
-			key := "^" + string(IdTail(l.Content()))
-			if slices.ContainsFunc(ins, func(in *KeyIndex) bool { return in.Has(key) }) {
+	}{{session.SecUpdates, 'u'}, {session.SecInvocations, 'a'}, {session.SecCompactions, 'k'}} {
+		for _, l := range session.EntryLines(d, k.section, k.letter) {
+			key := "^" + string(session.IdTail(l.Content()))
+			if slices.ContainsFunc(ins, func(in *session.KeyIndex) bool { return in.Has(key) }) {
 				d.Edit(l.Offset, l.Offset+len(l.Text), "")
 				n++
 			}

@@ -1,4 +1,4 @@
-package session
+package workflow
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/session"
+
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -15,8 +17,8 @@ import (
 
 // checkPhase checks a workflow phase given as --flag.
 func checkPhase(flag, phase string) error {
-	if !slices.Contains(WorkflowPhases(), phase) {
-		return errs.New(errs.InvalidWorkflowPhase, "%s %q is not a workflow phase; use one of %s", flag, phase, strings.Join(WorkflowPhases(), ", ")).With("flag", strings.TrimPrefix(flag, "--"))
+	if !slices.Contains(session.WorkflowPhases(), phase) {
+		return errs.New(errs.InvalidWorkflowPhase, "%s %q is not a workflow phase; use one of %s", flag, phase, strings.Join(session.WorkflowPhases(), ", ")).With("flag", strings.TrimPrefix(flag, "--"))
 	}
 	return nil
 }
@@ -24,11 +26,11 @@ func checkPhase(flag, phase string) error {
 // phaseMove checks a move of the workflow phase from cur to next: forward
 // (or to the same phase) always, back only when forced.
 func phaseMove(cur, next string, force bool) error {
-	if force || slices.Index(WorkflowPhases(), next) >= slices.Index(WorkflowPhases(), cur) {
+	if force || slices.Index(session.WorkflowPhases(), next) >= slices.Index(session.WorkflowPhases(), cur) {
 		return nil
 	}
 	return errs.New(errs.InvalidWorkflowPhase, "the workflow phase is %s; phases move forward (%s), so going back to %s needs --force: `sessionvault workflow phase %s --force`",
-		cur, strings.Join(WorkflowPhases(), " → "), next, next).With("phase", cur)
+		cur, strings.Join(session.WorkflowPhases(), " → "), next, next).With("phase", cur)
 }
 
 // checkOptional checks optional text fields (flag, value pairs): at most max
@@ -38,7 +40,7 @@ func checkOptional(max int, kv ...string) error {
 		if kv[i+1] == "" {
 			continue
 		}
-		if err := CheckText(kv[i], kv[i+1], max); err != nil {
+		if err := session.CheckText(kv[i], kv[i+1], max); err != nil {
 			return err
 		}
 	}
@@ -53,10 +55,10 @@ const maxWorkflowText = 2000
 // Outcome (ID: the invocation, handoff or verdict made; the state after
 // it), the invocation and handoff it touched, and the workflow after it.
 type WorkflowOutcome struct {
-	Outcome
-	Invocation string   `json:"invocation,omitempty"` // the invocation started or ended, "a-3"
-	Handoff    string   `json:"handoff,omitempty"`    // the handoff made or taken, "h-1"
-	Workflow   Workflow `json:"orchestrator_workflow"`
+	session.Outcome
+	Invocation string           `json:"invocation,omitempty"` // the invocation started or ended, "a-3"
+	Handoff    string           `json:"handoff,omitempty"`    // the handoff made or taken, "h-1"
+	Workflow   session.Workflow `json:"orchestrator_workflow"`
 }
 
 // AgentStartOptions are the inputs of AgentStart (seed 004
@@ -85,7 +87,7 @@ func (s *Service) AgentStart(o AgentStartOptions) (WorkflowOutcome, error) {
 	if err := checkOptional(maxWorkflowText, "prompt", o.Prompt); err != nil {
 		return WorkflowOutcome{}, err
 	}
-	if err := CheckFields(append([]string{"project", o.Project}, Pairs("artifact", o.Artifacts)...)...); err != nil {
+	if err := session.CheckFields(append([]string{"project", o.Project}, session.Pairs("artifact", o.Artifacts)...)...); err != nil {
 		return WorkflowOutcome{}, err
 	}
 	if o.Phase != "" {
@@ -94,13 +96,13 @@ func (s *Service) AgentStart(o AgentStartOptions) (WorkflowOutcome, error) {
 		}
 	}
 	var inv, handoff string
-	out, err := s.OnActive(o.Project, func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error) {
+	out, err := s.OnActive(o.Project, func(tx *vault.Tx, d *session.Doc, st session.State, now time.Time) (vault.Change, string, error) {
 		if cur, ok := d.CurrentInvocation(); ok {
-			c := cur.e
+			c := cur.Entry
 			return vault.Change{}, "", errs.New(errs.AgentAlreadyActive, "agent %s is in progress (%s, since %s) in session %s; end it with `sessionvault agent end`, or hand the work over with `sessionvault agent handoff --to %s --reason '%s takes over'`",
 				c.Agent, c.ID, note.FormatTime(c.StartedAt), st.Session, agent, agent).With("invocation", c.ID).With("agent", c.Agent)
 		}
-		phase := d.Prop(PropWorkflowPhase)
+		phase := d.Prop(session.PropWorkflowPhase)
 		switch {
 		case o.Phase != "":
 			if err := phaseMove(phase, o.Phase, false); err != nil {
@@ -108,28 +110,28 @@ func (s *Service) AgentStart(o AgentStartOptions) (WorkflowOutcome, error) {
 			}
 			phase = o.Phase
 		case phase == "":
-			phase = WorkflowPlanning
+			phase = session.WorkflowPlanning
 		}
-		a := AgentInvocation{ID: d.NextInvocationID() + s.IdSuffix(), Agent: agent, StartedAt: now, Status: InvocationInProgress,
-			Input: AgentInput{Prompt: o.Prompt, Artifacts: o.Artifacts}}
+		a := session.AgentInvocation{ID: d.NextInvocationID() + s.IdSuffix(), Agent: agent, StartedAt: now, Status: session.InvocationInProgress,
+			Input: session.AgentInput{Prompt: o.Prompt, Artifacts: o.Artifacts}}
 		summary := agent + " " + a.ID
 		if h, ok := d.PendingHandoffTo(agent); ok {
-			a.HandoffFrom = h.e.FromAgent
+			a.HandoffFrom = h.Entry.FromAgent
 			if a.Input.Prompt == "" {
-				a.Input.Prompt = FirstNonEmpty(h.e.Context, h.e.Reason)
+				a.Input.Prompt = session.FirstNonEmpty(h.Entry.Context, h.Entry.Reason)
 			}
 			if len(a.Input.Artifacts) == 0 {
-				a.Input.Artifacts = h.e.Artifacts
+				a.Input.Artifacts = h.Entry.Artifacts
 			}
-			h.e.Status = HandoffAccepted
-			d.ReplaceLine(h.off, FormatHandoff(h.e))
-			handoff = h.e.ID
-			summary += ", handed off by " + h.e.FromAgent + " (" + h.e.ID + ")"
+			h.Entry.Status = session.HandoffAccepted
+			d.ReplaceLine(h.Off, session.FormatHandoff(h.Entry))
+			handoff = h.Entry.ID
+			summary += ", handed off by " + h.Entry.FromAgent + " (" + h.Entry.ID + ")"
 		}
-		d.AppendLine(SecInvocations, FormatInvocation(a))
-		d.Set(PropActiveAgent, agent)
-		d.Set(PropWorkflowPhase, phase)
-		d.Set(PropLastAgentChange, now)
+		d.AppendLine(session.SecInvocations, session.FormatInvocation(a))
+		d.Set(session.PropActiveAgent, agent)
+		d.Set(session.PropWorkflowPhase, phase)
+		d.Set(session.PropLastAgentChange, now)
 		inv = a.ID
 		return vault.Change{Operation: "agent-start", Summary: summary}, a.ID, nil
 	})
@@ -152,33 +154,33 @@ type AgentEndOptions struct {
 // Without one in progress it is errs.NoActiveAgent.
 func (s *Service) AgentEnd(o AgentEndOptions) (WorkflowOutcome, error) {
 	if o.Status == "" {
-		o.Status = InvocationCompleted
+		o.Status = session.InvocationCompleted
 	}
 	switch o.Status {
-	case InvocationCompleted, InvocationFailed, InvocationBlocked:
+	case session.InvocationCompleted, session.InvocationFailed, session.InvocationBlocked:
 	default:
 		return WorkflowOutcome{}, errs.New(errs.UpdateValidationFailed, "--status %q is not one of completed, failed, blocked", o.Status).With("flag", "status")
 	}
 	if err := checkOptional(maxWorkflowText, "summary", o.Summary); err != nil {
 		return WorkflowOutcome{}, err
 	}
-	kv := append([]string{"project", o.Project}, Pairs("artifact", o.Artifacts)...)
-	kv = append(append(kv, Pairs("recommendation", o.Recommendations)...), Pairs("blocker", o.Blockers)...)
-	if err := CheckFields(kv...); err != nil {
+	kv := append([]string{"project", o.Project}, session.Pairs("artifact", o.Artifacts)...)
+	kv = append(append(kv, session.Pairs("recommendation", o.Recommendations)...), session.Pairs("blocker", o.Blockers)...)
+	if err := session.CheckFields(kv...); err != nil {
 		return WorkflowOutcome{}, err
 	}
 	var inv string
-	out, err := s.OnActive(o.Project, func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error) {
+	out, err := s.OnActive(o.Project, func(tx *vault.Tx, d *session.Doc, st session.State, now time.Time) (vault.Change, string, error) {
 		cur, ok := d.CurrentInvocation()
 		if !ok {
 			return vault.Change{}, "", noActiveAgent(st)
 		}
-		a := cur.e
+		a := cur.Entry
 		a.CompletedAt, a.Status = &now, o.Status
 		a.Output = mergeOutput(a.Output, o.Summary, o.Artifacts, o.Recommendations, o.Blockers)
-		d.ReplaceLine(cur.off, FormatInvocation(a))
-		d.Set(PropActiveAgent, "")
-		d.Set(PropLastAgentChange, now)
+		d.ReplaceLine(cur.Off, session.FormatInvocation(a))
+		d.Set(session.PropActiveAgent, "")
+		d.Set(session.PropLastAgentChange, now)
 		inv = a.ID
 		return vault.Change{Operation: "agent-end", Summary: a.Agent + " " + a.ID + " " + o.Status}, a.ID, nil
 	})
@@ -187,9 +189,9 @@ func (s *Service) AgentEnd(o AgentEndOptions) (WorkflowOutcome, error) {
 
 // mergeOutput is an invocation's output with what its end gives: given
 // fields replace, the others stay as the line had them.
-func mergeOutput(o *AgentOutput, summary string, artifacts, recs, blockers []string) *AgentOutput {
+func mergeOutput(o *session.AgentOutput, summary string, artifacts, recs, blockers []string) *session.AgentOutput {
 	if o == nil {
-		o = &AgentOutput{}
+		o = &session.AgentOutput{}
 	}
 	n := *o
 	if summary != "" {
@@ -207,7 +209,7 @@ func mergeOutput(o *AgentOutput, summary string, artifacts, recs, blockers []str
 	return &n
 }
 
-func noActiveAgent(st State) error {
+func noActiveAgent(st session.State) error {
 	return errs.New(errs.NoActiveAgent, "no agent invocation is in progress in session %s; start one with `sessionvault agent start AGENT`", st.Session).With("session", st.Session)
 }
 
@@ -235,50 +237,50 @@ func (s *Service) AgentHandoff(o HandoffOptions) (WorkflowOutcome, error) {
 	if err != nil {
 		return WorkflowOutcome{}, err
 	}
-	if err := CheckText("reason", o.Reason, maxWorkflowText); err != nil {
+	if err := session.CheckText("reason", o.Reason, maxWorkflowText); err != nil {
 		return WorkflowOutcome{}, err
 	}
 	if err := checkOptional(maxWorkflowText, "context", o.Context); err != nil {
 		return WorkflowOutcome{}, err
 	}
-	if err := CheckFields(append([]string{"project", o.Project}, Pairs("artifact", o.Artifacts)...)...); err != nil {
+	if err := session.CheckFields(append([]string{"project", o.Project}, session.Pairs("artifact", o.Artifacts)...)...); err != nil {
 		return WorkflowOutcome{}, err
 	}
 	var inv, handoff string
-	out, err := s.OnActive(o.Project, func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error) {
+	out, err := s.OnActive(o.Project, func(tx *vault.Tx, d *session.Doc, st session.State, now time.Time) (vault.Change, string, error) {
 		cur, ok := d.CurrentInvocation()
 		if !ok {
 			return vault.Change{}, "", noActiveAgent(st)
 		}
-		a := cur.e
+		a := cur.Entry
 		if a.Agent == to {
 			return vault.Change{}, "", errs.New(errs.UpdateValidationFailed, "--to %s is the agent handing off (%s); hand off to another agent, or end the invocation with `sessionvault agent end`", to, a.ID).With("flag", "to")
 		}
-		a.CompletedAt, a.Status = &now, InvocationCompleted
+		a.CompletedAt, a.Status = &now, session.InvocationCompleted
 		a.HandoffTo, a.HandoffReason = to, o.Reason
 		if a.Output == nil {
-			a.Output = &AgentOutput{}
+			a.Output = &session.AgentOutput{}
 		}
-		d.ReplaceLine(cur.off, FormatInvocation(a))
-		h := Handoff{ID: d.NextEntryID(SecHandoffs, 'h') + s.IdSuffix(), FromAgent: a.Agent, ToAgent: to, Reason: o.Reason, Context: o.Context,
-			Artifacts: o.Artifacts, CreatedAt: now, Status: HandoffPending}
+		d.ReplaceLine(cur.Off, session.FormatInvocation(a))
+		h := session.Handoff{ID: d.NextEntryID(session.SecHandoffs, 'h') + s.IdSuffix(), FromAgent: a.Agent, ToAgent: to, Reason: o.Reason, Context: o.Context,
+			Artifacts: o.Artifacts, CreatedAt: now, Status: session.HandoffPending}
 		next := ""
 		if !o.Pending {
-			h.Status = HandoffAccepted
-			n := AgentInvocation{ID: d.NextInvocationID() + s.IdSuffix(), Agent: to, StartedAt: now, Status: InvocationInProgress,
-				Input: AgentInput{Prompt: FirstNonEmpty(o.Context, o.Reason), Artifacts: o.Artifacts}, HandoffFrom: a.Agent}
-			d.AppendLine(SecInvocations, FormatInvocation(n))
+			h.Status = session.HandoffAccepted
+			n := session.AgentInvocation{ID: d.NextInvocationID() + s.IdSuffix(), Agent: to, StartedAt: now, Status: session.InvocationInProgress,
+				Input: session.AgentInput{Prompt: session.FirstNonEmpty(o.Context, o.Reason), Artifacts: o.Artifacts}, HandoffFrom: a.Agent}
+			d.AppendLine(session.SecInvocations, session.FormatInvocation(n))
 			next = to
 			inv = n.ID
 		}
-		d.AppendLine(SecHandoffs, FormatHandoff(h))
-		if d.Prop(PropWorkflowPhase) == "" {
-			d.Set(PropWorkflowPhase, WorkflowPlanning)
+		d.AppendLine(session.SecHandoffs, session.FormatHandoff(h))
+		if d.Prop(session.PropWorkflowPhase) == "" {
+			d.Set(session.PropWorkflowPhase, session.WorkflowPlanning)
 		}
-		d.Set(PropActiveAgent, next)
-		d.Set(PropLastAgentChange, now)
+		d.Set(session.PropActiveAgent, next)
+		d.Set(session.PropLastAgentChange, now)
 		handoff = h.ID
-		return vault.Change{Operation: "agent-handoff", Summary: a.Agent + " → " + to + ": " + OneLine(o.Reason)}, h.ID, nil
+		return vault.Change{Operation: "agent-handoff", Summary: a.Agent + " → " + to + ": " + session.OneLine(o.Reason)}, h.ID, nil
 	})
 	return s.workflowOutcome(o.Project, out, err, inv, handoff)
 }
@@ -302,8 +304,8 @@ func (s *Service) RecordVerdict(o VerdictOptions) (WorkflowOutcome, error) {
 	if err != nil {
 		return WorkflowOutcome{}, err
 	}
-	if !slices.Contains(VerdictDecisions(), o.Decision) {
-		return WorkflowOutcome{}, errs.New(errs.InvalidVerdict, "the decision %q is not one of %s", o.Decision, strings.Join(VerdictDecisions(), ", ")).With("flag", "decision")
+	if !slices.Contains(session.VerdictDecisions(), o.Decision) {
+		return WorkflowOutcome{}, errs.New(errs.InvalidVerdict, "the decision %q is not one of %s", o.Decision, strings.Join(session.VerdictDecisions(), ", ")).With("flag", "decision")
 	}
 	if o.Confidence == nil {
 		return WorkflowOutcome{}, errs.New(errs.InvalidVerdict, "--confidence is missing; give a number from 0 to 1, e.g. --confidence 0.8").With("flag", "confidence")
@@ -311,18 +313,18 @@ func (s *Service) RecordVerdict(o VerdictOptions) (WorkflowOutcome, error) {
 	if c := *o.Confidence; math.IsNaN(c) || c < 0 || c > 1 {
 		return WorkflowOutcome{}, errs.New(errs.InvalidVerdict, "--confidence %s is out of range; give a number from 0 to 1, e.g. --confidence 0.8", strconv.FormatFloat(c, 'g', -1, 64)).With("flag", "confidence")
 	}
-	if err := CheckText("reasoning", o.Reasoning, maxWorkflowText); err != nil {
+	if err := session.CheckText("reasoning", o.Reasoning, maxWorkflowText); err != nil {
 		return WorkflowOutcome{}, err
 	}
-	if err := CheckFields(append(append([]string{"project", o.Project}, Pairs("condition", o.Conditions)...), Pairs("blocker", o.Blockers)...)...); err != nil {
+	if err := session.CheckFields(append(append([]string{"project", o.Project}, session.Pairs("condition", o.Conditions)...), session.Pairs("blocker", o.Blockers)...)...); err != nil {
 		return WorkflowOutcome{}, err
 	}
 	// The confidence as written in the note (and read back).
 	conf, _ := strconv.ParseFloat(strconv.FormatFloat(*o.Confidence, 'f', -1, 64), 64)
-	out, err := s.OnActive(o.Project, func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error) {
-		v := Verdict{ID: d.NextEntryID(SecVerdicts, 'v') + s.IdSuffix(), Agent: agent, Decision: o.Decision, Confidence: conf,
+	out, err := s.OnActive(o.Project, func(tx *vault.Tx, d *session.Doc, st session.State, now time.Time) (vault.Change, string, error) {
+		v := session.Verdict{ID: d.NextEntryID(session.SecVerdicts, 'v') + s.IdSuffix(), Agent: agent, Decision: o.Decision, Confidence: conf,
 			Reasoning: o.Reasoning, Conditions: o.Conditions, Blockers: o.Blockers, Timestamp: now}
-		d.AppendLine(SecVerdicts, FormatVerdict(v))
+		d.AppendLine(session.SecVerdicts, session.FormatVerdict(v))
 		return vault.Change{Operation: "verdict", Summary: fmt.Sprintf("%s %s (%s)", agent, o.Decision, strconv.FormatFloat(conf, 'f', -1, 64))}, v.ID, nil
 	})
 	return s.workflowOutcome(o.Project, out, err, "", "")
@@ -332,7 +334,7 @@ func (s *Service) RecordVerdict(o VerdictOptions) (WorkflowOutcome, error) {
 // only, unless force (errs.InvalidWorkflowPhase names --force). The phase it
 // already has changes nothing and makes no commit.
 func (s *Service) SetWorkflowPhase(project, phase string, force bool) (WorkflowOutcome, error) {
-	if err := CheckFields("project", project, "phase", phase); err != nil {
+	if err := session.CheckFields("project", project, "phase", phase); err != nil {
 		return WorkflowOutcome{}, err
 	}
 	if err := checkPhase("phase", phase); err != nil {
@@ -342,13 +344,13 @@ func (s *Service) SetWorkflowPhase(project, phase string, force bool) (WorkflowO
 	if err != nil {
 		return WorkflowOutcome{}, err
 	}
-	var out Outcome
+	var out session.Outcome
 	out.Result, err = s.Transact(&out, func(tx *vault.Tx) (vault.Change, error) {
 		d, st, err := s.ActiveDoc(tx, project, false)
 		if err != nil {
 			return vault.Change{}, err
 		}
-		cur := d.Prop(PropWorkflowPhase)
+		cur := d.Prop(session.PropWorkflowPhase)
 		out.ID = phase
 		out.State.Session = st.Session
 		if cur == phase {
@@ -358,13 +360,13 @@ func (s *Service) SetWorkflowPhase(project, phase string, force bool) (WorkflowO
 			return vault.Change{}, err
 		}
 		now := s.NowUTC()
-		d.Set(PropWorkflowPhase, phase)
-		BumpVersion(d, st, now)
+		d.Set(session.PropWorkflowPhase, phase)
+		session.BumpVersion(d, st, now)
 		b, err := d.Bytes()
 		if err != nil {
 			return vault.Change{}, err
 		}
-		return vault.Change{Operation: "workflow-phase", Session: st.Session, Summary: FirstNonEmpty(cur, "none") + " → " + phase}, tx.Write(d.Path, b)
+		return vault.Change{Operation: "workflow-phase", Session: st.Session, Summary: session.FirstNonEmpty(cur, "none") + " → " + phase}, tx.Write(d.Path, b)
 	})
 	return s.workflowOutcome(project, out, err, "", "")
 }
@@ -372,7 +374,7 @@ func (s *Service) SetWorkflowPhase(project, phase string, force bool) (WorkflowO
 // workflowOutcome completes the outcome of a workflow operation with the
 // state and workflow after it. On a repeat (op id) the invocation is the one
 // in progress now.
-func (s *Service) workflowOutcome(project string, out Outcome, err error, inv, handoff string) (WorkflowOutcome, error) {
+func (s *Service) workflowOutcome(project string, out session.Outcome, err error, inv, handoff string) (WorkflowOutcome, error) {
 	if err != nil {
 		return WorkflowOutcome{}, err
 	}
@@ -393,15 +395,15 @@ func (s *Service) workflowOutcome(project string, out Outcome, err error, inv, h
 // Invocation returns the agent invocation with id (e.g. "a-3") of the
 // project's current session, read through Status; errs.InvocationNotFound
 // when the session has none with that id.
-func (s *Service) Invocation(project, id string) (AgentInvocation, error) {
+func (s *Service) Invocation(project, id string) (session.AgentInvocation, error) {
 	st, err := s.Status(project)
 	if err != nil {
-		return AgentInvocation{}, err
+		return session.AgentInvocation{}, err
 	}
 	for _, a := range st.Workflow.AgentHistory {
 		if a.ID == id {
 			return a, nil
 		}
 	}
-	return AgentInvocation{}, errs.New(errs.InvocationNotFound, "session %s has no agent invocation %s (see `sessionvault agent list`)", FirstNonEmpty(st.Session, "(none)"), id).With("invocation", id)
+	return session.AgentInvocation{}, errs.New(errs.InvocationNotFound, "session %s has no agent invocation %s (see `sessionvault agent list`)", session.FirstNonEmpty(st.Session, "(none)"), id).With("invocation", id)
 }

@@ -1,4 +1,4 @@
-package session
+package imports
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/note"
@@ -61,20 +63,20 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 		rep.Skipped = append(rep.Skipped, importer.Skipped{Path: l.SourcePath, Reason: err.Error()})
 		return nil
 	}
-	rel := project + "/" + SessionsDir + "/" + l.ID + ".md"
+	rel := project + "/" + session.SessionsDir + "/" + l.ID + ".md"
 	st := importedState(project, l)
 	started := *st.Started
 	// Decisions: a note each, named by the session's date.
 	seen := map[string]int{}
 	for i, d := range l.Decisions {
-		title := FirstNonEmpty(d.Title, d.Choice, "Decision "+strconv.Itoa(i+1))
-		key := strings.ToLower(LinkLabel(title))
+		title := session.FirstNonEmpty(d.Title, d.Choice, "Decision "+strconv.Itoa(i+1))
+		key := strings.ToLower(session.LinkLabel(title))
 		if seen[key]++; seen[key] > 1 {
 			title += " (" + strconv.Itoa(seen[key]) + ")"
 		}
-		dec := Decision{ID: "d-" + strconv.Itoa(i+1), Time: started, Title: title, Choice: FirstNonEmpty(d.Choice, title),
-			Rationale: FirstNonEmpty(d.Rationale, "Not recorded in the session log."), Alternatives: d.Alternatives}
-		dec.Note = project + "/" + DecisionsDir + "/" + started.Format("2006-01-02") + "-" + Slug(l.ID+"-"+title)
+		dec := session.Decision{ID: "d-" + strconv.Itoa(i+1), Time: started, Title: title, Choice: session.FirstNonEmpty(d.Choice, title),
+			Rationale: session.FirstNonEmpty(d.Rationale, "Not recorded in the session log."), Alternatives: d.Alternatives}
+		dec.Note = project + "/" + session.DecisionsDir + "/" + started.Format("2006-01-02") + "-" + session.Slug(l.ID+"-"+title)
 		st.Decisions = append(st.Decisions, dec)
 	}
 	data, err := s.renderArchived(st, l)
@@ -107,7 +109,7 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 		if tx.Exists(nrel) {
 			continue
 		}
-		nb, err := s.DecisionNote(st.Session, SessionLink(project, st.Session), dec)
+		nb, err := s.DecisionNote(st.Session, session.SessionLink(project, st.Session), dec)
 		if err != nil {
 			return err
 		}
@@ -115,7 +117,7 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 			return err
 		}
 		rep.Decisions++
-		if err := s.LogDecision(tx, project, SessionLink(project, st.Session), dec, started, false); err != nil {
+		if err := s.LogDecision(tx, project, session.SessionLink(project, st.Session), dec, started, false); err != nil {
 			return err
 		}
 	}
@@ -128,9 +130,9 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 
 // importedState is the State of an imported session's record (its
 // decisions are added by importOne).
-func importedState(project string, l importer.Session) State {
+func importedState(project string, l importer.Session) session.State {
 	started := l.Date.UTC()
-	st := State{Project: project, Session: l.ID, Status: StatusComplete, Objective: FirstNonEmpty(l.Objective, l.ID),
+	st := session.State{Project: project, Session: l.ID, Status: session.StatusComplete, Objective: session.FirstNonEmpty(l.Objective, l.ID),
 		Branch: l.Branch, Commit: l.StartCommit, Started: &started}
 	if !l.Ended.IsZero() {
 		e := l.Ended.UTC()
@@ -146,43 +148,43 @@ func importedState(project string, l importer.Session) State {
 
 // renderArchived renders an imported session's record from the current-state
 // template, deterministically.
-func (s *Service) renderArchived(st State, l importer.Session) ([]byte, error) {
-	tmpl, err := s.Render(CurrentStateNote, map[string]string{"Project": st.Project, "Now": note.FormatTime(*st.Started)})
+func (s *Service) renderArchived(st session.State, l importer.Session) ([]byte, error) {
+	tmpl, err := s.Render(session.CurrentStateNote, map[string]string{"Project": st.Project, "Now": note.FormatTime(*st.Started)})
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.ParseDoc(st.Project+"/"+SessionsDir+"/"+st.Session+".md", tmpl)
+	d, err := s.ParseDoc(st.Project+"/"+session.SessionsDir+"/"+st.Session+".md", tmpl)
 	if err != nil {
 		return nil, err
 	}
 	d.Retitle(st.Session)
 	d.Set("type", "session")
-	d.Set("status", StatusComplete)
+	d.Set("status", session.StatusComplete)
 	d.Set("session", st.Session)
 	d.Set("objective", st.Objective)
 	d.Set("branch", st.Branch)
 	d.Set("commit", st.Commit)
 	d.Set("end_commit", l.EndCommit)
 	d.Set("started", *st.Started)
-	d.Set("ended", TimeOrEmpty(st.Ended))
-	d.Set("summary", clip(OneLine(st.Summary), 200))
+	d.Set("ended", session.TimeOrEmpty(st.Ended))
+	d.Set("summary", clip(session.OneLine(st.Summary), 200))
 	d.Set("source", l.SourcePath)
 	d.Set("source_format", l.Format)
-	d.Set("source_status", OneLine(l.Status))
+	d.Set("source_status", session.OneLine(l.Status))
 	if len(l.Issues) > 0 {
 		d.Set("issues", l.Issues)
 	}
-	d.SetSection(SecObjective, []string{st.Objective})
+	d.SetSection(session.SecObjective, []string{st.Objective})
 	var start, end []string
 	for _, c := range l.Checklist {
 		switch c.Phase {
 		case importer.PhaseStart:
-			start = append(start, FormatCheck(CheckItem{ID: "c-" + strconv.Itoa(len(start)+1), Level: c.Level, Step: c.Step, Done: c.Done}))
+			start = append(start, session.FormatCheck(session.CheckItem{ID: "c-" + strconv.Itoa(len(start)+1), Level: c.Level, Step: c.Step, Done: c.Done}))
 		case importer.PhaseEnd:
-			end = append(end, FormatCheck(CheckItem{ID: "e-" + strconv.Itoa(len(end)+1), Level: c.Level, Step: c.Step, Done: c.Done}))
+			end = append(end, session.FormatCheck(session.CheckItem{ID: "e-" + strconv.Itoa(len(end)+1), Level: c.Level, Step: c.Step, Done: c.Done}))
 		}
 	}
-	d.SetSection(SecStart, start)
+	d.SetSection(session.SecStart, start)
 	var updates []string
 	for i, u := range l.Updates {
 		if strings.TrimSpace(u) == "" {
@@ -192,19 +194,19 @@ func (s *Service) renderArchived(st State, l importer.Session) ([]byte, error) {
 		if i < len(l.UpdateTimes) && !l.UpdateTimes[i].IsZero() {
 			at = l.UpdateTimes[i].UTC()
 		}
-		updates = append(updates, FormatUpdate(Update{ID: "u-" + strconv.Itoa(i+1), Time: at, Type: "note", Message: u}))
+		updates = append(updates, session.FormatUpdate(session.Update{ID: "u-" + strconv.Itoa(i+1), Time: at, Type: "note", Message: u}))
 	}
-	d.SetSection(SecUpdates, updates)
+	d.SetSection(session.SecUpdates, updates)
 	var decisions []string
 	for _, dec := range st.Decisions {
-		decisions = append(decisions, FormatDecision(dec))
+		decisions = append(decisions, session.FormatDecision(dec))
 	}
-	d.SetSection(SecDecisions, decisions)
-	d.SetSection(SecBlockers, nil)
-	d.SetSection(SecEnd, end)
-	d.SetSection(SecNext, BulletLines(st.NextSteps))
+	d.SetSection(session.SecDecisions, decisions)
+	d.SetSection(session.SecBlockers, nil)
+	d.SetSection(session.SecEnd, end)
+	d.SetSection(session.SecNext, session.BulletLines(st.NextSteps))
 	if len(l.Outcomes) > 0 {
-		d.SetSection(SecSummary, BulletLines(l.Outcomes))
+		d.SetSection(session.SecSummary, session.BulletLines(l.Outcomes))
 	}
 	if l.Original != nil {
 		keepOriginal(d, l)

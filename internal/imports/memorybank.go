@@ -1,4 +1,4 @@
-package session
+package imports
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -56,7 +58,7 @@ func (s *Service) ImportMemoryBank(project string, mb importer.MemoryBank, dryRu
 }
 
 func (s *Service) importMemoryNote(tx *vault.Tx, project string, f importer.MemoryBankFile, from map[string]string, rep *MemoryBankReport) error {
-	rel := project + "/" + MemoryBankDir + "/" + f.Rel
+	rel := project + "/" + session.MemoryBankDir + "/" + f.Rel
 	skip := func(reason string) {
 		rep.Skipped = append(rep.Skipped, importer.Skipped{Path: f.Source, Reason: reason})
 	}

@@ -1,4 +1,4 @@
-package session
+package imports
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -69,7 +71,7 @@ func (s *Service) ImportRecords(project string, logs []importer.Session, opt Imp
 	if err != nil {
 		return rep, vault.Result{}, err
 	}
-	what := FirstNonEmpty(opt.What, "imported sessions")
+	what := session.FirstNonEmpty(opt.What, "imported sessions")
 	res, err := s.V.Transact(func(tx *vault.Tx) (vault.Change, error) {
 		rep = ImportReport{DryRun: opt.DryRun}
 		for i, l := range logs {
@@ -96,7 +98,7 @@ func (s *Service) ImportRecords(project string, logs []importer.Session, opt Imp
 }
 
 // keepOriginal adds the source's text to an imported record (see above).
-func keepOriginal(d *Doc, l importer.Session) {
+func keepOriginal(d *session.Doc, l importer.Session) {
 	sum := sha256.Sum256(l.Original)
 	d.Set("source_bytes", len(l.Original))
 	d.Set("source_sha256", hex.EncodeToString(sum[:]))
@@ -144,7 +146,7 @@ func longestRun(b []byte, c byte) int {
 // keptOriginal reads back the source text a record keeps, checked against
 // its source_sha256; ok is false when the record keeps none, or none that
 // matches.
-func (s *Service) keptOriginal(rel string, data []byte) (text []byte, d *Doc, ok bool) {
+func (s *Service) keptOriginal(rel string, data []byte) (text []byte, d *session.Doc, ok bool) {
 	d, err := s.ParseDoc(rel, data)
 	if err != nil {
 		return nil, nil, false
@@ -190,7 +192,7 @@ func (s *Service) keptOriginal(rel string, data []byte) (text []byte, d *Doc, ok
 // reimport decides about a record already in the vault that differs from
 // what the import renders now, for a session whose record keeps its source
 // text (see ImportRecords).
-func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st State, l importer.Session, rep *ImportReport) error {
+func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st session.State, l importer.Session, rep *ImportReport) error {
 	skip := func(reason string) error {
 		rep.Skipped = append(rep.Skipped, importer.Skipped{Path: l.SourcePath, Reason: reason})
 		return nil
@@ -212,7 +214,7 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st State,
 	if err != nil {
 		return skip(edited)
 	}
-	prev.SourcePath = FirstNonEmpty(d.Prop("source"), prev.SourcePath)
+	prev.SourcePath = session.FirstNonEmpty(d.Prop("source"), prev.SourcePath)
 	prev.Status = d.Prop("source_status")
 	old := importedState(st.Project, prev)
 	prevData, err := s.renderArchived(old, prev)
@@ -229,15 +231,15 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st State,
 // replaceHistoryEntry rewrites session old's entry in session-history.md
 // as cur's, when it is still exactly as the engine wrote it (a person may
 // have edited it, and older entries are links only): then nothing changes.
-func (s *Service) replaceHistoryEntry(tx *vault.Tx, old, cur State) error {
-	_, rel, _ := Paths(old.Project)
+func (s *Service) replaceHistoryEntry(tx *vault.Tx, old, cur session.State) error {
+	_, rel, _ := session.Paths(old.Project)
 	d, err := s.ReadDoc(tx, rel)
 	if err != nil {
 		return err
 	}
 	nl := d.Newline()
-	was := strings.Join(HistoryEntry(old), nl)
-	now := strings.Join(HistoryEntry(cur), nl)
+	was := strings.Join(session.HistoryEntry(old), nl)
+	now := strings.Join(session.HistoryEntry(cur), nl)
 	i := bytes.Index(d.Body, []byte(was))
 	if i < 0 || was == now {
 		return nil

@@ -1,8 +1,10 @@
-package session
+package reconcile
 
 import (
 	"slices"
 	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -26,7 +28,7 @@ func ownedSection(rel, typ, title string) bool {
 	}
 	switch canonicalType(rel, typ) {
 	case "session-state", "session":
-		return slices.Contains(OwnedSections, title) || title == SecSummary
+		return slices.Contains(session.OwnedSections, title) || title == session.SecSummary
 	}
 	return false
 }
@@ -35,24 +37,24 @@ func ownedSection(rel, typ, title string) bool {
 // record, <project>/sessions/<session>.md (vault.Ownership.Record).
 func isRecord(rel, typ string) bool {
 	parts := strings.Split(rel, "/")
-	return typ == "session" || len(parts) == 3 && parts[1] == SessionsDir
+	return typ == "session" || len(parts) == 3 && parts[1] == session.SessionsDir
 }
 
 // stateLists are the sections of a current state (and of a session's
 // record) that the engine keeps as lists of entries.
 var stateLists = map[string]bool{
-	SecStart: true, SecUpdates: true, SecDecisions: true, SecBlockers: true, SecInvocations: true,
-	SecHandoffs: true, SecVerdicts: true, SecModes: true, SecEnd: true, SecCompactions: true,
+	session.SecStart: true, session.SecUpdates: true, session.SecDecisions: true, session.SecBlockers: true, session.SecInvocations: true,
+	session.SecHandoffs: true, session.SecVerdicts: true, session.SecModes: true, session.SecEnd: true, session.SecCompactions: true,
 }
 
 // listSection reports whether the section title of the note at rel (type
 // typ) is a list the engine keeps (vault.Ownership.List).
 func listSection(rel, typ, title string) bool {
-	if IsCommandLog(rel) || typ == "command-log" {
+	if session.IsCommandLog(rel) || typ == "command-log" {
 		return true // entries follow the intro, under the note's title
 	}
-	if parts := strings.Split(rel, "/"); len(parts) == 4 && parts[1] == SessionsDir && parts[3] == "archive.md" {
-		return title == SecUpdates || title == SecInvocations || title == SecCompactions
+	if parts := strings.Split(rel, "/"); len(parts) == 4 && parts[1] == session.SessionsDir && parts[3] == "archive.md" {
+		return title == session.SecUpdates || title == session.SecInvocations || title == session.SecCompactions
 	}
 	switch canonicalType(rel, typ) {
 	case "session-state", "session":
@@ -60,15 +62,15 @@ func listSection(rel, typ, title string) bool {
 	case "session-decisions":
 		return title == "Decisions"
 	case "session-history":
-		return title == SecRecent || title == SecOlder
+		return title == session.SecRecent || title == session.SecOlder
 	case "session-violations-log":
 		return title == "Violations"
 	case "checkpoints":
-		return title == SecCheckpoints
+		return title == session.SecCheckpoints
 	case "conflicts":
-		return title == SecConflicts
+		return title == session.SecConflicts
 	case "feature":
-		return strings.HasPrefix(title, PhaseTitlePrefix)
+		return strings.HasPrefix(title, session.PhaseTitlePrefix)
 	}
 	return false
 }
@@ -80,13 +82,13 @@ func canonicalType(rel, typ string) string {
 		return typ
 	}
 	switch rel[strings.LastIndexByte(rel, '/')+1:] {
-	case CurrentStateNote:
+	case session.CurrentStateNote:
 		return "session-state"
-	case DecisionsNote:
+	case session.DecisionsNote:
 		return "session-decisions"
-	case HistoryNote:
+	case session.HistoryNote:
 		return "session-history"
-	case ViolationsNote:
+	case session.ViolationsNote:
 		return "session-violations-log"
 	}
 	return ""
@@ -96,7 +98,7 @@ func canonicalType(rel, typ string) string {
 // and a number (u-12, d-3, c-1, t-4, h-9, k-2, ...) or a conflict's cf-N,
 // each with a second machine's name after it (u-12-laptop), or a
 // checkpoint's cp-<unix time>-<hex>.
-var engineIDRe = lazyregexp.New(`^(?:(?:[a-z]|cf)-\d+` + MachineSuffix + `|cp-\d+-[0-9a-f]+)$`)
+var engineIDRe = lazyregexp.New(`^(?:(?:[a-z]|cf)-\d+` + session.MachineSuffix + `|cp-\d+-[0-9a-f]+)$`)
 
 // engineEntryID is the id of an entry line the engine wrote, or ""
 // (vault.Ownership.EntryID).

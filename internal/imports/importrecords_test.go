@@ -1,15 +1,13 @@
-package session
+package imports
 
 import (
 	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/markdown"
-	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
 // A record keeps its source's text so that it reads back byte for byte,
@@ -17,15 +15,8 @@ import (
 // fences of any length, headings and front-matter lines, other scripts; and
 // nothing in it becomes a section of the record.
 func TestRecordKeepsTheSourceText(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "vault")
-	if err := makeVault(root, "demo", func() time.Time { return defaultNow }); err != nil {
-		t.Fatal(err)
-	}
-	v, err := vault.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := New(v)
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	svc := testService(t, &now)
 	for name, text := range map[string]string{
 		"lf":              "# Development Session - 2025-01-16 13:47 - x\n\n## Updates\n\n### Update - 2025-01-16 14:00\n\nDone.\n",
 		"crlf":            "# Title\r\n\r\n## Goals\r\n- one\r\n",

@@ -1,8 +1,10 @@
-package session
+package reconcile
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
@@ -57,7 +59,7 @@ func TestNoteOwnership(t *testing.T) {
 			t.Errorf("EntryID(%q) = %q, want %q", line, got, id)
 		}
 	}
-	if !own.Record("p/sessions/2026-11-26-session-01.md", "session") || own.Record(CurrentStateNote, "session-state") {
+	if !own.Record("p/sessions/2026-11-26-session-01.md", "session") || own.Record(session.CurrentStateNote, "session-state") {
 		t.Errorf("Record: a session's record is one, the current state is not")
 	}
 }
@@ -68,7 +70,7 @@ func TestNoteOwnershipMergesAState(t *testing.T) {
 	base := "---\ntype: session-state\nsession: s-1\n---\n# Current session\n\n## Updates\n\n- 2026-11-26T10:00:00Z · note · one ^u-1\n\n## Next steps\n"
 	ours := strings.Replace(base, "one ^u-1\n", "one ^u-1\n- 2026-11-26T10:02:00Z · note · two ^u-2\n", 1) + "\n## Mine\n\n- x ^gh\n"
 	theirs := strings.Replace(base, "one ^u-1\n", "one ^u-1\n- 2026-11-26T10:01:00Z · note · other ^u-2-mb\n", 1) + "\n## Yours\n\n- y ^gh\n"
-	got, conflicted := vault.MergeNotes(CurrentStateNote, []byte(base), []byte(ours), []byte(theirs), NoteOwnership())
+	got, conflicted := vault.MergeNotes(session.CurrentStateNote, []byte(base), []byte(ours), []byte(theirs), NoteOwnership())
 	want := "---\ntype: session-state\nsession: s-1\n---\n# Current session\n\n## Updates\n\n- 2026-11-26T10:00:00Z · note · one ^u-1\n- 2026-11-26T10:01:00Z · note · other ^u-2-mb\n- 2026-11-26T10:02:00Z · note · two ^u-2\n\n## Next steps\n\n## Mine\n\n- x ^gh\n\n## Yours\n\n- y ^gh\n"
 	if string(got) != want || conflicted {
 		t.Fatalf("merge (conflicted %v):\n%s\nwant:\n%s", conflicted, got, want)
