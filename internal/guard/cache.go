@@ -1,22 +1,16 @@
 package guard
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-)
 
-// StateDir is the vault's git-ignored state folder, relative to its root
-// (config.StateDir; repeated here so that guard needs no YAML).
-const StateDir = ".sessionvault/state"
+	"github.com/sessionvault/sessionvault/internal/integrity"
+)
 
 // cacheFile is a project's facts cache, .sessionvault/state/guard-<project>.json:
 // the facts of the last verified reading of its state, the identity of the
@@ -36,23 +30,6 @@ type Cached struct {
 	Watch []string
 }
 
-// ReadKey returns the vault's HMAC key: $SESSIONVAULT_SECRET, else the key
-// file .sessionvault/state/key (at least 32 bytes). An error says there is
-// none yet (the engine makes it on first use).
-func ReadKey(root string) ([]byte, error) {
-	if k := os.Getenv("SESSIONVAULT_SECRET"); k != "" {
-		return []byte(k), nil
-	}
-	k, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(StateDir), "key"))
-	if err != nil {
-		return nil, err
-	}
-	if len(k) < 32 {
-		return nil, errors.New("the vault's key is shorter than 32 bytes")
-	}
-	return k, nil
-}
-
 // Identity is the stat identity of every file a project's facts are read
 // from: its current-state note, the note's seal (signature-<project>), the
 // protocol document (the project's, else the vault's, else built in) and the
@@ -66,8 +43,8 @@ func Identity(root, project string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("note " + note)
-	for _, name := range []string{"signature-" + project, "tools-" + project} {
-		id, err := StatIdentity(at(StateDir + "/" + name))
+	for _, name := range []string{integrity.SignatureFile(project), integrity.ToolsFile(project)} {
+		id, err := StatIdentity(at(integrity.StateDir + "/" + name))
 		if err != nil {
 			id = "none"
 		}
@@ -86,32 +63,11 @@ func Identity(root, project string) (string, error) {
 
 func cacheMAC(key []byte, project string, c cacheFile) (string, error) {
 	c.MAC = ""
-	return SignJSON(key, "sessionvault guard facts v1\n"+project+"\n", c)
-}
-
-// Sign returns the HMAC-SHA256 under key of parts, concatenated, as 64
-// lowercase hex digits: the signature of the records sessionvault keeps in
-// the state folder (seal, caches, tool evidence).
-func Sign(key []byte, parts ...[]byte) string {
-	m := hmac.New(sha256.New, key)
-	for _, p := range parts {
-		m.Write(p)
-	}
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// SignJSON is Sign over prefix followed by v's JSON encoding (map keys
-// sorted); the error is json.Marshal's.
-func SignJSON(key []byte, prefix string, v any) (string, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	return Sign(key, []byte(prefix), data), nil
+	return integrity.SignJSON(key, "sessionvault guard facts v1\n"+project+"\n", c)
 }
 
 func cachePath(root, project string) string {
-	return filepath.Join(root, filepath.FromSlash(StateDir), "guard-"+project+".json")
+	return integrity.Path(root, integrity.GuardCacheFile(project))
 }
 
 // Save records facts as those of the files whose identity is id (taken by
@@ -136,7 +92,7 @@ func Save(root, project string, key []byte, id string, c Cached) error {
 // vault's key. ok is false otherwise — no cache, a changed file, a cache
 // that does not check, no key: the state must then be read and verified.
 func Load(root, project string) (c Cached, ok bool) {
-	key, err := ReadKey(root)
+	key, err := integrity.ReadKey(root)
 	if err != nil {
 		return Cached{}, false
 	}
@@ -153,7 +109,7 @@ func Load(root, project string) (c Cached, ok bool) {
 		return Cached{}, false
 	}
 	want, err := cacheMAC(key, project, f)
-	if err != nil || !hmac.Equal([]byte(want), []byte(f.MAC)) {
+	if err != nil || !integrity.Equal(want, f.MAC) {
 		return Cached{}, false
 	}
 	return Cached{Facts: f.Facts, Watch: f.Watch}, true
@@ -170,14 +126,14 @@ func NoteToolCall(root, project, tool string, watch []string) error {
 		id, _ := StatIdentity(filepath.Join(root, filepath.FromSlash(rel)))
 		b.WriteString(rel + "\t" + id + "\n")
 	}
-	return writeState(root, "toolcall-"+project, []byte(b.String()))
+	return writeState(root, integrity.ToolCallFile(project), []byte(b.String()))
 }
 
 // writeState replaces a file of the state folder by a rename (a reader
 // sees the old content or the new, never a part), without fsync: what is
 // kept there is rebuilt when lost.
 func writeState(root, name string, data []byte) error {
-	dir := filepath.Join(root, filepath.FromSlash(StateDir))
+	dir := integrity.Path(root, "")
 	tmpDir := filepath.Join(dir, "tmp")
 	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/integrity"
 )
 
 // The start times of tool calls, for the command history (seed 003
@@ -37,7 +39,7 @@ func plainID(id string) bool {
 }
 
 func callFile(root, id string) string {
-	return filepath.Join(root, filepath.FromSlash(StateDir), "calls", id)
+	return integrity.Path(root, integrity.CallsDir+"/"+id)
 }
 
 // NoteCallStart records that the tool call id (the hook input's tool_use_id)
@@ -94,7 +96,7 @@ func TakeCallStart(root, id string) (time.Time, bool) {
 // PruneCallStarts removes the start records older than age: calls that were
 // interrupted before their PostToolUse hook ran.
 func PruneCallStarts(root string, age time.Duration) {
-	dir := filepath.Join(root, filepath.FromSlash(StateDir), "calls")
+	dir := integrity.Path(root, integrity.CallsDir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return

@@ -7,7 +7,6 @@ package session
 import (
 	"bytes"
 	"crypto/hmac"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"os"
@@ -15,37 +14,14 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/guard"
+	"github.com/sessionvault/sessionvault/internal/integrity"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// key returns the HMAC key: $SESSIONVAULT_SECRET, else a random key kept in
-// .sessionvault/state/key (mode 0600), created on first use.
-func (s *Service) key() ([]byte, error) {
-	if k, err := guard.ReadKey(s.V.Root); err == nil {
-		return k, nil
-	}
-	p, err := s.V.StatePath("key")
-	if err != nil {
-		return nil, err
-	}
-	k := make([]byte, 32)
-	if _, err := rand.Read(k); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return os.ReadFile(p)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if _, err := f.Write(k); err != nil {
-		return nil, err
-	}
-	return k, f.Sync()
-}
+// key returns the vault's HMAC key: $SESSIONVAULT_SECRET, else a random
+// key kept in the state folder, made on first use (integrity.Key).
+func (s *Service) key() ([]byte, error) { return integrity.Key(s.V.Root) }
 
 func (s *Service) mac(d *Doc) (string, error) {
 	k, err := s.key()
@@ -56,16 +32,16 @@ func (s *Service) mac(d *Doc) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return guard.Sign(k, c), nil
+	return integrity.Sign(k, c), nil
 }
 
-// signJSON signs v's JSON encoding with the vault's key (guard.SignJSON).
+// signJSON signs v's JSON encoding with the vault's key (integrity.SignJSON).
 func (s *Service) signJSON(v any) (string, error) {
 	k, err := s.key()
 	if err != nil {
 		return "", err
 	}
-	return guard.SignJSON(k, "", v)
+	return integrity.SignJSON(k, "", v)
 }
 
 // ErrTampered says the current state differs from what the engine last
@@ -201,9 +177,9 @@ func (s *Service) cacheMAC(c verifiedCache) (string, error) {
 // back to Verified.
 func (s *Service) VerifiedCached(project string) (State, error) {
 	id, idErr := guard.Identity(s.V.Root, project)
-	sig, sigErr := s.V.ReadState("signature-" + project)
+	sig, sigErr := s.V.ReadState(integrity.SignatureFile(project))
 	if idErr == nil && sigErr == nil {
-		if data, err := s.V.ReadState("verified-" + project + ".json"); err == nil {
+		if data, err := s.V.ReadState(integrity.VerifiedCacheFile(project)); err == nil {
 			var c verifiedCache
 			if json.Unmarshal(data, &c) == nil && c.Stat == id && c.Signature == string(sig) {
 				if want, err := s.cacheMAC(c); err == nil && hmac.Equal([]byte(want), []byte(c.MAC)) {
@@ -221,7 +197,7 @@ func (s *Service) VerifiedCached(project string) (State, error) {
 		c := verifiedCache{Stat: id, Signature: string(sig), State: st}
 		if c.MAC, err = s.cacheMAC(c); err == nil {
 			if data, err := json.Marshal(c); err == nil {
-				_ = s.V.WriteState("verified-"+project+".json", data) // a cache: without it, the next call verifies again
+				_ = s.V.WriteState(integrity.VerifiedCacheFile(project), data) // a cache: without it, the next call verifies again
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/integrity"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/vault"
 	"github.com/sessionvault/sessionvault/templates"
@@ -127,7 +128,7 @@ func (s *Service) writeSeal(project string, sl seal) error {
 	if err != nil {
 		return err
 	}
-	return s.V.WriteState("signature-"+project, append(data, '\n'))
+	return s.V.WriteState(integrity.SignatureFile(project), append(data, '\n'))
 }
 
 // errNoSeal says a project has no valid seal (never signed on this
@@ -139,7 +140,7 @@ var errNoSeal = errors.New("no valid signature")
 // it still matches the note: the seal is then built from the note, with the
 // evidence its ticked items carry. It fails with errNoSeal otherwise.
 func (s *Service) loadSeal(project string) (*seal, error) {
-	data, err := s.V.ReadState("signature-" + project)
+	data, err := s.V.ReadState(integrity.SignatureFile(project))
 	if err != nil {
 		return nil, fmt.Errorf("%w (%v)", errNoSeal, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/guard"
+	"github.com/sessionvault/sessionvault/internal/integrity"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 )
@@ -47,7 +48,7 @@ func (s *Service) RecordToolCall(project, tool string) ([]string, error) {
 			if err != nil {
 				return recorded, err
 			}
-			if err := s.appendState("tools-"+project, line+" "+mac+"\n"); err != nil {
+			if err := s.appendState(integrity.ToolsFile(project), line+" "+mac+"\n"); err != nil {
 				return recorded, err
 			}
 			recorded = append(recorded, id)
@@ -63,7 +64,7 @@ func (s *Service) lineMAC(line string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return guard.Sign(k, []byte(line))[:32], nil
+	return integrity.Sign(k, []byte(line))[:32], nil
 }
 
 func (s *Service) appendState(name, line string) error {
@@ -83,7 +84,7 @@ func (s *Service) appendState(name, line string) error {
 // toolSeen returns the tool and time of a signed tool-call record of
 // session for item, or ok=false.
 func (s *Service) toolSeen(project, session, item string) (tool string, at time.Time, ok bool) {
-	data, err := s.V.ReadState("tools-" + project)
+	data, err := s.V.ReadState(integrity.ToolsFile(project))
 	if err != nil {
 		return "", time.Time{}, false
 	}
@@ -121,11 +122,11 @@ func (s *Service) NoteToolCall(project, tool string) error {
 // the person's). Such an edit is never signed: a change to the sealed part of
 // the state still waits for a person's accept. It returns the commit, or "".
 func (s *Service) CommitToolEdits(project, tool string) (string, error) {
-	data, err := s.V.ReadState("toolcall-" + project)
+	data, err := s.V.ReadState(integrity.ToolCallFile(project))
 	if err != nil || len(data) == 0 {
 		return "", nil // (no write on every PostToolUse: only a noted call is cleared)
 	}
-	if err := s.V.WriteState("toolcall-"+project, nil); err != nil {
+	if err := s.V.WriteState(integrity.ToolCallFile(project), nil); err != nil {
 		return "", err // else the next tool's edits would be taken for this one's
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
