@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/recovery"
+
 	"github.com/sessionvault/sessionvault/internal/features"
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode/hookio"
@@ -188,7 +190,7 @@ func (h Handler) PostToolUse(in Input) Response {
 		if _, err := svc.RecordToolCall(project, in.ToolName); err != nil {
 			return Warn("the tool call was not recorded as evidence", err)
 		}
-		if err := svc.RecordToolUse(project, in.ToolName, !failed); err != nil {
+		if err := recovery.New(svc).RecordToolUse(project, in.ToolName, !failed); err != nil {
 			return Warn("the tool call was not recorded in the tool history", err)
 		}
 		return Warn("the session's heartbeat was not recorded", svc.HookHeartbeat(project))
@@ -205,7 +207,7 @@ func (h Handler) PreCompact(in Input) Response {
 		return Allow()
 	}
 	if project, err := svc.Project(h.Project); err == nil {
-		return Warn("the recovery point was not recorded", svc.RecordRecoveryPoint(project, in.Trigger, in.CustomInstructions))
+		return Warn("the recovery point was not recorded", recovery.New(svc).RecordRecoveryPoint(project, in.Trigger, in.CustomInstructions))
 	}
 	return Allow()
 }

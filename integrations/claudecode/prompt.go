@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/recovery"
+
 	"github.com/sessionvault/sessionvault/internal/features"
 
 	"github.com/sessionvault/sessionvault/internal/note"
@@ -66,7 +68,7 @@ func contextResponse(text string) Response {
 // first.
 func ResumePrompt(svc *session.Service, st session.State, proto *protocol.Protocol, source, codeDir string, limit int) string {
 	text := resumeText(svc, st, proto, source)
-	if mb := svc.MemoryBankExcerpt(st.Project, 2); mb != "" {
+	if mb := recovery.New(svc).MemoryBankExcerpt(st.Project, 2); mb != "" {
 		text = strings.TrimRight(text, "\n") + "\n\n" + mb
 	}
 	return clip(svc.Runnable(st.Project, text, codeDir), limit)

@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
-	"github.com/sessionvault/sessionvault/internal/session"
 )
 
 // Seed 002 §4.1's tools (session orchestration) over the vault's task
@@ -151,11 +150,11 @@ type (
 	}
 )
 
-func immediate(in *ImmediateIn) *session.ImmediateContext {
+func immediate(in *ImmediateIn) *tasks.ImmediateContext {
 	if in == nil {
 		return nil
 	}
-	return &session.ImmediateContext{WorkingOn: in.WorkingOn, LastAction: in.LastAction, NextStep: in.NextStep, Blockers: in.Blockers, Notes: in.Notes}
+	return &tasks.ImmediateContext{WorkingOn: in.WorkingOn, LastAction: in.LastAction, NextStep: in.NextStep, Blockers: in.Blockers, Notes: in.Notes}
 }
 
 func (s *Server) addOrchestrationTools(srv *mcp.Server) {

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/recovery"
+
 	"github.com/sessionvault/sessionvault/internal/tasks"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -192,7 +194,7 @@ type (
 		IncludeHistory bool   `json:"include_history,omitempty" jsonschema:"include the last 10 tool calls the PostToolUse hook saw"`
 	}
 	RecoveryOut struct {
-		session.RecoveryReport
+		recovery.RecoveryReport
 		Crashed        bool   `json:"crashed" jsonschema:"the active session shows no sign of life for the heartbeat timeout"`
 		Session        string `json:"session,omitempty"`
 		LastSignOfLife string `json:"last_sign_of_life,omitempty"`
@@ -370,7 +372,7 @@ func (s *Server) addSessionRecover(srv *mcp.Server) {
 func (s *Server) addCheckRecovery(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "check_recovery", Description: "Sessions needing recovery (crash: stale heartbeat; compaction: a PreCompact recovery point), each with its resume prompt; mark_recovered resumes one."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in RecoveryIn) (*mcp.CallToolResult, RecoveryOut, error) {
-			rep, err := s.svc.CheckRecovery(session.RecoveryOptions{Project: s.project, MarkRecovered: in.MarkRecovered, IncludeHistory: in.IncludeHistory})
+			rep, err := recovery.New(s.svc).CheckRecovery(recovery.RecoveryOptions{Project: s.project, MarkRecovered: in.MarkRecovered, IncludeHistory: in.IncludeHistory})
 			if err != nil {
 				return nil, RecoveryOut{}, s.toolErr(err)
 			}

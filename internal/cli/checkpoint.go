@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/recovery"
+
 	"github.com/sessionvault/sessionvault/internal/tasks"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/note"
-	"github.com/sessionvault/sessionvault/internal/session"
 )
 
 // checkpointCommand is `checkpoint`: seed 002's checkpoints as git tags.
@@ -262,7 +263,7 @@ func (a *app) recoveryCommand() *cobra.Command {
 		Use:   "recovery",
 		Short: "Sessions that need recovery after a crash or a context compaction",
 	}
-	var o session.RecoveryOptions
+	var o recovery.RecoveryOptions
 	check := &cobra.Command{
 		Use:   "check",
 		Short: "Report sessions needing recovery with a resume prompt (MCP: check_recovery)",
@@ -278,7 +279,7 @@ notes changed and not committed, the conversation summary, recommended actions.
 				return err
 			}
 			o.Project = a.project
-			rep, err := svc.CheckRecovery(o)
+			rep, err := recovery.New(svc).CheckRecovery(o)
 			if err != nil {
 				return err
 			}

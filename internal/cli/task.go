@@ -72,13 +72,13 @@ func (a *app) taskListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tasks, err := tasks.New(svc).Tasks(a.project)
+			all, err := tasks.New(svc).Tasks(a.project)
 			if err != nil {
 				return err
 			}
-			out := []session.Task{}
+			out := []tasks.Task{}
 			var lines []string
-			for _, t := range tasks {
+			for _, t := range all {
 				if status != "" && t.Status != status {
 					continue
 				}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/recovery"
+
 	"github.com/sessionvault/sessionvault/internal/tasks"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -185,7 +187,7 @@ func (o *orchestration) Collect(ch chan<- prometheus.Metric) {
 	if err := o.countCheckpoints(); err != nil {
 		o.log.Warn("metrics: listing the checkpoint tags", "error", err.Error())
 	}
-	active, recovery, unresolved := 0, 0, 0
+	active, needRecovery, unresolved := 0, 0, 0
 	var ages []float64
 	now := time.Now()
 	if o.svc.Now != nil {
@@ -200,10 +202,10 @@ func (o *orchestration) Collect(ch chan<- prometheus.Metric) {
 				ages = append(ages, max(0, now.Sub(*st.LastSign).Seconds()))
 			}
 		}
-		if rep, err := o.svc.CheckRecovery(session.RecoveryOptions{Project: p}); err != nil {
+		if rep, err := recovery.New(o.svc).CheckRecovery(recovery.RecoveryOptions{Project: p}); err != nil {
 			o.log.Warn("metrics: checking recovery", "project", p, "error", err.Error())
 		} else {
-			recovery += len(rep.Sessions)
+			needRecovery += len(rep.Sessions)
 		}
 		cs, err := tasks.New(o.svc).Conflicts(p)
 		if err != nil {
@@ -224,7 +226,7 @@ func (o *orchestration) Collect(ch chan<- prometheus.Metric) {
 		c.Collect(ch)
 	}
 	ch <- prometheus.MustNewConstMetric(o.activeDesc, prometheus.GaugeValue, float64(active))
-	ch <- prometheus.MustNewConstMetric(o.recoveryDesc, prometheus.GaugeValue, float64(recovery))
+	ch <- prometheus.MustNewConstMetric(o.recoveryDesc, prometheus.GaugeValue, float64(needRecovery))
 	ch <- prometheus.MustNewConstMetric(o.unresolvedDesc, prometheus.GaugeValue, float64(unresolved))
 	ch <- prometheus.MustNewConstHistogram(o.heartbeatDesc, uint64(len(ages)), sum(ages), cumulative(ages, heartbeatBuckets))
 }

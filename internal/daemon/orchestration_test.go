@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/recovery"
+
 	"github.com/sessionvault/sessionvault/internal/tasks"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -133,7 +135,7 @@ func TestOrchestrationMetrics(t *testing.T) {
 	must(tasks.New(svc).ResolveConflict(tasks.ResolveOptions{Project: "demo", ID: det.Detected[0].ID, Action: "merge"}))
 	// A lock left to expire: a second conflict, left unresolved.
 	must(tasks.New(svc).LockTask("demo", "b", "someone-else", nil))
-	tick(session.TaskLockTTL + time.Minute)
+	tick(tasks.TaskLockTTL + time.Minute)
 	if det, err = tasks.New(svc).DetectConflicts("demo", nil, nil); err != nil || len(det.Detected) != 1 {
 		t.Fatalf("second detect: %+v %v", det, err)
 	}
@@ -143,7 +145,7 @@ func TestOrchestrationMetrics(t *testing.T) {
 	must(tasks.New(svc).CreateCheckpoint(tasks.CheckpointOptions{Project: "other", Label: "elsewhere"}))
 	// The session compacted (a recovery point) and last beat 90 s ago.
 	must(svc.Heartbeat("demo"))
-	if err := svc.RecordRecoveryPoint("demo", "auto", ""); err != nil {
+	if err := recovery.New(svc).RecordRecoveryPoint("demo", "auto", ""); err != nil {
 		t.Fatal(err)
 	}
 	tick(90 * time.Second)

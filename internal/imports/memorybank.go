@@ -7,9 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/sessionvault/sessionvault/internal/session"
-
 	"github.com/sessionvault/sessionvault/internal/importer"
+	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 

@@ -58,3 +58,12 @@ func featureIDOf(v string) string {
 	}
 	return ""
 }
+
+// MemoryBankDir is the folder of a project that holds its imported memory
+// bank (Cline, Roo Code, Kilo Code): <project>/memory-bank/<name>.md, each
+// note byte for byte under its own name and sub-folder. One folder, named
+// as Cline and Roo name theirs, whatever tool wrote it: the notes stay
+// apart from the canonical notes and from Serena's memories at the
+// project's top, Serena lists them as "memory-bank/<name>", and Obsidian
+// shows the memory bank as the folder its owners know.
+const MemoryBankDir = "memory-bank"

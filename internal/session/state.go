@@ -118,7 +118,7 @@ func (d *Doc) Prop(key string) string {
 // timeProp reads a time property in any form note.ParseTime reads (the
 // engine's RFC 3339, and Obsidian's forms without a zone, in the vault's
 // time_zone); nil when it is empty or unreadable (timeProblems reports it).
-func (d *Doc) timeProp(key string) *time.Time {
+func (d *Doc) TimeProp(key string) *time.Time {
 	v := d.Prop(key)
 	if v == "" {
 		return nil
@@ -215,9 +215,9 @@ func (d *Doc) ReadLite(project string) State {
 		Mode:          d.Prop("mode"),
 		ActiveTask:    FirstNonEmpty(TaskIDs(NonEmpty(d.Prop("active_task")))...),
 		ActiveFeature: featureIDOf(d.Prop("active_feature")),
-		Started:       d.timeProp("started"),
-		Updated:       d.timeProp("updated"),
-		Ended:         d.timeProp("ended"),
+		Started:       d.TimeProp("started"),
+		Updated:       d.TimeProp("updated"),
+		Ended:         d.TimeProp("ended"),
 		Version:       d.IntProp("version"),
 		Workflow:      d.readWorkflowProps(),
 	}

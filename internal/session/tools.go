@@ -48,7 +48,7 @@ func (s *Service) RecordToolCall(project, tool string) ([]string, error) {
 			if err != nil {
 				return recorded, err
 			}
-			if err := s.appendState(integrity.ToolsFile(project), line+" "+mac+"\n"); err != nil {
+			if err := s.AppendState(integrity.ToolsFile(project), line+" "+mac+"\n"); err != nil {
 				return recorded, err
 			}
 			recorded = append(recorded, id)
@@ -67,7 +67,7 @@ func (s *Service) lineMAC(line string) (string, error) {
 	return integrity.Sign(k, []byte(line))[:32], nil
 }
 
-func (s *Service) appendState(name, line string) error {
+func (s *Service) AppendState(name, line string) error {
 	p, err := s.V.StatePath(name)
 	if err != nil {
 		return err

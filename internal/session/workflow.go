@@ -389,7 +389,7 @@ func (d *Doc) readModeHistory(st *State) []ModeChange {
 
 // readWorkflowProps reads the workflow's properties (cheap: readLite).
 func (d *Doc) readWorkflowProps() Workflow {
-	return Workflow{ActiveAgent: d.Prop(PropActiveAgent), WorkflowPhase: d.Prop(PropWorkflowPhase), LastAgentChange: d.timeProp(PropLastAgentChange),
+	return Workflow{ActiveAgent: d.Prop(PropActiveAgent), WorkflowPhase: d.Prop(PropWorkflowPhase), LastAgentChange: d.TimeProp(PropLastAgentChange),
 		AgentHistory: []AgentInvocation{}, Handoffs: []Handoff{}, PendingHandoffs: []Handoff{}, Verdicts: []Verdict{}, Decisions: []Decision{}}
 }
 

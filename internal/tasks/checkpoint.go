@@ -396,7 +396,7 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 				if err != nil {
 					return vault.Change{}, err
 				}
-				if err := s.checkLock(project, cd.ReadTask(project), holder, now); err != nil {
+				if err := s.checkLock(project, ReadTask(cd, project), holder, now); err != nil {
 					return vault.Change{}, err
 				}
 			}
@@ -419,7 +419,7 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 			if o.TaskID != "" && rel == session.TaskPath(project, o.TaskID) {
 				nd, err := s.ParseDoc(rel, merged)
 				if err == nil {
-					t := nd.ReadTask(project)
+					t := ReadTask(nd, project)
 					out.RestoredState = &TaskState{CurrentPhase: t.Phase, Iteration: t.Iteration, Status: t.Status}
 				}
 			}

@@ -244,7 +244,7 @@ func countUnresolved(cs []Conflict) int {
 }
 
 // fileConflicts pairs the active tasks that share key files.
-func fileConflicts(tasks []session.Task, in func(string) bool) []Conflict {
+func fileConflicts(tasks []Task, in func(string) bool) []Conflict {
 	var out []Conflict
 	for i, a := range tasks {
 		if !a.Active() {
@@ -280,7 +280,7 @@ func fileConflicts(tasks []session.Task, in func(string) bool) []Conflict {
 
 // divergences finds task notes that both parents of a merge changed since
 // their merge base (the newest 100 merges).
-func (s *Service) divergences(project string, tasks []session.Task, in func(string) bool) ([]Conflict, error) {
+func (s *Service) divergences(project string, tasks []Task, in func(string) bool) ([]Conflict, error) {
 	merges, _, err := s.V.MergesSince("")
 	if err != nil || len(merges) == 0 {
 		return nil, nil // an unborn branch, or no merge: nothing diverged

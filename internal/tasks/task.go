@@ -27,7 +27,7 @@ var ChangeTypes = []string{"manual", "auto_save", "checkpoint", "recovery", "mig
 
 // taskSections are the sections of a task note the engine writes; the rest
 // are the person's.
-var taskSections = []string{session.SecImmediate, session.SecKeyFiles, session.SecTechDec, session.SecResume}
+var taskSections = []string{SecImmediate, SecKeyFiles, SecTechDec, SecResume}
 
 // taskProps are the task note's properties the engine writes; any other is
 // the person's.
@@ -41,7 +41,7 @@ var immediateLabels = []struct{ label, key string }{
 	{"Blockers", "blockers"}, {"Notes", "notes"},
 }
 
-func immediateLines(ic session.ImmediateContext) []string {
+func immediateLines(ic ImmediateContext) []string {
 	val := func(v string) string {
 		if v = session.OneLine(v); v != "" {
 			return " " + v
@@ -82,17 +82,17 @@ func keyFileLines(files []string) []string {
 // TaskUpdate is a partial update of a task (seed 002 §4.1.2 updates): a nil
 // field is left as it is.
 type TaskUpdate struct {
-	Name               *string                   `json:"name,omitempty"`
-	Phase              *string                   `json:"current_phase,omitempty"`
-	Iteration          *int                      `json:"iteration,omitempty"`
-	Score              *float64                  `json:"score,omitempty"`
-	Status             *string                   `json:"status,omitempty"`
-	Priority           *int                      `json:"priority,omitempty"`
-	Immediate          *session.ImmediateContext `json:"immediate_context,omitempty"`
-	KeyFiles           []string                  `json:"key_files,omitempty"`
-	TechnicalDecisions []string                  `json:"technical_decisions,omitempty"`
-	ResumePrompt       *string                   `json:"resume_prompt,omitempty"`
-	LockedElements     []string                  `json:"locked_elements,omitempty"`
+	Name               *string           `json:"name,omitempty"`
+	Phase              *string           `json:"current_phase,omitempty"`
+	Iteration          *int              `json:"iteration,omitempty"`
+	Score              *float64          `json:"score,omitempty"`
+	Status             *string           `json:"status,omitempty"`
+	Priority           *int              `json:"priority,omitempty"`
+	Immediate          *ImmediateContext `json:"immediate_context,omitempty"`
+	KeyFiles           []string          `json:"key_files,omitempty"`
+	TechnicalDecisions []string          `json:"technical_decisions,omitempty"`
+	ResumePrompt       *string           `json:"resume_prompt,omitempty"`
+	LockedElements     []string          `json:"locked_elements,omitempty"`
 	// ImmediateFields changes some fields of the immediate context and keeps
 	// the others as the note holds them when the operation runs (after
 	// Immediate, when both are given): task update's --working-on,
@@ -113,7 +113,7 @@ type ImmediatePatch struct {
 }
 
 // apply returns ic with p's fields changed.
-func (p ImmediatePatch) apply(ic session.ImmediateContext) session.ImmediateContext {
+func (p ImmediatePatch) apply(ic ImmediateContext) ImmediateContext {
 	for _, f := range []struct {
 		v   *string
 		dst *string
@@ -159,7 +159,7 @@ func (u TaskUpdate) validate() error {
 }
 
 // apply queues u's edits on d (a task note) at now.
-func applyTask(d *session.Doc, cur session.Task, u TaskUpdate, now time.Time) {
+func applyTask(d *session.Doc, cur Task, u TaskUpdate, now time.Time) {
 	if u.Name != nil {
 		d.Set("name", session.OneLine(*u.Name))
 	}
@@ -186,25 +186,25 @@ func applyTask(d *session.Doc, cur session.Task, u TaskUpdate, now time.Time) {
 		if u.ImmediateFields != nil {
 			ic = u.ImmediateFields.apply(ic)
 		}
-		d.SetSection(session.SecImmediate, append(immediateLines(ic), d.OtherLines(session.SecImmediate)...))
+		d.SetSection(SecImmediate, append(immediateLines(ic), d.OtherLines(SecImmediate)...))
 	}
 	if u.SetKeyFiles || len(u.KeyFiles) > 0 {
 		d.Set("key_files", session.NonNil(u.KeyFiles))
-		d.SetSection(session.SecKeyFiles, append(keyFileLines(u.KeyFiles), personLines(d, session.SecKeyFiles)...))
+		d.SetSection(SecKeyFiles, append(keyFileLines(u.KeyFiles), personLines(d, SecKeyFiles)...))
 	}
 	if u.SetDecisions || len(u.TechnicalDecisions) > 0 {
 		lines := []string{"_None yet._"}
 		if len(u.TechnicalDecisions) > 0 {
 			lines = session.BulletLines(u.TechnicalDecisions)
 		}
-		d.SetSection(session.SecTechDec, append(lines, personLines(d, session.SecTechDec)...))
+		d.SetSection(SecTechDec, append(lines, personLines(d, SecTechDec)...))
 	}
 	if u.ResumePrompt != nil {
 		var lines []string
 		if p := strings.TrimSpace(strings.ReplaceAll(*u.ResumePrompt, "\r\n", "\n")); p != "" {
 			lines = strings.Split(p, "\n")
 		}
-		d.SetSection(session.SecResume, lines)
+		d.SetSection(SecResume, lines)
 	}
 	if u.SetLocked || len(u.LockedElements) > 0 {
 		d.Set("locked_elements", session.NonNil(u.LockedElements))
@@ -239,7 +239,7 @@ type NewTaskOptions struct {
 // TaskOutcome is what a task operation did: the task as written, its
 // version (the number of commits that touched its note), and the commits.
 type TaskOutcome struct {
-	Task    session.Task `json:"task"`
+	Task    Task         `json:"task"`
 	Version int          `json:"version"`
 	Result  vault.Result `json:"result"`
 }
@@ -288,7 +288,7 @@ func (s *Service) TaskNew(o NewTaskOptions) (TaskOutcome, error) {
 			if err != nil {
 				return vault.Change{}, err
 			}
-			t := session.Task{ID: id, Name: o.Name, Status: session.TaskPending, DependsOn: o.DependsOn, Blocks: o.Blocks, Project: project}
+			t := Task{ID: id, Name: o.Name, Status: session.TaskPending, DependsOn: o.DependsOn, Blocks: o.Blocks, Project: project}
 			if cyc := findCycle(append(tasks, t)); cyc != nil {
 				return vault.Change{}, errs.New(errs.TaskGraphCycle, "task %s would close a cycle: %s", id, strings.Join(cyc, " → ")).With("cycle", cyc)
 			}
@@ -315,7 +315,7 @@ func (s *Service) TaskNew(o NewTaskOptions) (TaskOutcome, error) {
 		if err != nil {
 			return vault.Change{}, err
 		}
-		out.Task = d.ReadTask(project)
+		out.Task = ReadTask(d, project)
 		return vault.Change{Operation: "task-new", Summary: id + " " + session.OneLine(o.Name), Trailers: map[string]string{"Task": id, "Change-Type": "manual"}}, nil
 	})
 	out.Result = res
@@ -325,8 +325,8 @@ func (s *Service) TaskNew(o NewTaskOptions) (TaskOutcome, error) {
 	return out, err
 }
 
-func taskIndex(tasks []session.Task) map[string]session.Task {
-	m := make(map[string]session.Task, len(tasks))
+func taskIndex(tasks []Task) map[string]Task {
+	m := make(map[string]Task, len(tasks))
 	for _, t := range tasks {
 		m[t.ID] = t
 	}
@@ -334,12 +334,12 @@ func taskIndex(tasks []session.Task) map[string]session.Task {
 }
 
 // readTasks reads every task note of project, sorted by id.
-func (s *Service) readTasks(tx *vault.Tx, project string) ([]session.Task, error) {
+func (s *Service) readTasks(tx *vault.Tx, project string) ([]Task, error) {
 	names, err := tx.List(project + "/" + session.TasksDir)
 	if err != nil {
 		return nil, err
 	}
-	var out []session.Task
+	var out []Task
 	for _, n := range names {
 		if !strings.HasSuffix(n, ".md") {
 			continue
@@ -348,13 +348,13 @@ func (s *Service) readTasks(tx *vault.Tx, project string) ([]session.Task, error
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, d.ReadTask(project))
+		out = append(out, ReadTask(d, project))
 	}
 	return out, nil
 }
 
 // Tasks reads every task of project (no commit), sorted by id.
-func (s *Service) Tasks(project string) ([]session.Task, error) {
+func (s *Service) Tasks(project string) ([]Task, error) {
 	project, err := s.Project(project)
 	if err != nil {
 		return nil, err
@@ -362,7 +362,7 @@ func (s *Service) Tasks(project string) ([]session.Task, error) {
 	return s.tasksOf(project)
 }
 
-func (s *Service) tasksOf(project string) ([]session.Task, error) {
+func (s *Service) tasksOf(project string) ([]Task, error) {
 	dir := path.Join(s.V.Root, project, session.TasksDir)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -379,7 +379,7 @@ func (s *Service) tasksOf(project string) ([]session.Task, error) {
 	}
 	// The notes are read and parsed on every core: a graph of 1,000 tasks
 	// is mostly YAML parsing.
-	out := make([]session.Task, len(ids))
+	out := make([]Task, len(ids))
 	errs := make([]error, len(ids))
 	workers := min(runtime.GOMAXPROCS(0), len(ids))
 	var wg sync.WaitGroup
@@ -403,13 +403,13 @@ func (s *Service) tasksOf(project string) ([]session.Task, error) {
 }
 
 // Task reads one task (errs.TaskNotFound when it has no note).
-func (s *Service) Task(project, id string) (session.Task, error) {
+func (s *Service) Task(project, id string) (Task, error) {
 	project, err := s.Project(project)
 	if err != nil {
-		return session.Task{}, err
+		return Task{}, err
 	}
 	if err := vault.CheckName("task id", id); err != nil {
-		return session.Task{}, s.TaskNotFound(errs.TaskNotFound, project, id)
+		return Task{}, s.TaskNotFound(errs.TaskNotFound, project, id)
 	}
 	return s.ReadTaskFile(project, id)
 }
@@ -442,7 +442,7 @@ func (s *Service) SaveTask(o SaveTaskOptions) (TaskOutcome, error) {
 		return TaskOutcome{}, err
 	}
 	start := time.Now()
-	out, err := s.onTask(o.Project, o.TaskID, o.Holder, true, func(d *session.Doc, t session.Task, _ string, now time.Time) vault.Change {
+	out, err := s.onTask(o.Project, o.TaskID, o.Holder, true, func(d *session.Doc, t Task, _ string, now time.Time) vault.Change {
 		applyTask(d, t, o.Updates, now)
 		summary := o.ChangeSummary
 		if summary == "" {
@@ -463,7 +463,7 @@ func (s *Service) SaveTask(o SaveTaskOptions) (TaskOutcome, error) {
 // the holder (holder, else the active session, else this machine) and the
 // time, and returns the commit's description. With checkLock, a task
 // another holder has locked is errs.TaskLocked.
-func (s *Service) onTask(project, id, holder string, checkLock bool, edit func(d *session.Doc, t session.Task, holder string, now time.Time) vault.Change) (TaskOutcome, error) {
+func (s *Service) onTask(project, id, holder string, checkLock bool, edit func(d *session.Doc, t Task, holder string, now time.Time) vault.Change) (TaskOutcome, error) {
 	project, err := s.Project(project)
 	if err != nil {
 		return TaskOutcome{}, err
@@ -493,19 +493,19 @@ func (s *Service) onTask(project, id, holder string, checkLock bool, edit func(d
 }
 
 // taskDoc reads task id's note through tx; a missing note is code.
-func (s *Service) taskDoc(tx *vault.Tx, project, id string, code errs.Code) (*session.Doc, session.Task, error) {
+func (s *Service) taskDoc(tx *vault.Tx, project, id string, code errs.Code) (*session.Doc, Task, error) {
 	if err := vault.CheckName("task id", id); err != nil {
-		return nil, session.Task{}, s.TaskNotFound(code, project, id)
+		return nil, Task{}, s.TaskNotFound(code, project, id)
 	}
 	rel := session.TaskPath(project, id)
 	if !tx.Exists(rel) {
-		return nil, session.Task{}, s.TaskNotFound(code, project, id)
+		return nil, Task{}, s.TaskNotFound(code, project, id)
 	}
 	d, err := s.ReadDoc(tx, rel)
 	if err != nil {
-		return nil, session.Task{}, err
+		return nil, Task{}, err
 	}
-	return d, d.ReadTask(project), nil
+	return d, ReadTask(d, project), nil
 }
 
 // holder is who takes a lock or saves a task: the project's active session,
@@ -524,7 +524,7 @@ func (s *Service) holder(tx *vault.Tx, project string) string {
 	return "machine:" + name
 }
 
-func (s *Service) checkLock(project string, t session.Task, holder string, now time.Time) error {
+func (s *Service) checkLock(project string, t Task, holder string, now time.Time) error {
 	if t.Lock == nil || t.Lock.Holder == holder || t.Lock.Expired(now) {
 		return nil
 	}
@@ -544,14 +544,14 @@ func (s *Service) LockTask(project, id, holder string, elements []string) (TaskO
 	if err := (TaskUpdate{LockedElements: elements}).validate(); err != nil {
 		return TaskOutcome{}, err
 	}
-	return s.onTask(project, id, holder, true, func(d *session.Doc, t session.Task, holder string, now time.Time) vault.Change {
+	return s.onTask(project, id, holder, true, func(d *session.Doc, t Task, holder string, now time.Time) vault.Change {
 		d.Set("locked_by", holder)
 		if t.Lock == nil || t.Lock.Holder != holder || t.Lock.Expired(now) {
 			d.Set("locked_at", now)
 		}
-		d.Set("lock_expires", now.Add(session.TaskLockTTL))
+		d.Set("lock_expires", now.Add(TaskLockTTL))
 		if len(elements) > 0 {
-			d.Set("locked_elements", session.UnionStrings(t.LockedElements, elements))
+			d.Set("locked_elements", UnionStrings(t.LockedElements, elements))
 		}
 		return vault.Change{Operation: "task-lock", Summary: t.ID + " by " + holder, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}
 	})
@@ -561,7 +561,7 @@ func (s *Service) LockTask(project, id, holder string, elements []string) (TaskO
 // force) and removes elements from its locked elements; with elements and
 // no lock held, only the elements go.
 func (s *Service) UnlockTask(project, id, holder string, elements []string, force bool) (TaskOutcome, error) {
-	return s.onTask(project, id, holder, !force, func(d *session.Doc, t session.Task, _ string, _ time.Time) vault.Change {
+	return s.onTask(project, id, holder, !force, func(d *session.Doc, t Task, _ string, _ time.Time) vault.Change {
 		if len(elements) > 0 {
 			var keep []string
 			for _, e := range t.LockedElements {
@@ -579,19 +579,19 @@ func (s *Service) UnlockTask(project, id, holder string, elements []string, forc
 
 // writeTaskDoc writes d's queued edits through tx and returns the task as
 // written.
-func (s *Service) writeTaskDoc(tx *vault.Tx, d *session.Doc, project string) (session.Task, error) {
+func (s *Service) writeTaskDoc(tx *vault.Tx, d *session.Doc, project string) (Task, error) {
 	b, err := d.Bytes()
 	if err != nil {
-		return session.Task{}, err
+		return Task{}, err
 	}
 	if err := tx.Write(d.Path, b); err != nil {
-		return session.Task{}, err
+		return Task{}, err
 	}
 	nd, err := s.ParseDoc(d.Path, b)
 	if err != nil {
-		return session.Task{}, err
+		return Task{}, err
 	}
-	return nd.ReadTask(project), nil
+	return ReadTask(nd, project), nil
 }
 
 func clearLock(d *session.Doc) {

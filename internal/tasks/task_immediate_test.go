@@ -54,7 +54,7 @@ func TestImmediateFieldsMergeInsideTheOperation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := session.ImmediateContext{WorkingOn: "the parser, by hand", NextStep: "write the test", Notes: "notes from the other process", Blockers: []string{"CI is red"}}
+	want := ImmediateContext{WorkingOn: "the parser, by hand", NextStep: "write the test", Notes: "notes from the other process", Blockers: []string{"CI is red"}}
 	got := task.Immediate
 	if got.WorkingOn != want.WorkingOn || got.NextStep != want.NextStep || got.Notes != want.Notes || strings.Join(got.Blockers, "|") != "CI is red" {
 		t.Fatalf("immediate context = %+v, want %+v", got, want)

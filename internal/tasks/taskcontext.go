@@ -104,7 +104,7 @@ type TaskRef struct {
 	Status string `json:"status"`
 }
 
-func refs(byID map[string]session.Task, ids []string) []TaskRef {
+func refs(byID map[string]Task, ids []string) []TaskRef {
 	out := []TaskRef{}
 	for _, id := range ids {
 		t := byID[id]
@@ -127,7 +127,7 @@ type SwitchOptions struct {
 // SwitchOutcome is what SwitchTask did (seed 002 §4.1.5 output).
 type SwitchOutcome struct {
 	Previous  *SwitchedFrom `json:"previous_task,omitempty"`
-	New       session.Task  `json:"new_task"`
+	New       Task          `json:"new_task"`
 	BlockedBy []TaskRef     `json:"blocked_by"`
 	Timestamp time.Time     `json:"timestamp"`
 	Result    vault.Result  `json:"result"`
@@ -164,7 +164,7 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 		now := s.NowUTC()
 		out.Timestamp = now
 		var fromDoc *session.Doc
-		var from session.Task
+		var from Task
 		if o.From != "" {
 			var err error
 			if fromDoc, from, err = s.taskDoc(tx, project, o.From, errs.SourceTaskNotFound); err != nil {
@@ -230,17 +230,17 @@ func (s *Service) SwitchTask(o SwitchOptions) (SwitchOutcome, error) {
 
 // openBlockers are the tasks t waits for that are not completed: those it
 // depends on and those that block it.
-func openBlockers(t session.Task, tasks []session.Task) []TaskRef {
+func openBlockers(t Task, tasks []Task) []TaskRef {
 	return newTaskSet(tasks).openBlockers(t)
 }
 
 // taskSet indexes tasks by id and by the tasks that block each.
 type taskSet struct {
-	byID      map[string]session.Task
+	byID      map[string]Task
 	blockedBy map[string][]string
 }
 
-func newTaskSet(tasks []session.Task) taskSet {
+func newTaskSet(tasks []Task) taskSet {
 	ts := taskSet{byID: taskIndex(tasks), blockedBy: map[string][]string{}}
 	for _, o := range tasks {
 		for _, b := range o.Blocks {
@@ -250,7 +250,7 @@ func newTaskSet(tasks []session.Task) taskSet {
 	return ts
 }
 
-func (ts taskSet) openBlockers(t session.Task) []TaskRef {
+func (ts taskSet) openBlockers(t Task) []TaskRef {
 	out := []TaskRef{}
 	seen := map[string]bool{}
 	for _, id := range append(append([]string(nil), t.DependsOn...), ts.blockedBy[t.ID]...) {
@@ -320,13 +320,13 @@ type UnifiedOptions struct {
 
 // UnifiedContext is seed 002 §4.1.1's output.
 type UnifiedContext struct {
-	ProjectID      string                `json:"project_id"`
-	Global         session.GlobalContext `json:"global"`
-	Task           *session.Task         `json:"task,omitempty"`
-	Relationships  *Relationships        `json:"relationships,omitempty"`
-	VersionHistory []TaskVersion         `json:"version_history,omitempty"`
-	Conflicts      []ConflictBrief       `json:"conflicts,omitempty"`
-	Metadata       ContextMeta           `json:"metadata"`
+	ProjectID      string          `json:"project_id"`
+	Global         GlobalContext   `json:"global"`
+	Task           *Task           `json:"task,omitempty"`
+	Relationships  *Relationships  `json:"relationships,omitempty"`
+	VersionHistory []TaskVersion   `json:"version_history,omitempty"`
+	Conflicts      []ConflictBrief `json:"conflicts,omitempty"`
+	Metadata       ContextMeta     `json:"metadata"`
 }
 
 // Relationships are a task's relations, inverse ones derived (seed 002

@@ -66,7 +66,7 @@ type GraphOptions struct {
 	IncludeCompleted bool
 }
 
-func node(t session.Task) TaskNode {
+func node(t Task) TaskNode {
 	return TaskNode{TaskID: t.ID, Name: t.Name, Status: t.Status, Phase: t.Phase, Priority: t.Priority, Score: t.Score}
 }
 
@@ -185,7 +185,7 @@ func (s *Service) TaskGraphOf(o GraphOptions) (TaskGraph, error) {
 
 // neighbourhood returns the tasks within depth links of id, any relation
 // in either direction.
-func neighbourhood(tasks []session.Task, id string, depth int) map[string]bool {
+func neighbourhood(tasks []Task, id string, depth int) map[string]bool {
 	adj := map[string][]string{}
 	link := func(a, b string) { adj[a] = append(adj[a], b); adj[b] = append(adj[b], a) }
 	for _, t := range tasks {
@@ -216,7 +216,7 @@ func neighbourhood(tasks []session.Task, id string, depth int) map[string]bool {
 // B: B first; A blocks B: A first) as the ids along it, first repeated at
 // the end, or nil. The search starts from the smallest id, so the same
 // notes always name the same cycle.
-func findCycle(tasks []session.Task) []string {
+func findCycle(tasks []Task) []string {
 	after := map[string][]string{} // id -> tasks that must finish before it
 	ids := make([]string, 0, len(tasks))
 	for _, t := range tasks {

@@ -1,4 +1,4 @@
-package session
+package recovery
 
 import (
 	"bufio"
@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/tasks"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/importer"
@@ -78,10 +81,10 @@ func toolHistoryFile(project string) string   { return "tool-history-" + project
 // session (the PreCompact hook). No commit.
 func (s *Service) RecordRecoveryPoint(project, trigger, summary string) error {
 	st, err := s.Current(project)
-	if err != nil || !st.Active() && st.Status != StatusCrashed {
+	if err != nil || !st.Active() && st.Status != session.StatusCrashed {
 		return err
 	}
-	b, _ := json.Marshal(RecoveryPoint{Session: st.Session, Trigger: trigger, Time: s.NowUTC(), Summary: OneLine(summary)})
+	b, _ := json.Marshal(RecoveryPoint{Session: st.Session, Trigger: trigger, Time: s.NowUTC(), Summary: session.OneLine(summary)})
 	return s.V.WriteState(recoveryPointFile(project), append(b, '\n'))
 }
 
@@ -113,7 +116,7 @@ const maxToolHistory = 50
 func (s *Service) RecordToolUse(project, tool string, success bool) error {
 	line, _ := json.Marshal(ToolUse{Timestamp: s.NowUTC(), Tool: tool, Success: success})
 	name := toolHistoryFile(project)
-	if err := s.appendState(name, string(line)+"\n"); err != nil {
+	if err := s.AppendState(name, string(line)+"\n"); err != nil {
 		return err
 	}
 	p, err := s.V.StatePath(name)
@@ -220,7 +223,7 @@ func (s *Service) recoveryNeeds(project string, withHistory bool) ([]RecoveryNee
 	rp := s.recoveryPoint(project)
 	kind := ""
 	switch {
-	case st.Status == StatusCrashed:
+	case st.Status == session.StatusCrashed:
 		kind = "crash"
 	case rp != nil && rp.Session == st.Session && st.Active():
 		kind = "compaction"
@@ -234,13 +237,13 @@ func (s *Service) recoveryNeeds(project string, withHistory bool) ([]RecoveryNee
 	} else if st.Updated != nil {
 		n.LastActivity = *st.Updated
 	}
-	var task *Task
-	g, _ := s.Global(project)
+	var task *tasks.Task
+	g, _ := tasks.New(s.Service).Global(project)
 	if st.ActiveTask != "" {
 		g.ActiveTask = st.ActiveTask
 	}
 	if g.ActiveTask != "" {
-		if t, err := s.ReadTaskFile(project, g.ActiveTask); err == nil {
+		if t, err := tasks.New(s.Service).ReadTaskFile(project, g.ActiveTask); err == nil {
 			task = &t
 			n.TaskID, n.TaskName = t.ID, t.Name
 		}
@@ -268,7 +271,7 @@ func lastN(h []ToolUse, n int) []ToolUse {
 }
 
 // recoveryPrompt renders seed 002 §4.1.8's resume prompt.
-func (s *Service) recoveryPrompt(project, kind string, st State, t *Task, tools []ToolUse, pending []PendingChange, rp *RecoveryPoint) string {
+func (s *Service) recoveryPrompt(project, kind string, st session.State, t *tasks.Task, tools []ToolUse, pending []PendingChange, rp *RecoveryPoint) string {
 	var b strings.Builder
 	orNone := func(v string) string {
 		if strings.TrimSpace(v) == "" {
@@ -288,7 +291,7 @@ func (s *Service) recoveryPrompt(project, kind string, st State, t *Task, tools 
 	} else {
 		fmt.Fprintf(&b, "### Task: —\n- **Objective**: %s\n- **Progress**: %d%%\n\n", orNone(st.Objective), st.Progress)
 	}
-	if wf := WorkflowSummary(st.Workflow, 3); wf != "" {
+	if wf := session.WorkflowSummary(st.Workflow, 3); wf != "" {
 		b.WriteString("### Orchestrator Workflow\n" + wf + "\n")
 	}
 	b.WriteString("### Recent Tool Usage\n")
@@ -335,7 +338,7 @@ func (s *Service) recoveryPrompt(project, kind string, st State, t *Task, tools 
 		acts = append(acts, "Re-read the session: `"+s.Command(project, "status")+"`; then `"+s.Command(project, "recovery check --mark-recovered "+st.Session)+"`")
 	}
 	if t != nil {
-		acts = append(acts, "Reload the task: `"+s.Command(project, "task show "+ShellQuote(t.ID))+"`")
+		acts = append(acts, "Reload the task: `"+s.Command(project, "task show "+session.ShellQuote(t.ID))+"`")
 	}
 	if len(pending) > 0 {
 		acts = append(acts, "Review the pending changes (`"+s.GitCommand("status")+"`); the next operation commits them")
@@ -365,7 +368,7 @@ func (s *Service) MemoryBankExcerpt(project string, level int) string {
 		names []string
 	}{{"Active context", importer.ActiveContextNotes}, {"Progress", importer.ProgressNotes}} {
 		for _, name := range part.names {
-			rel := project + "/" + MemoryBankDir + "/" + name
+			rel := project + "/" + session.MemoryBankDir + "/" + name
 			lines, cut, ok := s.noteHead(rel)
 			if !ok {
 				continue
@@ -459,15 +462,6 @@ func (s *Service) noteHead(rel string) (lines []string, cut, ok bool) {
 	}
 	return all, !whole, true
 }
-
-// MemoryBankDir is the folder of a project that holds its imported memory
-// bank (Cline, Roo Code, Kilo Code): <project>/memory-bank/<name>.md, each
-// note byte for byte under its own name and sub-folder. One folder, named
-// as Cline and Roo name theirs, whatever tool wrote it: the notes stay
-// apart from the canonical notes and from Serena's memories at the
-// project's top, Serena lists them as "memory-bank/<name>", and Obsidian
-// shows the memory bank as the folder its owners know.
-const MemoryBankDir = "memory-bank"
 
 // Bounds of the memory bank excerpt in the resume prompt: per note, its
 // first memoryExcerptLines lines, at most memoryExcerptBytes bytes.
