@@ -325,48 +325,9 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 		}
 	}
 	out := RollbackOutcome{TaskID: o.TaskID, Restored: []string{}}
-	var target string
-	var cp Checkpoint // the checkpoint rolled back to, if one
-	var rels []string
-	if o.Version != 0 {
-		log, err := s.V.PathLog(session.TaskPath(project, o.TaskID))
-		if err != nil {
-			return out, err
-		}
-		if o.Version < 1 || o.Version > len(log) {
-			return out, errs.New(errs.VersionNotFound, "task %s has versions 1 to %d, not %d (see `%s`)", o.TaskID, len(log), o.Version, s.Command(project, "task versions "+session.ShellQuote(o.TaskID))).With("task", o.TaskID).With("version", o.Version)
-		}
-		target = log[o.Version-1].Hash
-		out.RolledBackTo = RollbackPoint{Type: "version", Identifier: o.Version}
-		rels = []string{session.TaskPath(project, o.TaskID)}
-	} else {
-		var err error
-		if cp, err = s.checkpoint(project, o.Checkpoint); err != nil {
-			return out, err
-		}
-		target = cp.Commit
-		out.RolledBackTo = RollbackPoint{Type: "checkpoint", Identifier: cp.ID}
-		switch {
-		case o.TaskID != "":
-			rels = []string{session.TaskPath(project, o.TaskID)}
-		case len(cp.Tasks) > 0:
-			for _, t := range cp.Tasks {
-				rels = append(rels, session.TaskPath(project, t))
-			}
-		default:
-			for _, n := range session.CanonicalNotes {
-				rels = append(rels, project+"/"+n)
-			}
-			tasks, err := s.V.ListAt(target, project+"/"+session.TasksDir)
-			if err != nil {
-				return out, err
-			}
-			for _, t := range tasks {
-				if strings.HasSuffix(t, ".md") {
-					rels = append(rels, t)
-				}
-			}
-		}
+	target, cp, rels, err := s.rollbackTarget(o, project, &out)
+	if err != nil {
+		return out, err
 	}
 	start := time.Now()
 	out.Result, err = s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
@@ -377,51 +338,8 @@ func (s *Service) Rollback(o RollbackOptions) (RollbackOutcome, error) {
 			holder = s.holder(tx, project)
 		}
 		for _, rel := range rels {
-			old, err := s.V.ReadAt(target, rel)
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					if out.RolledBackTo.Type == "checkpoint" && o.TaskID == "" && !strings.Contains(rel, "/"+session.TasksDir+"/") {
-						continue // a canonical note the project did not have yet
-					}
-					return vault.Change{}, errs.New(errs.RollbackFailed, "%s did not exist at %v %v; nothing to roll back to", rel, out.RolledBackTo.Type, out.RolledBackTo.Identifier).With("note", rel)
-				}
+			if err := s.restoreNote(tx, rel, target, project, holder, now, o, &out); err != nil {
 				return vault.Change{}, err
-			}
-			cur, err := tx.Read(rel)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return vault.Change{}, err
-			}
-			if strings.Contains(rel, "/"+session.TasksDir+"/") && cur != nil {
-				cd, err := s.ParseDoc(rel, cur)
-				if err != nil {
-					return vault.Change{}, err
-				}
-				if err := s.checkLock(project, ReadTask(cd, project), holder, now); err != nil {
-					return vault.Change{}, err
-				}
-			}
-			if path.Base(rel) == session.CurrentStateNote && cur != nil {
-				if err := s.sameSession(rel, old, cur, project); err != nil {
-					return vault.Change{}, err
-				}
-			}
-			merged, err := s.restoreEngine(rel, old, cur)
-			if err != nil {
-				return vault.Change{}, (&errs.Error{Code: errs.RollbackFailed, Message: "restoring " + rel + ": " + err.Error(), Err: err}).With("note", rel)
-			}
-			if cur != nil && string(merged) == string(cur) {
-				continue
-			}
-			if err := tx.Write(rel, merged); err != nil {
-				return vault.Change{}, err
-			}
-			out.Restored = append(out.Restored, rel)
-			if o.TaskID != "" && rel == session.TaskPath(project, o.TaskID) {
-				nd, err := s.ParseDoc(rel, merged)
-				if err == nil {
-					t := ReadTask(nd, project)
-					out.RestoredState = &TaskState{CurrentPhase: t.Phase, Iteration: t.Iteration, Status: t.Status}
-				}
 			}
 		}
 		trailers := map[string]string{"Change-Type": "recovery", "Rollback-To": fmt.Sprint(out.RolledBackTo.Identifier), "Duration-Ms": strconv.FormatInt(time.Since(start).Milliseconds(), 10)}
@@ -657,4 +575,105 @@ func (s *Service) SyncHotContext(project string, taskIDs []string) (HotSync, err
 	out.ActiveTask = g.ActiveTask
 	out.Success = true
 	return out, nil
+}
+
+// rollbackTarget resolves what a rollback restores: the commit it restores
+// from (a task version's or a checkpoint's), the checkpoint (when one), and
+// the notes (a task's note, a checkpoint's tasks, or the project's canonical
+// notes and every task of a global checkpoint). It sets out's RolledBackTo.
+func (s *Service) rollbackTarget(o RollbackOptions, project string, out *RollbackOutcome) (target string, cp Checkpoint, rels []string, err error) {
+	if o.Version != 0 {
+		log, err := s.V.PathLog(session.TaskPath(project, o.TaskID))
+		if err != nil {
+			return "", cp, nil, err
+		}
+		if o.Version < 1 || o.Version > len(log) {
+			return "", cp, nil, errs.New(errs.VersionNotFound, "task %s has versions 1 to %d, not %d (see `%s`)", o.TaskID, len(log), o.Version, s.Command(project, "task versions "+session.ShellQuote(o.TaskID))).With("task", o.TaskID).With("version", o.Version)
+		}
+		target = log[o.Version-1].Hash
+		out.RolledBackTo = RollbackPoint{Type: "version", Identifier: o.Version}
+		rels = []string{session.TaskPath(project, o.TaskID)}
+	} else {
+		if cp, err = s.checkpoint(project, o.Checkpoint); err != nil {
+			return "", cp, nil, err
+		}
+		target = cp.Commit
+		out.RolledBackTo = RollbackPoint{Type: "checkpoint", Identifier: cp.ID}
+		switch {
+		case o.TaskID != "":
+			rels = []string{session.TaskPath(project, o.TaskID)}
+		case len(cp.Tasks) > 0:
+			for _, t := range cp.Tasks {
+				rels = append(rels, session.TaskPath(project, t))
+			}
+		default:
+			for _, n := range session.CanonicalNotes {
+				rels = append(rels, project+"/"+n)
+			}
+			tasks, err := s.V.ListAt(target, project+"/"+session.TasksDir)
+			if err != nil {
+				return "", cp, nil, err
+			}
+			for _, t := range tasks {
+				if strings.HasSuffix(t, ".md") {
+					rels = append(rels, t)
+				}
+			}
+		}
+	}
+	return target, cp, rels, nil
+}
+
+// restoreNote restores the engine's content of the note rel as it was at
+// target (a person's lines kept), in tx, and records it in out. A task note
+// another holder has locked, or a current state of another session, is
+// refused.
+func (s *Service) restoreNote(tx *vault.Tx, rel, target, project, holder string, now time.Time, o RollbackOptions, out *RollbackOutcome) error {
+	old, err := s.V.ReadAt(target, rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if out.RolledBackTo.Type == "checkpoint" && o.TaskID == "" && !strings.Contains(rel, "/"+session.TasksDir+"/") {
+				return nil // a canonical note the project did not have yet
+			}
+			return errs.New(errs.RollbackFailed, "%s did not exist at %v %v; nothing to roll back to", rel, out.RolledBackTo.Type, out.RolledBackTo.Identifier).With("note", rel)
+		}
+		return err
+	}
+	cur, err := tx.Read(rel)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if strings.Contains(rel, "/"+session.TasksDir+"/") && cur != nil {
+		cd, err := s.ParseDoc(rel, cur)
+		if err != nil {
+			return err
+		}
+		if err := s.checkLock(project, ReadTask(cd, project), holder, now); err != nil {
+			return err
+		}
+	}
+	if path.Base(rel) == session.CurrentStateNote && cur != nil {
+		if err := s.sameSession(rel, old, cur, project); err != nil {
+			return err
+		}
+	}
+	merged, err := s.restoreEngine(rel, old, cur)
+	if err != nil {
+		return (&errs.Error{Code: errs.RollbackFailed, Message: "restoring " + rel + ": " + err.Error(), Err: err}).With("note", rel)
+	}
+	if cur != nil && string(merged) == string(cur) {
+		return nil
+	}
+	if err := tx.Write(rel, merged); err != nil {
+		return err
+	}
+	out.Restored = append(out.Restored, rel)
+	if o.TaskID != "" && rel == session.TaskPath(project, o.TaskID) {
+		nd, err := s.ParseDoc(rel, merged)
+		if err == nil {
+			t := ReadTask(nd, project)
+			out.RestoredState = &TaskState{CurrentPhase: t.Phase, Iteration: t.Iteration, Status: t.Status}
+		}
+	}
+	return nil
 }

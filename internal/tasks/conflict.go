@@ -133,34 +133,14 @@ func (s *Service) DetectConflicts(project string, taskIDs, types []string) (Dete
 		found = append(found, fileConflicts(tasks, in)...)
 	}
 	if want(ConflictLock) {
-		for _, t := range tasks {
-			if in(t.ID) && t.Lock != nil && t.Lock.Expired(now) {
-				found = append(found, Conflict{TaskA: t.ID, Type: ConflictLock, Severity: "high", Strength: 1,
-					Description:         fmt.Sprintf("task %s is still locked by %s, whose lock expired at %s", t.ID, t.Lock.Holder, note.FormatTime(t.Lock.ExpiresAt)),
-					Evidence:            ConflictEvidence{Field: "lock_expires", ExpectedValue: "a lock released or renewed before it expires", ActualValue: note.FormatTime(t.Lock.ExpiresAt), Location: "locked_by " + t.Lock.Holder},
-					SuggestedResolution: "resolve it (any action) to release the lock"})
-			}
-		}
+		found = append(found, lockConflicts(tasks, in, now)...)
 	}
 	if want(ConflictState) {
-		var rels []string
-		for _, t := range tasks {
-			if in(t.ID) {
-				rels = append(rels, t.Note)
-			}
-		}
-		changed, err := s.V.ChangedSinceHead(rels)
+		st, err := s.stateConflicts(tasks, in)
 		if err != nil {
 			return DetectResult{}, err
 		}
-		head, _ := s.V.Head()
-		for _, rel := range changed {
-			id := strings.TrimSuffix(rel[strings.LastIndex(rel, "/")+1:], ".md")
-			found = append(found, Conflict{TaskA: id, Type: ConflictState, Severity: "medium", Strength: 0.8,
-				Description:         fmt.Sprintf("%s differs from its last commit %s (edited outside sessionvault)", rel, shortCommit(head)),
-				Evidence:            ConflictEvidence{Field: "note", ExpectedValue: head, ActualValue: "edited", Location: rel + "@" + shortCommit(head)},
-				SuggestedResolution: "use_a keeps the edit (it is committed as the person's), use_b puts back the committed version"})
-		}
+		found = append(found, st...)
 	}
 	if want(ConflictDivergence) {
 		div, err := s.divergences(project, tasks, in)
@@ -569,4 +549,44 @@ func (s *Service) applyResolution(tx *vault.Tx, project string, c Conflict, acti
 		return tx.Write(rel, old)
 	}
 	return nil
+}
+
+// lockConflicts are the task locks held past their expiry (ConflictLock),
+// of the tasks that in selects.
+func lockConflicts(tasks []Task, in func(string) bool, now time.Time) []Conflict {
+	var found []Conflict
+	for _, t := range tasks {
+		if in(t.ID) && t.Lock != nil && t.Lock.Expired(now) {
+			found = append(found, Conflict{TaskA: t.ID, Type: ConflictLock, Severity: "high", Strength: 1,
+				Description:         fmt.Sprintf("task %s is still locked by %s, whose lock expired at %s", t.ID, t.Lock.Holder, note.FormatTime(t.Lock.ExpiresAt)),
+				Evidence:            ConflictEvidence{Field: "lock_expires", ExpectedValue: "a lock released or renewed before it expires", ActualValue: note.FormatTime(t.Lock.ExpiresAt), Location: "locked_by " + t.Lock.Holder},
+				SuggestedResolution: "resolve it (any action) to release the lock"})
+		}
+	}
+	return found
+}
+
+// stateConflicts are the task notes (of the tasks that in selects) that differ
+// from their last commit (ConflictState): edited outside sessionvault.
+func (s *Service) stateConflicts(tasks []Task, in func(string) bool) ([]Conflict, error) {
+	var found []Conflict
+	var rels []string
+	for _, t := range tasks {
+		if in(t.ID) {
+			rels = append(rels, t.Note)
+		}
+	}
+	changed, err := s.V.ChangedSinceHead(rels)
+	if err != nil {
+		return nil, err
+	}
+	head, _ := s.V.Head()
+	for _, rel := range changed {
+		id := strings.TrimSuffix(rel[strings.LastIndex(rel, "/")+1:], ".md")
+		found = append(found, Conflict{TaskA: id, Type: ConflictState, Severity: "medium", Strength: 0.8,
+			Description:         fmt.Sprintf("%s differs from its last commit %s (edited outside sessionvault)", rel, shortCommit(head)),
+			Evidence:            ConflictEvidence{Field: "note", ExpectedValue: head, ActualValue: "edited", Location: rel + "@" + shortCommit(head)},
+			SuggestedResolution: "use_a keeps the edit (it is committed as the person's), use_b puts back the committed version"})
+	}
+	return found, nil
 }
