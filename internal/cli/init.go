@@ -78,29 +78,7 @@ nothing is missing nothing changes and no commit is made.`,
 					return err
 				}
 			}
-			createdHere := false
-			res, err := v.Transact(func(tx *vault.Tx) (vault.Change, error) {
-				createdHere = !tx.Exists(config.File)
-				if attrs, _ := tx.Read(".gitattributes"); !bytes.Contains(attrs, []byte(vault.GitAttributes)) {
-					if len(attrs) > 0 && !bytes.HasSuffix(attrs, []byte("\n")) {
-						attrs = append(attrs, '\n')
-					}
-					if err := tx.Write(".gitattributes", append(attrs, vault.GitAttributes...)); err != nil {
-						return vault.Change{}, err
-					}
-				}
-				if !tx.Exists(config.File) {
-					if err := tx.Write(config.File, config.Render(a.project)); err != nil {
-						return vault.Change{}, err
-					}
-				}
-				if !tx.Exists(".gitignore") {
-					if err := tx.Write(".gitignore", []byte(vaultGitignore)); err != nil {
-						return vault.Change{}, err
-					}
-				}
-				return vault.Change{Operation: "init", Summary: "vault settings"}, nil
-			})
+			res, createdHere, err := writeVaultSettings(v, a.project)
 			if err != nil {
 				return err
 			}
@@ -157,6 +135,36 @@ nothing is missing nothing changes and no commit is made.`,
 	}
 	c.Flags().StringVar(&serenaRepo, "serena", "", "code repository whose .serena/memories should link to the project folder")
 	return c
+}
+
+// writeVaultSettings commits the vault's settings that are missing — the
+// merge driver's line in .gitattributes, .sessionvault/config.yaml naming
+// project as the default, the .gitignore — and reports whether the config
+// was made by this call (the vault's first clone).
+func writeVaultSettings(v *vault.Vault, project string) (res vault.Result, createdHere bool, err error) {
+	res, err = v.Transact(func(tx *vault.Tx) (vault.Change, error) {
+		createdHere = !tx.Exists(config.File)
+		if attrs, _ := tx.Read(".gitattributes"); !bytes.Contains(attrs, []byte(vault.GitAttributes)) {
+			if len(attrs) > 0 && !bytes.HasSuffix(attrs, []byte("\n")) {
+				attrs = append(attrs, '\n')
+			}
+			if err := tx.Write(".gitattributes", append(attrs, vault.GitAttributes...)); err != nil {
+				return vault.Change{}, err
+			}
+		}
+		if !tx.Exists(config.File) {
+			if err := tx.Write(config.File, config.Render(project)); err != nil {
+				return vault.Change{}, err
+			}
+		}
+		if !tx.Exists(".gitignore") {
+			if err := tx.Write(".gitignore", []byte(vaultGitignore)); err != nil {
+				return vault.Change{}, err
+			}
+		}
+		return vault.Change{Operation: "init", Summary: "vault settings"}, nil
+	})
+	return res, createdHere, err
 }
 
 // adoptExisting commits the files already in a folder that just became a

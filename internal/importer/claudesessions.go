@@ -353,6 +353,22 @@ func ParseClaudeSession(source string, data []byte, loc *time.Location) (Session
 			}
 		}
 	}
+	s.Updates, s.UpdateTimes = claudeUpdates(data, updates, s.Date, loc)
+	if summary != nil {
+		claudeSummary(&s, sectionText(data, *summary), loc)
+	} else {
+		s.Status = "open: no session-end summary"
+	}
+	var r refs
+	r.scan(string(data))
+	s.Issues = r.list()
+	return s, nil
+}
+
+// claudeUpdates reads the update blocks of a session note: each one's
+// message (its Summary line, else its first plain line, else its heading)
+// and its time (from the heading; the zero time when it names none).
+func claudeUpdates(data []byte, updates []markdown.Section, date time.Time, loc *time.Location) (msgs []string, times []time.Time) {
 	for _, u := range updates {
 		text := sectionText(data, u)
 		msg := ""
@@ -373,44 +389,41 @@ func ParseClaudeSession(source string, data []byte, loc *time.Location) (Session
 		if msg == "" {
 			msg = u.Title
 		}
-		s.Updates = append(s.Updates, line(msg))
+		msgs = append(msgs, line(msg))
 		when := time.Time{}
 		if t, hasClock, ok := localDateTime(u.Title, loc); ok && hasClock {
 			when = t
-		} else if t, ok := clockOn(u.Title, s.Date); ok {
+		} else if t, ok := clockOn(u.Title, date); ok {
 			when = t
 		}
-		s.UpdateTimes = append(s.UpdateTimes, when)
+		times = append(times, when)
 	}
-	if summary != nil {
-		s.Status = "ended"
-		text := sectionText(data, *summary)
-		s.Ended = endTime(text, s.Date, loc)
-		for _, o := range itemsUnder(text, reAccomplished) {
-			s.Outcomes = appendLine(s.Outcomes, o)
+	return msgs, times
+}
+
+// claudeSummary reads a session note's end summary (text) into s: ended,
+// when, what was accomplished and what was not (the next steps).
+func claudeSummary(s *Session, text []string, loc *time.Location) {
+	s.Status = "ended"
+	s.Ended = endTime(text, s.Date, loc)
+	for _, o := range itemsUnder(text, reAccomplished) {
+		s.Outcomes = appendLine(s.Outcomes, o)
+	}
+	if len(s.Outcomes) == 0 {
+		if p := firstParagraph(text); p != "" {
+			s.Outcomes = appendLine(s.Outcomes, p)
 		}
-		if len(s.Outcomes) == 0 {
-			if p := firstParagraph(text); p != "" {
-				s.Outcomes = appendLine(s.Outcomes, p)
+	}
+	if len(s.Outcomes) == 0 {
+		for _, l := range text { // plain items: "- Removed 7 of 9 flags", not "- **Ended**: …"
+			if m := reChatListItem.FindStringSubmatch(l); m != nil && len(m[1]) < 2 && !strings.Contains(m[2], "**") {
+				s.Outcomes = appendLine(s.Outcomes, m[2])
 			}
 		}
-		if len(s.Outcomes) == 0 {
-			for _, l := range text { // plain items: "- Removed 7 of 9 flags", not "- **Ended**: …"
-				if m := reChatListItem.FindStringSubmatch(l); m != nil && len(m[1]) < 2 && !strings.Contains(m[2], "**") {
-					s.Outcomes = appendLine(s.Outcomes, m[2])
-				}
-			}
-		}
-		for _, n := range itemsUnder(text, reNotCompleted) {
-			s.NextSteps = appendLine(s.NextSteps, n)
-		}
-	} else {
-		s.Status = "open: no session-end summary"
 	}
-	var r refs
-	r.scan(string(data))
-	s.Issues = r.list()
-	return s, nil
+	for _, n := range itemsUnder(text, reNotCompleted) {
+		s.NextSteps = appendLine(s.NextSteps, n)
+	}
 }
 
 // tidyID folds the runs of '-' that sessionID leaves for characters
