@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/markdown"
 )
 
@@ -38,10 +39,10 @@ const FormatAiderChat = "aider-chat"
 var ErrNotAiderHistory = errors.New("not an aider chat history")
 
 var (
-	reAiderHeader = lazy(`^# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\s*$`)
-	reAiderEdit   = lazy(`^Applied edit to (.+)$`)
-	reAiderCommit = lazy(`^Commit ([0-9a-f]{7,40}) (.+)$`)
-	reAiderModel  = lazy(`^(?:Main )?[Mm]odels?: (.+)$`)
+	reAiderHeader = lazyregexp.New(`^# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\s*$`)
+	reAiderEdit   = lazyregexp.New(`^Applied edit to (.+)$`)
+	reAiderCommit = lazyregexp.New(`^Commit ([0-9a-f]{7,40}) (.+)$`)
+	reAiderModel  = lazyregexp.New(`^(?:Main )?[Mm]odels?: (.+)$`)
 )
 
 // maxAiderOutcomes bounds the edited files and commits listed in a chat's
@@ -86,7 +87,7 @@ func ParseAiderHistory(source string, data []byte, loc *time.Location) ([]Sessio
 			off = end
 			continue
 		}
-		if m := reAiderHeader.FindStringSubmatch(strings.TrimRight(string(data[off:end]), "\r\n")); m != nil {
+		if m := reAiderHeader().FindStringSubmatch(strings.TrimRight(string(data[off:end]), "\r\n")); m != nil {
 			if t, err := time.ParseInLocation("2006-01-02 15:04:05", m[1], loc); err == nil {
 				starts = append(starts, start{off, lineNo, t})
 			}
@@ -172,12 +173,12 @@ func parseAiderChat(source string, block []byte, when time.Time) Session {
 			flush()
 			inReply = false
 			t := strings.TrimSpace(strings.TrimPrefix(l, ">"))
-			if m := reAiderEdit.FindStringSubmatch(t); m != nil && !seenEdit[m[1]] {
+			if m := reAiderEdit().FindStringSubmatch(t); m != nil && !seenEdit[m[1]] {
 				seenEdit[m[1]] = true
 				edits = append(edits, t)
-			} else if reAiderCommit.MatchString(t) {
+			} else if reAiderCommit().MatchString(t) {
 				commits = append(commits, t)
-			} else if m := reAiderModel.FindStringSubmatch(t); m != nil && model == "" {
+			} else if m := reAiderModel().FindStringSubmatch(t); m != nil && model == "" {
 				model = m[1]
 			}
 		case strings.TrimSpace(l) == "":

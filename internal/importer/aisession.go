@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -110,8 +111,8 @@ type AIState struct {
 }
 
 var (
-	aiFeatureIDRe = lazy(`^[a-z0-9]+(?:-[a-z0-9]+)*-\d{4}-\d{2}-\d{2}$`)
-	yamlLineRe    = lazy(`line (\d+): `)
+	aiFeatureIDRe = lazyregexp.New(`^[a-z0-9]+(?:-[a-z0-9]+)*-\d{4}-\d{2}-\d{2}$`)
+	yamlLineRe    = lazyregexp.New(`line (\d+): `)
 )
 
 // ---- reading ----
@@ -160,7 +161,7 @@ func ReadAISession(dir string) (AISession, []Skipped, error) {
 		if strings.HasPrefix(name, ".") || !e.IsDir() {
 			continue
 		}
-		if !aiFeatureIDRe.get().MatchString(name) {
+		if !aiFeatureIDRe().MatchString(name) {
 			skipped = append(skipped, Skipped{Path: name + "/", Reason: "not a feature folder: its name is not a feature id {slug}-{YYYY-MM-DD}"})
 			continue
 		}
@@ -237,7 +238,7 @@ func aiParseActiveFeatures(data []byte) ([]aiListEntry, []Skipped) {
 			bad(strings.TrimPrefix(err.Error(), "yaml: "))
 			continue
 		}
-		if !aiFeatureIDRe.get().MatchString(e.FeatureID) {
+		if !aiFeatureIDRe().MatchString(e.FeatureID) {
 			bad(fmt.Sprintf("feature_id %q is not a feature id {slug}-{YYYY-MM-DD}", e.FeatureID))
 			continue
 		}
@@ -488,7 +489,7 @@ func aiParseHistory(file string, data []byte, skipped []Skipped) ([]AIHistoryEnt
 
 func aiYAMLReason(file string, err error) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlLineRe.get().FindStringSubmatchIndex(msg); m != nil {
+	if m := yamlLineRe().FindStringSubmatchIndex(msg); m != nil {
 		return file + ":" + msg[m[2]:m[3]] + ": invalid YAML: " + msg[:m[0]] + msg[m[1]:]
 	}
 	return file + ": invalid YAML: " + msg

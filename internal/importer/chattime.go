@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // Times in chat-style logs (Claude Code session notes, aider histories) are
@@ -13,16 +15,16 @@ import (
 // (config time_zone) unless they name one.
 
 var (
-	reLocalDateTime = lazy(`(\d{4})-(\d{2})-(\d{2})(?:(?:[T ]|,\s*|\s+at\s+)(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\.?)?(?:\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})\b)?)?`)
-	reClock         = lazy(`\b(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\.?)?`)
-	reNameDateTime  = lazy(`^(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})(?:$|[^0-9])`)
+	reLocalDateTime = lazyregexp.New(`(\d{4})-(\d{2})-(\d{2})(?:(?:[T ]|,\s*|\s+at\s+)(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\.?)?(?:\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})\b)?)?`)
+	reClock         = lazyregexp.New(`\b(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\.?)?`)
+	reNameDateTime  = lazyregexp.New(`^(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})(?:$|[^0-9])`)
 )
 
 // localDateTime finds the first date, with its time when one follows, in s:
 // a zone written after it is used, else loc. hasClock reports whether a time
 // of day was found.
 func localDateTime(s string, loc *time.Location) (t time.Time, hasClock, ok bool) {
-	m := reLocalDateTime.FindStringSubmatch(s)
+	m := reLocalDateTime().FindStringSubmatch(s)
 	if m == nil {
 		return time.Time{}, false, false
 	}
@@ -45,7 +47,7 @@ func localDateTime(s string, loc *time.Location) (t time.Time, hasClock, ok bool
 // clockOn finds a time of day alone ("12:15 PM", "09:05") in s and puts it
 // on day's date, in day's zone.
 func clockOn(s string, day time.Time) (time.Time, bool) {
-	m := reClock.FindStringSubmatch(s)
+	m := reClock().FindStringSubmatch(s)
 	if m == nil {
 		return time.Time{}, false
 	}
@@ -58,7 +60,7 @@ func clockOn(s string, day time.Time) (time.Time, bool) {
 
 // nameDateTime parses the "YYYY-MM-DD-HHMM" prefix of a base name, in loc.
 func nameDateTime(base string, loc *time.Location) (time.Time, bool) {
-	m := reNameDateTime.FindStringSubmatch(base)
+	m := reNameDateTime().FindStringSubmatch(base)
 	if m == nil {
 		return time.Time{}, false
 	}

@@ -2,6 +2,8 @@ package importer
 
 import (
 	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // Column roles of a Markdown checklist table, keyed by the lower-cased,
@@ -38,7 +40,7 @@ var headerRoles = map[string]colRole{
 	"phase": colPhase,
 }
 
-var reCellCheckbox = lazy(`\[([ xX✓✔])\]`)
+var reCellCheckbox = lazyregexp.New(`\[([ xX✓✔])\]`)
 
 // checklistFromTable turns the rows of a table into checklist items when
 // the table is a checklist: it has a step (or phase) column and a status
@@ -83,7 +85,7 @@ func checklistFromTable(rows [][]string, phase string) ([]ChecklistItem, bool) {
 func tableHasCheckbox(rows [][]string) bool {
 	for _, row := range rows {
 		for _, c := range row {
-			if reCellCheckbox.MatchString(c) {
+			if reCellCheckbox().MatchString(c) {
 				return true
 			}
 		}
@@ -111,7 +113,7 @@ func itemFromRow(row []string, has map[colRole]int, boxes bool, phase, level str
 	if _, ok := has[colStatus]; !ok && boxes {
 		status = findCheckbox(row)
 	}
-	step = reCellCheckbox.ReplaceAllString(step, "")
+	step = reCellCheckbox().ReplaceAllString(step, "")
 	it.Step = line(step)
 	if it.Level == "" {
 		it.Level = leadingLevel(it.Step)
@@ -126,7 +128,7 @@ func itemFromRow(row []string, has map[colRole]int, boxes bool, phase, level str
 
 func firstNonEmpty(row []string) string {
 	for _, c := range row {
-		if strings.TrimSpace(reCellCheckbox.ReplaceAllString(c, "")) != "" {
+		if strings.TrimSpace(reCellCheckbox().ReplaceAllString(c, "")) != "" {
 			return c
 		}
 	}
@@ -135,7 +137,7 @@ func firstNonEmpty(row []string) string {
 
 func findCheckbox(row []string) string {
 	for _, c := range row {
-		if m := reCellCheckbox.FindString(c); m != "" {
+		if m := reCellCheckbox().FindString(c); m != "" {
 			return m
 		}
 	}
@@ -155,13 +157,13 @@ func checklistFromItem(g blockGroup, phase string) ChecklistItem {
 	return it
 }
 
-var reLevel = lazy(`^\W*(MUST[ _]NOT|MUST|SHOULD[ _]NOT|SHOULD|MAY)\b`)
+var reLevel = lazyregexp.New(`^\W*(MUST[ _]NOT|MUST|SHOULD[ _]NOT|SHOULD|MAY)\b`)
 
 // normLevel maps a level cell ("MUST", "**SHOULD**", "must not",
 // "MUST_NOT") to "MUST", "MUST NOT", "SHOULD", "SHOULD NOT" or "MAY";
 // anything else gives "".
 func normLevel(s string) string {
-	m := reLevel.FindStringSubmatch(strings.ToUpper(clean(s)))
+	m := reLevel().FindStringSubmatch(strings.ToUpper(clean(s)))
 	if m == nil {
 		return ""
 	}
@@ -171,17 +173,17 @@ func normLevel(s string) string {
 // leadingLevel finds a level written at the start of a step in upper case
 // ("MUST: Read HANDOFF.md").
 func leadingLevel(step string) string {
-	if m := reLevel.FindStringSubmatch(step); m != nil {
+	if m := reLevel().FindStringSubmatch(step); m != nil {
 		return normLevel(m[1])
 	}
 	return ""
 }
 
 var (
-	reDoneMark    = lazy(`\[[xX✓✔]\]|✅|✔|☑|✓|🟢`)
-	reNotDoneMark = lazy(`\[ \]|❌|✗|✘|⬜|☐|🔴|⚠|⏳|⏭`)
-	reNotDoneWord = lazy(`(?i)\b(not|no|fail(ed|s|ure)?|incomplete|skip(ped)?|pending|blocked|partial(ly)?|n/?a|todo|wip|deferred|missing|in[ _-]progress|open|false|waived|violation|never)\b`)
-	reDoneWord    = lazy(`(?i)\b(pass(ed)?|done|complete[d]?|yes|y|ok|verified|true|success(ful)?|finished|met|resolved|present|created|read|confirmed|clean)\b`)
+	reDoneMark    = lazyregexp.New(`\[[xX✓✔]\]|✅|✔|☑|✓|🟢`)
+	reNotDoneMark = lazyregexp.New(`\[ \]|❌|✗|✘|⬜|☐|🔴|⚠|⏳|⏭`)
+	reNotDoneWord = lazyregexp.New(`(?i)\b(not|no|fail(ed|s|ure)?|incomplete|skip(ped)?|pending|blocked|partial(ly)?|n/?a|todo|wip|deferred|missing|in[ _-]progress|open|false|waived|violation|never)\b`)
+	reDoneWord    = lazyregexp.New(`(?i)\b(pass(ed)?|done|complete[d]?|yes|y|ok|verified|true|success(ful)?|finished|met|resolved|present|created|read|confirmed|clean)\b`)
 )
 
 // doneFromStatus reads a status cell: a done mark ("[x]", "✅") wins, then
@@ -189,10 +191,10 @@ var (
 // "Skipped", "not run"), then positive words ("PASS", "COMPLETE", "Done").
 func doneFromStatus(s string) bool {
 	switch {
-	case reDoneMark.MatchString(s):
+	case reDoneMark().MatchString(s):
 		return true
-	case reNotDoneMark.MatchString(s), reNotDoneWord.MatchString(s):
+	case reNotDoneMark().MatchString(s), reNotDoneWord().MatchString(s):
 		return false
 	}
-	return reDoneWord.MatchString(s)
+	return reDoneWord().MatchString(s)
 }

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/markdown"
 )
 
@@ -223,22 +225,22 @@ func readClaudeSession(p, rel, active string, loc *time.Location) (Session, *Ski
 }
 
 var (
-	reUpdateHeading  = lazy(`(?i)^update\b`)
-	reSummaryHeading = lazy(`(?i)summary|session end|wrap[- ]?up|resumen|résumé|zusammenfassung|riepilogo|resumo|samenvatting|podsumowanie|итог|резюме|сводка|总结|總結|まとめ|要約|요약`)
-	reGoalsHeading   = lazy(`(?i)goal|objective|objetivo|objectif|\bziele?\b|obiettiv|doel|cel[eu]?\b|цел|задач|目標|目标|목표`)
-	reOverview       = lazy(`(?i)overview|übersicht|resumen general|aperçu|panoramica|visão geral|обзор|概要|概览|개요`)
-	reStartLabel     = lazy(`(?i)^(session )?(start(ed)?|start time|started at|date|beginn?|début|inicio|início|начало|開始|开始)$`)
-	reEndLabel       = lazy(`(?i)^(session )?(end(ed)?|end time|ended at|finished|completed at|ende|fin|término|fim|конец|終了|结束)$`)
-	reDurationLabel  = lazy(`(?i)duration|dauer|durée|duración|duração|durata|длительность|продолжительность|所要時間|時間|时长|持续时间`)
-	reBranchLabel    = lazy(`(?i)^(current )?branch$`)
-	reSummaryLabel   = lazy(`(?i)^(summary|update|details|notes?)$`)
-	reAccomplished   = lazy(`(?i)accomplish|achievement|features implemented|what was done|completed tasks|logros|réalisations|erfolge|ergebnisse|достижения|成果|完成`)
-	reNotCompleted   = lazy(`(?i)not completed|wasn'?t completed|were not completed|incomplete|remaining|unfinished|next steps|todo|to do|pendiente|reste à faire|offen|не выполнено|未完了|未完成`)
-	reChatListItem   = lazy(`^(\s*)(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s*)?(.*)$`)
-	reHours          = lazy(`(\d+(?:[.,]\d+)?)\s*(?:h\b|hrs?\b|hours?|ч\b|час|時間|小时|std\b|stunden?|heures?|horas?|ore\b)`)
-	reMinutes        = lazy(`(\d+)\s*(?:m\b|mins?\b|minutes?|мин|分|minuten?|minutos?|minuti)`)
-	reSessionWords   = lazy(`(?i)\bdevelopment session\b|\bsession\b|開発セッション|セッション|сессия разработки|сессия|sesión de desarrollo|sesión|session de développement|entwicklungssitzung|sitzung|开发会话|会话`)
-	reSeparators     = lazy(`\s+[-–—|·](?:\s+[-–—|·])*\s+`)
+	reUpdateHeading  = lazyregexp.New(`(?i)^update\b`)
+	reSummaryHeading = lazyregexp.New(`(?i)summary|session end|wrap[- ]?up|resumen|résumé|zusammenfassung|riepilogo|resumo|samenvatting|podsumowanie|итог|резюме|сводка|总结|總結|まとめ|要約|요약`)
+	reGoalsHeading   = lazyregexp.New(`(?i)goal|objective|objetivo|objectif|\bziele?\b|obiettiv|doel|cel[eu]?\b|цел|задач|目標|目标|목표`)
+	reOverview       = lazyregexp.New(`(?i)overview|übersicht|resumen general|aperçu|panoramica|visão geral|обзор|概要|概览|개요`)
+	reStartLabel     = lazyregexp.New(`(?i)^(session )?(start(ed)?|start time|started at|date|beginn?|début|inicio|início|начало|開始|开始)$`)
+	reEndLabel       = lazyregexp.New(`(?i)^(session )?(end(ed)?|end time|ended at|finished|completed at|ende|fin|término|fim|конец|終了|结束)$`)
+	reDurationLabel  = lazyregexp.New(`(?i)duration|dauer|durée|duración|duração|durata|длительность|продолжительность|所要時間|時間|时长|持续时间`)
+	reBranchLabel    = lazyregexp.New(`(?i)^(current )?branch$`)
+	reSummaryLabel   = lazyregexp.New(`(?i)^(summary|update|details|notes?)$`)
+	reAccomplished   = lazyregexp.New(`(?i)accomplish|achievement|features implemented|what was done|completed tasks|logros|réalisations|erfolge|ergebnisse|достижения|成果|完成`)
+	reNotCompleted   = lazyregexp.New(`(?i)not completed|wasn'?t completed|were not completed|incomplete|remaining|unfinished|next steps|todo|to do|pendiente|reste à faire|offen|не выполнено|未完了|未完成`)
+	reChatListItem   = lazyregexp.New(`^(\s*)(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s*)?(.*)$`)
+	reHours          = lazyregexp.New(`(\d+(?:[.,]\d+)?)\s*(?:h\b|hrs?\b|hours?|ч\b|час|時間|小时|std\b|stunden?|heures?|horas?|ore\b)`)
+	reMinutes        = lazyregexp.New(`(\d+)\s*(?:m\b|mins?\b|minutes?|мин|分|minuten?|minutos?|minuti)`)
+	reSessionWords   = lazyregexp.New(`(?i)\bdevelopment session\b|\bsession\b|開発セッション|セッション|сессия разработки|сессия|sesión de desarrollo|sesión|session de développement|entwicklungssitzung|sitzung|开发会话|会话`)
+	reSeparators     = lazyregexp.New(`\s+[-–—|·](?:\s+[-–—|·])*\s+`)
 )
 
 // ParseClaudeSession reads one Claude Code session note. source is the
@@ -290,11 +292,11 @@ func ParseClaudeSession(source string, data []byte, loc *time.Location) (Session
 		switch {
 		case s.Level >= 2 && s.Level <= 4 && isUpdateHeading(*s):
 			updates = append(updates, *s)
-		case s.Level == 2 && overview == nil && reOverview.MatchString(s.Title):
+		case s.Level == 2 && overview == nil && reOverview().MatchString(s.Title):
 			overview = s
-		case s.Level <= 3 && s.Level >= 2 && summary == nil && reSummaryHeading.MatchString(s.Title) && !reGoalsHeading.MatchString(s.Title):
+		case s.Level <= 3 && s.Level >= 2 && summary == nil && reSummaryHeading().MatchString(s.Title) && !reGoalsHeading().MatchString(s.Title):
 			summary = s
-		case s.Level == 2 && goals == nil && reGoalsHeading.MatchString(s.Title):
+		case s.Level == 2 && goals == nil && reGoalsHeading().MatchString(s.Title):
 			goals = s
 		}
 	}
@@ -311,7 +313,7 @@ func ParseClaudeSession(source string, data []byte, loc *time.Location) (Session
 	default:
 		if overview != nil {
 			for _, l := range sectionText(data, *overview) {
-				if label, value, ok := labelled(l); ok && reStartLabel.MatchString(label) {
+				if label, value, ok := labelled(l); ok && reStartLabel().MatchString(label) {
 					if t, _, ok := localDateTime(value, loc); ok {
 						s.Date = t
 						break
@@ -346,7 +348,7 @@ func ParseClaudeSession(source string, data []byte, loc *time.Location) (Session
 	s.Objective = line(s.Objective)
 
 	for _, l := range strings.Split(string(data), "\n") {
-		if label, value, ok := labelled(l); ok && reBranchLabel.MatchString(label) {
+		if label, value, ok := labelled(l); ok && reBranchLabel().MatchString(label) {
 			if b := cleanBranch(value); b != "" {
 				s.Branch = b
 				break
@@ -373,7 +375,7 @@ func claudeUpdates(data []byte, updates []markdown.Section, date time.Time, loc 
 		text := sectionText(data, u)
 		msg := ""
 		for _, l := range text {
-			if label, value, ok := labelled(l); ok && reSummaryLabel.MatchString(label) && strings.TrimSpace(value) != "" {
+			if label, value, ok := labelled(l); ok && reSummaryLabel().MatchString(label) && strings.TrimSpace(value) != "" {
 				msg = value
 				break
 			}
@@ -406,7 +408,7 @@ func claudeUpdates(data []byte, updates []markdown.Section, date time.Time, loc 
 func claudeSummary(s *Session, text []string, loc *time.Location) {
 	s.Status = "ended"
 	s.Ended = endTime(text, s.Date, loc)
-	for _, o := range itemsUnder(text, reAccomplished) {
+	for _, o := range itemsUnder(text, reAccomplished()) {
 		s.Outcomes = appendLine(s.Outcomes, o)
 	}
 	if len(s.Outcomes) == 0 {
@@ -416,12 +418,12 @@ func claudeSummary(s *Session, text []string, loc *time.Location) {
 	}
 	if len(s.Outcomes) == 0 {
 		for _, l := range text { // plain items: "- Removed 7 of 9 flags", not "- **Ended**: …"
-			if m := reChatListItem.FindStringSubmatch(l); m != nil && len(m[1]) < 2 && !strings.Contains(m[2], "**") {
+			if m := reChatListItem().FindStringSubmatch(l); m != nil && len(m[1]) < 2 && !strings.Contains(m[2], "**") {
 				s.Outcomes = appendLine(s.Outcomes, m[2])
 			}
 		}
 	}
-	for _, n := range itemsUnder(text, reNotCompleted) {
+	for _, n := range itemsUnder(text, reNotCompleted()) {
 		s.NextSteps = appendLine(s.NextSteps, n)
 	}
 }
@@ -439,7 +441,7 @@ func tidyID(id string) string {
 }
 
 func isUpdateHeading(s markdown.Section) bool {
-	if reUpdateHeading.MatchString(s.Title) {
+	if reUpdateHeading().MatchString(s.Title) {
 		return true
 	}
 	if s.Level < 3 {
@@ -448,7 +450,7 @@ func isUpdateHeading(s markdown.Section) bool {
 	if _, hasClock, ok := localDateTime(s.Title, time.UTC); ok && hasClock {
 		return true
 	}
-	m := reClock.FindStringIndex(s.Title)
+	m := reClock().FindStringIndex(s.Title)
 	return m != nil && m[0] <= 2
 }
 
@@ -456,15 +458,15 @@ func isUpdateHeading(s markdown.Section) bool {
 // Session", its date and time and the separators, else the file name after
 // its YYYY-MM-DD-HHMM prefix.
 func sessionName(title, base string) string {
-	t := reLocalDateTime.ReplaceAllString(title, " ")
-	t = reSessionWords.ReplaceAllString(t, " ")
+	t := reLocalDateTime().ReplaceAllString(title, " ")
+	t = reSessionWords().ReplaceAllString(t, " ")
 	t = strings.Trim(clean(t), " -–—:|·")
-	t = strings.TrimSpace(reSeparators.ReplaceAllString(t, " - "))
+	t = strings.TrimSpace(reSeparators().ReplaceAllString(t, " - "))
 	if t != "" {
 		return t
 	}
 	n := strings.TrimSuffix(base, ".md")
-	if reNameDateTime.MatchString(n) {
+	if reNameDateTime().MatchString(n) {
 		n = n[len("2006-01-02-1504"):]
 	}
 	return strings.Trim(n, "-_ ")
@@ -491,7 +493,7 @@ func labelled(l string) (label, value string, ok bool) {
 }
 
 func stripListMarker(l string) string {
-	if m := reChatListItem.FindStringSubmatch(l); m != nil {
+	if m := reChatListItem().FindStringSubmatch(l); m != nil {
 		return m[2]
 	}
 	return l
@@ -502,7 +504,7 @@ func stripListMarker(l string) string {
 func textItems(lines []string) []string {
 	var items, text []string
 	for _, l := range lines {
-		if m := reChatListItem.FindStringSubmatch(l); m != nil {
+		if m := reChatListItem().FindStringSubmatch(l); m != nil {
 			if len(m[1]) < 2 {
 				if c := clean(m[2]); c != "" && !isPlaceholder(c) && !strings.HasPrefix(c, "[") {
 					items = append(items, c)
@@ -524,13 +526,13 @@ func textItems(lines []string) []string {
 // ("### Key Accomplishments", "**What wasn't completed**:") of lines whose
 // text matches re: its list items, or its lines of text, up to the next
 // heading or bold label.
-func itemsUnder(lines []string, re *lazyRegexp) []string {
+func itemsUnder(lines []string, re *regexp.Regexp) []string {
 	var out []string
 	collecting := false
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
 		isHeading := strings.HasPrefix(t, "#")
-		isLabel := !isHeading && reChatListItem.FindStringSubmatch(l) == nil && (strings.HasPrefix(t, "**") || strings.HasPrefix(t, "__"))
+		isLabel := !isHeading && reChatListItem().FindStringSubmatch(l) == nil && (strings.HasPrefix(t, "**") || strings.HasPrefix(t, "__"))
 		if isHeading || isLabel {
 			if collecting {
 				return out
@@ -555,7 +557,7 @@ func itemsUnder(lines []string, re *lazyRegexp) []string {
 		if !collecting || t == "" {
 			continue
 		}
-		if m := reChatListItem.FindStringSubmatch(l); m != nil {
+		if m := reChatListItem().FindStringSubmatch(l); m != nil {
 			if len(m[1]) < 2 {
 				out = append(out, m[2])
 			}
@@ -575,7 +577,7 @@ func firstParagraph(lines []string) string {
 		switch {
 		case t == "" && len(p) > 0:
 			return strings.Join(p, " ")
-		case t == "", strings.HasPrefix(t, "#"), strings.HasPrefix(t, "**"), strings.HasPrefix(t, "```"), reChatListItem.MatchString(l):
+		case t == "", strings.HasPrefix(t, "#"), strings.HasPrefix(t, "**"), strings.HasPrefix(t, "```"), reChatListItem().MatchString(l):
 			if len(p) > 0 {
 				return strings.Join(p, " ")
 			}
@@ -597,14 +599,14 @@ func endTime(lines []string, start time.Time, loc *time.Location) time.Time {
 			continue
 		}
 		switch {
-		case reEndLabel.MatchString(label):
+		case reEndLabel().MatchString(label):
 			if t, hasClock, ok := localDateTime(value, loc); ok && hasClock {
 				end = t
 			} else if t, ok := clockOn(value, start); ok {
 				end = t
 			}
-		case reDurationLabel.MatchString(label) && end.IsZero():
-			if clocks := reClock.FindAllStringIndex(value, -1); len(clocks) >= 2 {
+		case reDurationLabel().MatchString(label) && end.IsZero():
+			if clocks := reClock().FindAllStringIndex(value, -1); len(clocks) >= 2 {
 				if t, ok := clockOn(value[clocks[len(clocks)-1][0]:], start); ok {
 					if t.Before(start) {
 						t = t.AddDate(0, 0, 1)
@@ -631,13 +633,13 @@ func parseDuration(s string) (time.Duration, bool) {
 	s = strings.ToLower(s)
 	var d time.Duration
 	found := false
-	if m := reHours.FindStringSubmatch(s); m != nil {
+	if m := reHours().FindStringSubmatch(s); m != nil {
 		if h, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", "."), 64); err == nil {
 			d += time.Duration(h * float64(time.Hour))
 			found = true
 		}
 	}
-	if m := reMinutes.FindStringSubmatch(s); m != nil {
+	if m := reMinutes().FindStringSubmatch(s); m != nil {
 		if mi, err := strconv.Atoi(m[1]); err == nil {
 			d += time.Duration(mi) * time.Minute
 			found = true

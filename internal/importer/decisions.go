@@ -2,6 +2,8 @@ package importer
 
 import (
 	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // decisionPart is the Decision field a labelled line fills.
@@ -41,7 +43,7 @@ func containsAny(s string, subs ...string) bool {
 	return false
 }
 
-var reDecisionPrefix = lazy(`(?i)^(decision\s*\d*[a-z]?|d-?\d+)\s*[:.)\-–—]\s*`)
+var reDecisionPrefix = lazyregexp.New(`(?i)^(decision\s*\d*[a-z]?|d-?\d+)\s*[:.)\-–—]\s*`)
 
 // parseDecisionSection reads the decisions of a "Decisions" section: one
 // per sub-heading, plus the list items, table rows or paragraph of the
@@ -84,7 +86,7 @@ func decisionsFromBlocks(title string, blocks []mdBlock, hasChildren bool) []Dec
 		switch g.head.kind {
 		case blockItem:
 			items++
-			if reBoldLead.MatchString(strings.TrimSpace(g.head.text)) {
+			if reBoldLead().MatchString(strings.TrimSpace(g.head.text)) {
 				boldItems++
 			}
 		case blockPara:
@@ -194,7 +196,7 @@ func (d *Decision) set(p decisionPart, raw string) {
 // finish fills Title from Choice (or the reverse) and reports whether the
 // decision says anything.
 func (d *Decision) finish() bool {
-	d.Title = strings.TrimSpace(reDecisionPrefix.ReplaceAllString(d.Title, ""))
+	d.Title = strings.TrimSpace(reDecisionPrefix().ReplaceAllString(d.Title, ""))
 	if d.Choice == "" && d.Title == "" {
 		return false
 	}
@@ -232,7 +234,7 @@ func splitAlternatives(v string) []string {
 	return out
 }
 
-var reBoldLead = lazy(`^\*\*(.+?)\*\*\s*[:\-–—]?\s*(.*)$`)
+var reBoldLead = lazyregexp.New(`^\*\*(.+?)\*\*\s*[:\-–—]?\s*(.*)$`)
 
 // decisionFromItem reads a list item: "**Title**: explanation" gives a
 // decision whose title and choice are the bold text and whose rationale is
@@ -242,7 +244,7 @@ var reBoldLead = lazy(`^\*\*(.+?)\*\*\s*[:\-–—]?\s*(.*)$`)
 func decisionFromItem(g blockGroup) (Decision, bool) {
 	var d Decision
 	text := strings.TrimSpace(g.head.text)
-	if m := reBoldLead.FindStringSubmatch(text); m != nil {
+	if m := reBoldLead().FindStringSubmatch(text); m != nil {
 		d.Title = clean(strings.TrimSuffix(strings.TrimSpace(m[1]), ":"))
 		d.Choice = d.Title
 		d.set(partRationale, m[2])
@@ -299,7 +301,7 @@ func decisionFromBlock(title string, blocks []mdBlock) (Decision, bool) {
 		case blockItem:
 			if cur != partNone && cur != partTitle {
 				if cur == partAlternatives {
-					d.set(partAlternatives, reLeadingNum.ReplaceAllString(b.text, ""))
+					d.set(partAlternatives, reLeadingNum().ReplaceAllString(b.text, ""))
 				} else if b.indent == 0 || cur == partRationale {
 					d.set(cur, b.text)
 				}
@@ -328,10 +330,10 @@ func decisionFromBlock(title string, blocks []mdBlock) (Decision, bool) {
 // isDecisionsHeading reports whether a heading is a generic
 // "Decisions"/"Key Decisions"/"Design Decision" section name.
 func isDecisionsHeading(title string) bool {
-	return reGenericDecisions.MatchString(normTitle(title))
+	return reGenericDecisions().MatchString(normTitle(title))
 }
 
-var reGenericDecisions = lazy(`^(key |design |technical |important |major |main |session )?decisions?( made| log| records?| taken| summary)?$`)
+var reGenericDecisions = lazyregexp.New(`^(key |design |technical |important |major |main |session )?decisions?( made| log| records?| taken| summary)?$`)
 
 // labelText returns the cleaned label of "**Key**: value" (without the
 // colon), given the value part.

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // Key aliases used across the JSON schema versions, in order of preference.
@@ -111,14 +113,14 @@ func keyList(o *jobj) string {
 	return strings.Join(keys, ", ")
 }
 
-var reMajor = lazy(`^\s*v?(\d+)`)
+var reMajor = lazyregexp.New(`^\s*v?(\d+)`)
 
 // jsonFormat names the schema variant and returns the object holding the
 // session header fields.
 func jsonFormat(root *jobj) (string, *jobj) {
 	if h := root.obj("session"); h != nil {
 		sv := root.str("schemaVersion", "schema_version", "version")
-		if m := reMajor.FindStringSubmatch(sv); m != nil {
+		if m := reMajor().FindStringSubmatch(sv); m != nil {
 			return FormatJSONVersionPrefix + m[1], h
 		}
 		return FormatJSONLegacy, h
@@ -430,7 +432,7 @@ func (j *jsonDoc) readDecisions() {
 	}
 }
 
-var reDigits = lazy(`\d+`)
+var reDigits = lazyregexp.New(`\d+`)
 
 // readIssues collects references from the issue/PR keys of the header and
 // top level, then from every string in the document.
@@ -446,7 +448,7 @@ func (j *jsonDoc) readIssues() {
 			case string:
 				if strings.Contains(v, "/") {
 					r.scan(v)
-				} else if m := reDigits.FindString(v); m != "" && len(v) <= 12 {
+				} else if m := reDigits().FindString(v); m != "" && len(v) <= 12 {
 					n, _ := strconv.Atoi(m)
 					r.add(n, pr)
 				}

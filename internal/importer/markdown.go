@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 	"unicode"
+
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // mdDoc is a Markdown document being turned into a Session.
@@ -203,8 +205,8 @@ func (d *mdDoc) title() string {
 }
 
 var (
-	reTitleSession = lazy(`(?i)^(session\s*(log|handoff|summary)?\s*[#:]?\s*[\w.-]*\d[\w.-]*|session\s*(log|handoff|summary)|handoff)\s*[:\-–—]?\s*`)
-	reTitleDate    = lazy(`\s*[-–—(]?\s*\d{4}-\d{2}-\d{2}\)?\s*`)
+	reTitleSession = lazyregexp.New(`(?i)^(session\s*(log|handoff|summary)?\s*[#:]?\s*[\w.-]*\d[\w.-]*|session\s*(log|handoff|summary)|handoff)\s*[:\-–—]?\s*`)
+	reTitleDate    = lazyregexp.New(`\s*[-–—(]?\s*\d{4}-\d{2}-\d{2}\)?\s*`)
 )
 
 // titleObjective derives an objective from a title such as
@@ -212,8 +214,8 @@ var (
 // Support". It returns "" when nothing but a session number or date is left.
 func titleObjective(title string) string {
 	t := clean(title)
-	t = reTitleSession.ReplaceAllString(t, "")
-	t = strings.TrimSpace(reTitleDate.ReplaceAllString(t, " "))
+	t = reTitleSession().ReplaceAllString(t, "")
+	t = strings.TrimSpace(reTitleDate().ReplaceAllString(t, " "))
 	t = strings.Trim(t, "-–—: ")
 	letters := 0
 	for _, r := range t {
@@ -229,7 +231,7 @@ func titleObjective(title string) string {
 
 // notSessionReason returns why the document is not a session log, or "".
 func (d *mdDoc) notSessionReason(base string) string {
-	dated := reNameDate.MatchString(base)
+	dated := reNameDate().MatchString(base)
 	sessionish := strings.Contains(base, "session") || strings.Contains(base, "handoff")
 	switch {
 	case dated && sessionish:

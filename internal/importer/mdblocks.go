@@ -2,6 +2,8 @@ package importer
 
 import (
 	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // This file splits a Markdown document into sections (one per heading) made
@@ -58,13 +60,13 @@ func (s *mdSection) subtree() []*mdSection {
 }
 
 var (
-	reHeading   = lazy(`^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
-	reFence     = lazy("^\\s*(```|~~~)")
-	reListItem  = lazy(`^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$`)
-	reCheckbox  = lazy(`^\[([ xX✓✔])\]\s*`)
-	reRule      = lazy(`^\s{0,3}([-*_])(\s*([-*_]))*\s*$`)
-	reTableSep  = lazy(`^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$`)
-	reLabelLine = lazy(`^\s*\*\*[^*]{1,80}\*\*\s*:|^\s*\*\*[^*]{1,80}:\*\*`)
+	reHeading   = lazyregexp.New(`^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
+	reFence     = lazyregexp.New("^\\s*(```|~~~)")
+	reListItem  = lazyregexp.New(`^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$`)
+	reCheckbox  = lazyregexp.New(`^\[([ xX✓✔])\]\s*`)
+	reRule      = lazyregexp.New(`^\s{0,3}([-*_])(\s*([-*_]))*\s*$`)
+	reTableSep  = lazyregexp.New(`^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$`)
+	reLabelLine = lazyregexp.New(`^\s*\*\*[^*]{1,80}\*\*\s*:|^\s*\*\*[^*]{1,80}:\*\*`)
 )
 
 // parseSections splits a Markdown document into a tree of sections. The
@@ -80,7 +82,7 @@ func parseSections(doc string) []*mdSection {
 	for _, ln := range lines {
 		switch {
 		case inFence != "":
-			if m := reFence.FindStringSubmatch(ln); m != nil && m[1] == inFence {
+			if m := reFence().FindStringSubmatch(ln); m != nil && m[1] == inFence {
 				inFence = ""
 			}
 			continue
@@ -93,12 +95,12 @@ func parseSections(doc string) []*mdSection {
 			}
 		}
 		ln = stripComments(ln, &inComment)
-		if m := reFence.FindStringSubmatch(ln); m != nil {
+		if m := reFence().FindStringSubmatch(ln); m != nil {
 			inFence = m[1]
 			b.flushPara(cur)
 			continue
 		}
-		if m := reHeading.FindStringSubmatch(ln); m != nil {
+		if m := reHeading().FindStringSubmatch(ln); m != nil {
 			b.flush(cur)
 			sec := &mdSection{level: len(m[1]), title: clean(m[2])}
 			parent := cur
@@ -155,7 +157,7 @@ func (b *blockBuilder) flushPara(s *mdSection) {
 	if len(b.para) > 0 {
 		text := strings.Join(b.para, " ")
 		blk := mdBlock{kind: blockPara, text: text}
-		if m := reCheckbox.FindStringSubmatch(text); m != nil {
+		if m := reCheckbox().FindStringSubmatch(text); m != nil {
 			blk.check = checkByte(m[1])
 			blk.text = text[len(m[0]):]
 		}
@@ -197,17 +199,17 @@ func (b *blockBuilder) addLine(s *mdSection, ln string) {
 	case strings.HasPrefix(trimmed, "|"):
 		b.flushPara(s)
 		b.itemOpen = false
-		if !reTableSep.MatchString(trimmed) {
+		if !reTableSep().MatchString(trimmed) {
 			b.table = append(b.table, splitRow(trimmed))
 		}
-	case reRule.MatchString(ln):
+	case reRule().MatchString(ln):
 		b.flush(s)
 	default:
 		b.flushTable(s)
-		if m := reListItem.FindStringSubmatch(ln); m != nil {
+		if m := reListItem().FindStringSubmatch(ln); m != nil {
 			b.flushPara(s)
 			blk := mdBlock{kind: blockItem, indent: indentWidth(m[1]), text: m[3]}
-			if c := reCheckbox.FindStringSubmatch(blk.text); c != nil {
+			if c := reCheckbox().FindStringSubmatch(blk.text); c != nil {
 				blk.check = checkByte(c[1])
 				blk.text = blk.text[len(c[0]):]
 			}
@@ -216,13 +218,13 @@ func (b *blockBuilder) addLine(s *mdSection, ln string) {
 			return
 		}
 		indent := indentWidth(ln[:len(ln)-len(strings.TrimLeft(ln, " \t"))])
-		if b.itemOpen && len(b.para) == 0 && (!b.blankSeen || indent >= 2) && !reLabelLine.MatchString(ln) {
+		if b.itemOpen && len(b.para) == 0 && (!b.blankSeen || indent >= 2) && !reLabelLine().MatchString(ln) {
 			it := &s.blocks[b.lastItem]
 			it.more = append(it.more, trimmed)
 			return
 		}
 		b.itemOpen = false
-		if reLabelLine.MatchString(ln) {
+		if reLabelLine().MatchString(ln) {
 			b.flushPara(s)
 		}
 		b.para = append(b.para, trimmed)
@@ -272,8 +274,8 @@ func splitRow(row string) []string {
 }
 
 var (
-	reLabelBold  = lazy(`^\*\*([^*]{1,80}?)\s*:?\s*\*\*\s*:?\s*(.*)$`)
-	reLabelPlain = lazy(`^([A-Za-z][A-Za-z /()-]{0,40}?)\s*:\s+(.*)$`)
+	reLabelBold  = lazyregexp.New(`^\*\*([^*]{1,80}?)\s*:?\s*\*\*\s*:?\s*(.*)$`)
+	reLabelPlain = lazyregexp.New(`^([A-Za-z][A-Za-z /()-]{0,40}?)\s*:\s+(.*)$`)
 )
 
 // boldLabel splits "**Key**: value" / "**Key:** value" into its key
@@ -281,7 +283,7 @@ var (
 // start with a bold label followed by a colon.
 func boldLabel(text string) (key, value string, ok bool) {
 	t := strings.TrimSpace(text)
-	m := reLabelBold.FindStringSubmatch(t)
+	m := reLabelBold().FindStringSubmatch(t)
 	if m == nil {
 		return "", "", false
 	}
@@ -295,7 +297,7 @@ func boldLabel(text string) (key, value string, ok bool) {
 
 // plainLabel splits "Key: value" where Key is short text without markup.
 func plainLabel(text string) (key, value string, ok bool) {
-	m := reLabelPlain.FindStringSubmatch(strings.TrimSpace(text))
+	m := reLabelPlain().FindStringSubmatch(strings.TrimSpace(text))
 	if m == nil {
 		return "", "", false
 	}

@@ -2,6 +2,8 @@ package importer
 
 import (
 	"strings"
+
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // This file reads labelled metadata lines ("**Date**: …") of Markdown logs.
@@ -175,7 +177,7 @@ func (d *mdDoc) offerMeta(key, val string, sc scope) {
 	for _, a := range fieldScopes[mk.field] {
 		allowed = allowed || a == sc
 	}
-	if !allowed || (mk.field == fieldStatus && reGitStatus.MatchString(clean(val))) {
+	if !allowed || (mk.field == fieldStatus && reGitStatus().MatchString(clean(val))) {
 		return
 	}
 	d.meta.offer(mk.field, val, int(sc)*10+mk.rank)
@@ -183,4 +185,4 @@ func (d *mdDoc) offerMeta(key, val string, sc scope) {
 
 // reGitStatus matches a "Status" value describing the working tree rather
 // than the session.
-var reGitStatus = lazy(`(?i)^(clean|dirty)\b|working (tree|directory)|^(mergeable|ahead|behind)\b`)
+var reGitStatus = lazyregexp.New(`(?i)^(clean|dirty)\b|working (tree|directory)|^(mergeable|ahead|behind)\b`)

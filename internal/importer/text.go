@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // sessionID turns a file path into a Session.ID: the base name without its
@@ -27,14 +29,14 @@ func sessionID(relPath string) string {
 }
 
 var (
-	reLink       = lazy(`!?\[([^\]]*)\]\([^)\s]*\)`)
-	reAutoLink   = lazy(`<(https?://[^>\s]+)>`)
-	reEmphasis   = lazy(`\*\*|~~`)
-	reSpaces     = lazy(`\s+`)
-	reHTMLTag    = lazy(`</?(br|sub|sup|b|i|em|strong|code|details|summary)\s*/?>`)
-	reLeadingNum = lazy(`^(\d+[.)]|[-*+])\s+`)
-	// reSentenceEnd ends a short title: ". ", ": ", "; ", " (", " - ", " — ".
-	reSentenceEnd = lazy(`[.:;]\s| \(| [-–—] `)
+	reLink       = lazyregexp.New(`!?\[([^\]]*)\]\([^)\s]*\)`)
+	reAutoLink   = lazyregexp.New(`<(https?://[^>\s]+)>`)
+	reEmphasis   = lazyregexp.New(`\*\*|~~`)
+	reSpaces     = lazyregexp.New(`\s+`)
+	reHTMLTag    = lazyregexp.New(`</?(br|sub|sup|b|i|em|strong|code|details|summary)\s*/?>`)
+	reLeadingNum = lazyregexp.New(`^(\d+[.)]|[-*+])\s+`)
+	// reSentenceEnd() ends a short title: ". ", ": ", "; ", " (", " - ", " — ".
+	reSentenceEnd = lazyregexp.New(`[.:;]\s| \(| [-–—] `)
 )
 
 // clean strips inline Markdown (emphasis, code backticks, link targets,
@@ -46,19 +48,19 @@ func clean(s string) string {
 		if i%2 == 1 && i < len(parts)-1 {
 			continue // inside a code span
 		}
-		p := reLink.ReplaceAllString(parts[i], "$1")
-		p = reAutoLink.ReplaceAllString(p, "$1")
-		p = reHTMLTag.ReplaceAllString(p, " ")
+		p := reLink().ReplaceAllString(parts[i], "$1")
+		p = reAutoLink().ReplaceAllString(p, "$1")
+		p = reHTMLTag().ReplaceAllString(p, " ")
 		parts[i] = stripEmphasis(p)
 	}
 	s = strings.Join(parts, "")
-	return strings.TrimSpace(reSpaces.ReplaceAllString(s, " "))
+	return strings.TrimSpace(reSpaces().ReplaceAllString(s, " "))
 }
 
 // stripEmphasis removes "**" and "~~", and "__" unless it sits inside a
 // word (as in "mcp__serena__activate_project").
 func stripEmphasis(s string) string {
-	s = reEmphasis.ReplaceAllString(s, "")
+	s = reEmphasis().ReplaceAllString(s, "")
 	if !strings.Contains(s, "__") {
 		return s
 	}
@@ -101,7 +103,7 @@ func truncate(s string, n int) string {
 // sentence end or colon, cut at a word boundary to about 100 bytes.
 func shortTitle(s string) string {
 	s = clean(s)
-	if loc := reSentenceEnd.FindStringIndex(s); loc != nil && loc[0] > 10 {
+	if loc := reSentenceEnd().FindStringIndex(s); loc != nil && loc[0] > 10 {
 		s = strings.TrimSpace(s[:loc[0]])
 	}
 	s = strings.TrimRight(s, ".")
@@ -125,16 +127,16 @@ func appendLine(list []string, s string) []string {
 	return append(list, s)
 }
 
-var rePlaceholder = lazy(`(?i)^[\s*_(\[]*(none|n/?a|tbd|todo|to be (documented|determined|filled)[^)\]]*|\[migrated from markdown\]|-+|…|\.\.\.)[\s*_.)\]]*$`)
+var rePlaceholder = lazyregexp.New(`(?i)^[\s*_(\[]*(none|n/?a|tbd|todo|to be (documented|determined|filled)[^)\]]*|\[migrated from markdown\]|-+|…|\.\.\.)[\s*_.)\]]*$`)
 
 // isPlaceholder reports whether s is template filler rather than content.
 func isPlaceholder(s string) bool {
-	return rePlaceholder.MatchString(strings.TrimSpace(s))
+	return rePlaceholder().MatchString(strings.TrimSpace(s))
 }
 
 var (
-	reDateTime = lazy(`\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2}))?)?`)
-	reNameDate = lazy(`^(\d{4}-\d{2}-\d{2})`)
+	reDateTime = lazyregexp.New(`\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2}))?)?`)
+	reNameDate = lazyregexp.New(`^(\d{4}-\d{2}-\d{2})`)
 )
 
 // timeLayouts are tried in order by parseTime on the first date-like run.
@@ -157,7 +159,7 @@ var timeLayouts = []string{
 // parseTime finds the first date or date-time in s and parses it. A value
 // without a zone is UTC. It reports false when s holds no valid date.
 func parseTime(s string) (time.Time, bool) {
-	m := reDateTime.FindString(s)
+	m := reDateTime().FindString(s)
 	if m == "" {
 		return time.Time{}, false
 	}
@@ -185,7 +187,7 @@ func isFullTimestamp(s string) (time.Time, bool) {
 
 // dateFromName parses the YYYY-MM-DD prefix of a file's base name.
 func dateFromName(relPath string) (time.Time, bool) {
-	m := reNameDate.FindString(path.Base(relPath))
+	m := reNameDate().FindString(path.Base(relPath))
 	if m == "" {
 		return time.Time{}, false
 	}
@@ -193,11 +195,11 @@ func dateFromName(relPath string) (time.Time, bool) {
 	return t, err == nil
 }
 
-var reSHA = lazy(`(?i)(?:^|[^0-9a-z])([0-9a-f]{7,40})(?:$|[^0-9a-z])`)
+var reSHA = lazyregexp.New(`(?i)(?:^|[^0-9a-z])([0-9a-f]{7,40})(?:$|[^0-9a-z])`)
 
 // commitSHA returns the first 7-40 digit hex run of s, lower-cased, or "".
 func commitSHA(s string) string {
-	m := reSHA.FindStringSubmatch(s)
+	m := reSHA().FindStringSubmatch(s)
 	if m == nil {
 		return ""
 	}
@@ -256,12 +258,15 @@ func humanize(key string) string {
 	return string(unicode.ToUpper(r)) + s[size:]
 }
 
+// reSessionPrefix is the "session-48-" that starts a file name's slug.
+var reSessionPrefix = lazyregexp.New(`(?i)^[-_]*(session[-_]?[0-9a-z]*[0-9][0-9a-z]*|session)[-_]*`)
+
 // slugObjective makes a fallback objective from a file name such as
 // "2025-12-20-session-48-semantic-slug-orchestration" →
 // "Semantic slug orchestration". It returns "" when the name has no slug.
 func slugObjective(id string) string {
-	s := reNameDate.ReplaceAllString(id, "")
-	s = lazy(`(?i)^[-_]*(session[-_]?[0-9a-z]*[0-9][0-9a-z]*|session)[-_]*`).ReplaceAllString(s, "")
+	s := reNameDate().ReplaceAllString(id, "")
+	s = reSessionPrefix().ReplaceAllString(s, "")
 	s = strings.Trim(strings.NewReplacer("-", " ", "_", " ").Replace(s), " ")
 	if !strings.ContainsFunc(s, unicode.IsLetter) {
 		return ""
@@ -307,12 +312,12 @@ func (r *refs) list() []string {
 }
 
 var (
-	reGitHubRef = lazy(`github\.com/[\w.-]+/[\w.-]+/(pull|issues)/(\d+)`)
-	// rePRRef matches "PR #7", "pull request #7", "PR 4927" (two or more
+	reGitHubRef = lazyregexp.New(`github\.com/[\w.-]+/[\w.-]+/(pull|issues)/(\d+)`)
+	// rePRRef() matches "PR #7", "pull request #7", "PR 4927" (two or more
 	// digits) and "PR-194"/"pr202" (three or more), but not "PR1"/"PR2"
 	// (pull requests numbered within a plan).
-	rePRRef   = lazy(`(?i)\b(?:(?:PR|pull request)\s?#\s?(\d{1,6})|PR\s(\d{2,6})|PR-?(\d{3,6}))\b`)
-	reHashRef = lazy(`(?i)(\b[a-z]+\b)?[\s(]*(?:^|[^\w&#/])#(\d{2,6})\b`)
+	rePRRef   = lazyregexp.New(`(?i)\b(?:(?:PR|pull request)\s?#\s?(\d{1,6})|PR\s(\d{2,6})|PR-?(\d{3,6}))\b`)
+	reHashRef = lazyregexp.New(`(?i)(\b[a-z]+\b)?[\s(]*(?:^|[^\w&#/])#(\d{2,6})\b`)
 )
 
 // notIssueWords precede "#N" when N numbers something other than an issue.
@@ -336,11 +341,11 @@ func (r *refs) scan(text string) {
 		pr     bool
 	}
 	var hits []hit
-	for _, m := range reGitHubRef.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range reGitHubRef().FindAllStringSubmatchIndex(text, -1) {
 		n, _ := strconv.Atoi(text[m[4]:m[5]])
 		hits = append(hits, hit{m[0], n, text[m[2]:m[3]] == "pull"})
 	}
-	for _, m := range rePRRef.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range rePRRef().FindAllStringSubmatchIndex(text, -1) {
 		for g := 2; g+1 < len(m); g += 2 {
 			if m[g] >= 0 {
 				n, _ := strconv.Atoi(text[m[g]:m[g+1]])
@@ -348,7 +353,7 @@ func (r *refs) scan(text string) {
 			}
 		}
 	}
-	for _, m := range reHashRef.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range reHashRef().FindAllStringSubmatchIndex(text, -1) {
 		if m[2] >= 0 && notIssueWords[strings.ToLower(text[m[2]:m[3]])] {
 			continue
 		}
