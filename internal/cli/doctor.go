@@ -14,9 +14,9 @@ import (
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode"
 	"github.com/sessionvault/sessionvault/internal/errs"
-	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/history"
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/shellquote"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -177,7 +177,7 @@ func (a *app) doctor(repo string) []doctorCheck {
 		if r, err := history.Open(v.Root); err == nil {
 			if n, split, err := r.IndexEntries(); err == nil && !split && n >= history.SplitIndexFrom && r.SplitIndexSetting() < 0 {
 				warn("git index size", fmt.Sprintf("the vault's git index holds %d files and is rewritten whole by every commit", n),
-					"git -C "+guard.ShellQuote(v.Root)+" config core.splitIndex true")
+					"git -C "+shellquote.Quote(v.Root)+" config core.splitIndex true")
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/graph"
 	"github.com/sessionvault/sessionvault/internal/guard"
+	"github.com/sessionvault/sessionvault/internal/shellquote"
 )
 
 // exportCommand is `export`: the vault written out for other tools.
@@ -88,7 +89,7 @@ comments either way.
 				return err
 			}
 			return a.writeExport("cypher", output, buf.Bytes(), g, func() any { return map[string]any{"cypher": buf.String()} },
-				"load it with: cypher-shell -f "+guard.ShellQuote(output))
+				"load it with: cypher-shell -f "+shellquote.Quote(output))
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "write to FILE instead of stdout")
@@ -151,9 +152,9 @@ func (a *app) exportGraph() (*graph.Graph, error) {
 			// give (an export without --project is every project).
 			vaultOnly := guard.Place{Root: svc.V.Root}
 			if len(projects) == 0 {
-				return nil, errs.New(errs.ProjectNotFound, "project %q is not in the vault, which has no project yet; make one with `%s`", a.project, vaultOnly.Command("init --project "+guard.ShellQuote(a.project))).With("project", a.project)
+				return nil, errs.New(errs.ProjectNotFound, "project %q is not in the vault, which has no project yet; make one with `%s`", a.project, vaultOnly.Command("init --project "+shellquote.Quote(a.project))).With("project", a.project)
 			}
-			return nil, errs.New(errs.ProjectNotFound, "project %q is not in the vault (its projects: %s); export one with `%s`, or every one by leaving --project out", a.project, strings.Join(projects, ", "), vaultOnly.Command("export cypher --project "+guard.ShellQuote(projects[0]))).With("project", a.project).With("projects", projects)
+			return nil, errs.New(errs.ProjectNotFound, "project %q is not in the vault (its projects: %s); export one with `%s`, or every one by leaving --project out", a.project, strings.Join(projects, ", "), vaultOnly.Command("export cypher --project "+shellquote.Quote(projects[0]))).With("project", a.project).With("projects", projects)
 		}
 		projects = []string{a.project}
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/sessionvault/sessionvault/integrations/serena"
 	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
-	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/history"
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/shellquote"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -120,7 +120,7 @@ nothing is missing nothing changes and no commit is made.`,
 			}
 			if splitOn > 0 {
 				out["split_index"] = true
-				text += fmt.Sprintf("\nthe git index holds %d files: git's split index turned on (core.splitIndex = true), so that a commit rewrites a small .git/index instead of the whole index; `git -C %s config core.splitIndex false` turns it off", splitOn, guard.ShellQuote(abs))
+				text += fmt.Sprintf("\nthe git index holds %d files: git's split index turned on (core.splitIndex = true), so that a commit rewrites a small .git/index instead of the whole index; `git -C %s config core.splitIndex false` turns it off", splitOn, shellquote.Quote(abs))
 			}
 			if serenaRepo != "" {
 				linked, err := serena.Link(serenaRepo, filepath.Join(abs, a.project))

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/policy"
+	"github.com/sessionvault/sessionvault/internal/shellquote"
 )
 
 // Facts is what a PreToolUse decision reads from the project's current
@@ -122,9 +123,9 @@ func Decide(call policy.Call, cwd string, at Place, t policy.Table, f Facts) Ver
 // POSIX shell from any folder: it names the vault and, when not the default,
 // the project.
 func (p Place) Command(args string) string {
-	c := "sessionvault --vault " + ShellQuote(p.Root)
+	c := "sessionvault --vault " + shellquote.Quote(p.Root)
 	if p.Project != "" && p.Project != p.DefaultProject {
-		c += " --project " + ShellQuote(p.Project)
+		c += " --project " + shellquote.Quote(p.Project)
 	}
 	return c + " " + args
 }
@@ -154,7 +155,7 @@ func (p Place) Runnable(text, codeDir string) string {
 			continue
 		}
 		if codeDir != "" && strings.HasPrefix(args, "evidence record ") && (strings.Contains(args, " --run") || strings.Contains(args, " --sha ")) {
-			args += " --dir " + ShellQuote(codeDir)
+			args += " --dir " + shellquote.Quote(codeDir)
 		}
 		b.WriteString(text[:i])
 		b.WriteString("`" + p.Command(args) + "`")
@@ -162,14 +163,6 @@ func (p Place) Runnable(text, codeDir string) string {
 	}
 	b.WriteString(text)
 	return b.String()
-}
-
-// ShellQuote quotes v for a POSIX shell when it needs quoting.
-func ShellQuote(v string) string {
-	if v != "" && strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+=") == "" {
-		return v
-	}
-	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
 
 // writesInVault returns the first file a call edits or may write that lies

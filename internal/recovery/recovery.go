@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/shellquote"
 	"github.com/sessionvault/sessionvault/internal/tasks"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -338,7 +339,7 @@ func (s *Service) recoveryPrompt(project, kind string, st session.State, t *task
 		acts = append(acts, "Re-read the session: `"+s.Command(project, "status")+"`; then `"+s.Command(project, "recovery check --mark-recovered "+st.Session)+"`")
 	}
 	if t != nil {
-		acts = append(acts, "Reload the task: `"+s.Command(project, "task show "+session.ShellQuote(t.ID))+"`")
+		acts = append(acts, "Reload the task: `"+s.Command(project, "task show "+shellquote.Quote(t.ID))+"`")
 	}
 	if len(pending) > 0 {
 		acts = append(acts, "Review the pending changes (`"+s.GitCommand("status")+"`); the next operation commits them")

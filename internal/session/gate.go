@@ -14,6 +14,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/shellquote"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -206,7 +207,7 @@ func (s *Service) Gate(st State, proto *protocol.Protocol, phase protocol.Phase)
 		if n := IdNumber(it.ID); n >= 1 && n <= len(reqs) {
 			switch c := reqs[n-1].Check; c.Kind {
 			case protocol.KindFile:
-				m.Do = "read " + FirstNonEmpty(c.Arg, "the file") + ", then run `sessionvault evidence record " + it.ID + " --file " + ShellQuote(FirstNonEmpty(c.Arg, "PATH")) + "`"
+				m.Do = "read " + FirstNonEmpty(c.Arg, "the file") + ", then run `sessionvault evidence record " + it.ID + " --file " + shellquote.Quote(FirstNonEmpty(c.Arg, "PATH")) + "`"
 			case protocol.KindCommit:
 				m.Do = "run `sessionvault evidence record " + it.ID + " --sha COMMIT` (COMMIT: the commit's id)"
 			case protocol.KindRun:

@@ -21,6 +21,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/shellquote"
 	"github.com/sessionvault/sessionvault/internal/vault"
 	"github.com/sessionvault/sessionvault/templates"
 )
@@ -112,9 +113,9 @@ func (s *Service) Project(name string) (string, error) {
 		if _, cerr := s.V.Committed(rel); cerr == nil {
 			// Deleted, not never made: init would put an idle note in the
 			// place of the session.
-			return "", errs.New(errs.ProjectNotFound, "%s is missing from the vault (it was deleted); restore it with `%s`, then a person runs `%s`", rel, s.GitCommand("checkout -- "+ShellQuote(rel)), s.Command(name, "accept")).With("project", name)
+			return "", errs.New(errs.ProjectNotFound, "%s is missing from the vault (it was deleted); restore it with `%s`, then a person runs `%s`", rel, s.GitCommand("checkout -- "+shellquote.Quote(rel)), s.Command(name, "accept")).With("project", name)
 		}
-		return "", errs.New(errs.ProjectNotFound, "project %q has no %s in the vault; run `%s`", name, CurrentStateNote, s.Command("", "init --project "+ShellQuote(name))).With("project", name)
+		return "", errs.New(errs.ProjectNotFound, "project %q has no %s in the vault; run `%s`", name, CurrentStateNote, s.Command("", "init --project "+shellquote.Quote(name))).With("project", name)
 	}
 	return name, nil
 }
@@ -187,17 +188,14 @@ func (s *Service) Runnable(project, text, codeDir string) string {
 // GitCommand returns the git command line for args run in the vault (e.g.
 // "diff"), quoted for a POSIX shell.
 func (s *Service) GitCommand(args string) string {
-	return "git -C " + ShellQuote(s.V.Root) + " " + args
+	return "git -C " + shellquote.Quote(s.V.Root) + " " + args
 }
 
 // restoreHint is the command that puts rel back as last committed, quoted
 // for a POSIX shell.
 func (s *Service) restoreHint(rel string) string {
-	return "`git -C " + ShellQuote(s.V.Root) + " checkout -- " + ShellQuote(rel) + "`"
+	return "`git -C " + shellquote.Quote(s.V.Root) + " checkout -- " + shellquote.Quote(rel) + "`"
 }
-
-// shellQuote quotes v for a POSIX shell when it needs quoting.
-func ShellQuote(v string) string { return guard.ShellQuote(v) }
 
 // parseNote is parseDoc that also refuses a canonical note that is empty or
 // has no front matter: the engine wrote it with one, so such a note is a

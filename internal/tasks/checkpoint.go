@@ -16,6 +16,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/shellquote"
 	"github.com/sessionvault/sessionvault/internal/vault"
 	"github.com/sessionvault/sessionvault/templates"
 	"go.yaml.in/yaml/v3"
@@ -588,7 +589,7 @@ func (s *Service) rollbackTarget(o RollbackOptions, project string, out *Rollbac
 			return "", cp, nil, err
 		}
 		if o.Version < 1 || o.Version > len(log) {
-			return "", cp, nil, errs.New(errs.VersionNotFound, "task %s has versions 1 to %d, not %d (see `%s`)", o.TaskID, len(log), o.Version, s.Command(project, "task versions "+session.ShellQuote(o.TaskID))).With("task", o.TaskID).With("version", o.Version)
+			return "", cp, nil, errs.New(errs.VersionNotFound, "task %s has versions 1 to %d, not %d (see `%s`)", o.TaskID, len(log), o.Version, s.Command(project, "task versions "+shellquote.Quote(o.TaskID))).With("task", o.TaskID).With("version", o.Version)
 		}
 		target = log[o.Version-1].Hash
 		out.RolledBackTo = RollbackPoint{Type: "version", Identifier: o.Version}

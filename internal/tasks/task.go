@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/shellquote"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
@@ -529,7 +530,7 @@ func (s *Service) checkLock(project string, t Task, holder string, now time.Time
 		return nil
 	}
 	return errs.New(errs.TaskLocked, "task %s is locked by %s until %s; wait for it to expire, or release it with `%s`",
-		t.ID, t.Lock.Holder, note.FormatTime(t.Lock.ExpiresAt), s.Command(project, "task unlock "+session.ShellQuote(t.ID)+" --force")).
+		t.ID, t.Lock.Holder, note.FormatTime(t.Lock.ExpiresAt), s.Command(project, "task unlock "+shellquote.Quote(t.ID)+" --force")).
 		With("task", t.ID).With("holder", t.Lock.Holder).With("expires_at", note.FormatTime(t.Lock.ExpiresAt))
 }
 

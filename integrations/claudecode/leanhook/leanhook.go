@@ -27,6 +27,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/policy"
+	"github.com/sessionvault/sessionvault/internal/shellquote"
 )
 
 // Main answers one hook (args as for sessionvault-hook, the hook input on
@@ -149,7 +150,7 @@ func installHint() string {
 	if runtime.GOOS == "windows" {
 		name += ".exe"
 	}
-	return "Build it beside this one, in a checkout of sessionvault: `go build -o " + guard.ShellQuote(filepath.Join(dir, name)) + " ./cmd/sessionvault`; or name it in $SESSIONVAULT_FULL_BIN"
+	return "Build it beside this one, in a checkout of sessionvault: `go build -o " + shellquote.Quote(filepath.Join(dir, name)) + " ./cmd/sessionvault`; or name it in $SESSIONVAULT_FULL_BIN"
 }
 
 // fullBinary finds the sessionvault binary: $SESSIONVAULT_FULL_BIN when
