@@ -1,0 +1,268 @@
+package leanhook_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// silent is the answer of a hook with nothing to say: exit 0, no output.
+var silent = result{}
+
+func edit() map[string]any {
+	return map[string]any{"tool_name": "Edit", "tool_input": map[string]any{"file_path": "main.go", "old_string": "a", "new_string": "b"}}
+}
+
+var toolUses int
+
+func bash(command string) map[string]any {
+	toolUses++
+	return map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": command}, "tool_use_id": "toolu_0" + strconv.Itoa(toolUses)}
+}
+
+// TestLeanHookDecidesAloneFromTheCache runs sessionvault-hook where only it
+// is installed (no full binary): reading calls and a person's commands are
+// decided by the policy table; while the signed facts cache matches the
+// state, every PreToolUse call is decided from it — editing passes, writing
+// into the vault does not; once the note changes behind sessionvault's
+// back, the cache is not used and the call fails closed.
+func TestLeanHookDecidesAloneFromTheCache(t *testing.T) {
+	f := newFixture(t)
+	withoutFullBinary(t)
+	read := map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": "main.go"}}
+	if r := f.hook("pre-tool-use", read); r != silent {
+		t.Errorf("Read, no session: %+v; want it to pass", r)
+	}
+	if r := f.hook("pre-tool-use", bash("sessionvault accept")); r.Exit != 2 || !strings.Contains(r.Stderr, "a person's command") {
+		t.Errorf("sessionvault accept: %+v; want exit 2, a person's command", r)
+	}
+
+	f.working("Login page")
+	inVault := map[string]any{"tool_name": "Write", "tool_input": map[string]any{"file_path": filepath.Join(f.Vault, project, "notes.md"), "content": "x"}}
+	for _, c := range []struct {
+		name   string
+		fields map[string]any
+		want   string // "" = pass, else a pattern of the deny
+	}{
+		{"Edit", edit(), ""},
+		{"a writing Bash call", bash("go test ./..."), ""},
+		{"an unknown tool", map[string]any{"tool_name": "FancyRefactor", "tool_input": map[string]any{}}, ""},
+		{"Write into the vault", inVault, `^sessionvault blocked this tool call: \S+/demo/notes\.md is in the session vault`},
+		{"Read", read, ""},
+	} {
+		r := f.hook("pre-tool-use", c.fields)
+		if c.want == "" && r != silent || c.want != "" && (r.Exit != 2 || !regexp.MustCompile(c.want).MatchString(r.Stderr)) {
+			t.Errorf("start gate met, %s: %+v; want %q", c.name, r, c.want)
+		}
+	}
+
+	f.edit("session-current-state.md", `(?m)^mode: coding$`, "mode: disabled")
+	if r := f.hook("pre-tool-use", edit()); r.Exit != 2 || !strings.Contains(r.Stderr, "failing closed. Read-only tools still work") {
+		t.Errorf("Edit after the note was changed by hand: %+v; want a deny (the cache no longer matches)", r)
+	}
+	if r := f.hook("pre-tool-use", read); r != silent {
+		t.Errorf("Read after the note was changed by hand: %+v; want it to pass", r)
+	}
+}
+
+// TestLeanHookHandsTheRestToSessionvault runs sessionvault-hook with the
+// full binary installed: what the cache cannot decide (no session, a
+// changed state, other events, input it cannot read, another project) is
+// answered by `sessionvault hook` with the same arguments and input, its
+// output and exit code passed on; after it decided, the lean hook decides
+// alone again. What the lean hook noted of the calls it passed — when a
+// Bash call started, that a writing call may change vault notes — is what
+// sessionvault's PostToolUse records the call's duration and commits the
+// agent's edit by.
+func TestLeanHookHandsTheRestToSessionvault(t *testing.T) {
+	f := newFixture(t)
+	f.touch() // no cache that matches the state
+	withFullBinary(t)
+	if r := f.hook("pre-tool-use", edit()); r.Exit != 2 || !strings.Contains(r.Stderr, "no session is active. Start one: `sessionvault --vault "+f.Vault+" start") {
+		t.Errorf("Edit, no session: %+v; want sessionvault's deny", r)
+	}
+	if r := lean("not json", "pre-tool-use"); r.Exit != 2 || !strings.Contains(r.Stderr, "the hook input cannot be read") {
+		t.Errorf("garbage: %+v; want sessionvault's deny of unreadable input", r)
+	}
+	if r := f.hook("pre-tool-use", map[string]any{"tool_input": map[string]any{}}); r.Exit != 2 || !strings.Contains(r.Stderr, "names no tool") {
+		t.Errorf("no tool_name: %+v; want sessionvault's deny", r)
+	}
+	if r := lean(f.input("pre-tool-use", edit()), "--vault", f.Vault, "--project", "billing", "pre-tool-use"); r.Exit != 2 || !strings.Contains(r.Stderr, `project "billing" has no session-current-state.md`) {
+		t.Errorf("--project billing: %+v; want sessionvault's deny for that project", r)
+	}
+
+	f.working("Login page")
+	f.touch()
+	withoutFullBinary(t)
+	if r := f.hook("pre-tool-use", edit()); r.Exit != 2 || !strings.Contains(r.Stderr, "failing closed") {
+		t.Errorf("Edit after the note was touched, without the full binary: %+v; want a deny (the cache no longer matches)", r)
+	}
+	withFullBinary(t)
+	if r := f.hook("pre-tool-use", edit()); r != silent {
+		t.Errorf("Edit after the note was touched: %+v; want sessionvault to read it and let the call pass", r)
+	}
+	withoutFullBinary(t)
+	if r := f.hook("pre-tool-use", edit()); r != silent {
+		t.Errorf("Edit again, without the full binary: %+v; want it decided from the cache sessionvault refreshed", r)
+	}
+	withFullBinary(t)
+
+	// Other events go to sessionvault whole: its SessionStart context, its
+	// Stop decision, its command history of a Bash call the lean hook
+	// passed (and timed).
+	r := f.hook("session-start", map[string]any{"source": "startup", "model": "claude-opus-4-1"})
+	if r.Exit != 0 || !strings.HasPrefix(r.Stdout, `{"hookSpecificOutput":{"additionalContext":"# sessionvault: session `) || !strings.Contains(r.Stdout, "Objective: Login page") {
+		t.Errorf("session-start: %+v; want sessionvault's resume prompt", r)
+	}
+	if r := f.hook("stop", map[string]any{"stop_hook_active": false}); r.Exit != 0 || !strings.HasPrefix(r.Stdout, `{"decision":"block","reason":"Session `) {
+		t.Errorf("stop: %+v; want sessionvault's block", r)
+	}
+	status := bash("git status")
+	if r := f.hook("pre-tool-use", status); r != silent {
+		t.Fatalf("pre-tool-use git status: %+v", r)
+	}
+	if r := f.hook("post-tool-use", status); r != silent {
+		t.Errorf("post-tool-use: %+v; want exit 0 and no output", r)
+	}
+	if log := f.commandLog(); !regexp.MustCompile("(?m)^- \\S+Z · success · `git status` · \\*\\*model:\\*\\* claude-opus-4-1 · \\*\\*duration:\\*\\* \\d+ ms \\^h-1$").MatchString(log) {
+		t.Errorf("the command history lacks the timed call:\n%s", log)
+	}
+
+	// A writing call the lean hook passes alone is noted, so a vault note
+	// it changes is committed by PostToolUse as the agent's edit.
+	withoutFullBinary(t)
+	notes := bash("python3 write_notes.py")
+	if r := f.hook("pre-tool-use", notes); r != silent {
+		t.Fatalf("pre-tool-use %s, from the cache: %+v; want it to pass", notes["tool_input"], r)
+	}
+	p := filepath.Join(f.Vault, project, "session-current-state.md")
+	text, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, append(text, "- a line the agent's script wrote\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withFullBinary(t)
+	if r := f.hook("post-tool-use", notes); r != silent {
+		t.Errorf("post-tool-use: %+v; want exit 0 and no output", r)
+	}
+	if got := git(t, f.Vault, "log", "-1", "--format=%an: %s"); got != "sessionvault agent: agent-edit: demo/session-current-state.md changed by the agent's Bash call\n" {
+		t.Errorf("last vault commit %q; want the agent's edit", got)
+	}
+}
+
+// TestLeanHookWithoutTheFullBinary checks what sessionvault-hook does with
+// a call it cannot decide when sessionvault is not installed: PreToolUse
+// fails closed (exit 2), other events warn (exit 1); both say how to
+// install it.
+func TestLeanHookWithoutTheFullBinary(t *testing.T) {
+	f := newFixture(t)
+	f.touch() // no cache that matches the state
+	nowhere := withoutFullBinary(t)
+	hint := "which is not installed beside it or on PATH ($SESSIONVAULT_FULL_BIN names " + nowhere + ", which is not a file). Build it beside this one, in a checkout of sessionvault: `go build -o "
+	r := f.hook("pre-tool-use", edit())
+	if r.Exit != 2 || !strings.HasPrefix(r.Stderr, "sessionvault blocked this tool call: sessionvault-hook hands what its cache cannot decide to the sessionvault binary, ") ||
+		!strings.Contains(r.Stderr, hint) || !strings.HasSuffix(r.Stderr, "/sessionvault ./cmd/sessionvault`; or name it in $SESSIONVAULT_FULL_BIN; failing closed. Read-only tools still work\n") {
+		t.Errorf("pre-tool-use: %+v; want exit 2 with how to install", r)
+	}
+	for _, event := range []string{"post-tool-use", "post-tool-use-failure", "session-start", "pre-compact", "stop"} {
+		r := f.hook(event, bash("go test ./..."))
+		if r.Exit != 1 || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "sessionvault: hook "+event+" not answered: ") || !strings.Contains(r.Stderr, hint) {
+			t.Errorf("%s: %+v; want exit 1 with how to install", event, r)
+		}
+	}
+
+	// Not on PATH either, and $SESSIONVAULT_FULL_BIN unset.
+	t.Setenv("SESSIONVAULT_FULL_BIN", "")
+	t.Setenv("PATH", t.TempDir())
+	if r := f.hook("stop", nil); r.Exit != 1 || !strings.Contains(r.Stderr, `not installed beside it or on PATH (exec: "sessionvault": executable file not found in $PATH)`) {
+		t.Errorf("stop, nothing on PATH: %+v; want exit 1 saying sessionvault is not on PATH", r)
+	}
+}
+
+// TestLeanHookPassesItsArgumentsAndInputOn checks, with a stand-in
+// sessionvault found on PATH, that a handed-on call gets `[--vault DIR]
+// [--project P] hook EVENT` and the very bytes of the input, and that its
+// output and exit code come back — for other events, and for PreToolUse
+// calls the lean hook cannot decide because it finds no vault it can read
+// (not a vault, none found for the folder, settings that do not parse, no
+// project to ask about).
+func TestLeanHookPassesItsArgumentsAndInputOn(t *testing.T) {
+	isolate(t)
+	bin := t.TempDir()
+	script(t, bin, "sessionvault", "echo \"args: $*\"\necho \"stdin: $(cat)\"\necho 'to stderr' >&2\nexit 3\n")
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	notVault, elsewhere, broken, noProject := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	for dir, cfg := range map[string]string{broken: "version: [1\n", noProject: "version: 1\n"} {
+		if err := os.MkdirAll(filepath.Join(dir, ".sessionvault"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".sessionvault", "config.yaml"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := `{"hook_event_name":"Stop", "stop_hook_active": false}`
+	edit := `{"hook_event_name":"PreToolUse","cwd":"` + elsewhere + `","tool_name":"Edit","tool_input":{"file_path":"main.go"}}`
+	for _, c := range []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"stop", stop, []string{"stop"}, "args: hook stop\n"},
+		{"session-start", stop, []string{"hook", "session-start"}, "args: hook session-start\n"},
+		{"flags", stop, []string{"--vault=/my vault", "--project", "demo", "pre-compact"}, "args: --vault /my vault --project demo hook pre-compact\n"},
+		{"not a vault", edit, []string{"--vault", notVault, "pre-tool-use"}, "args: --vault " + notVault + " hook pre-tool-use\n"},
+		{"no vault found", edit, []string{"pre-tool-use"}, "args: hook pre-tool-use\n"},
+		{"settings that do not parse", edit, []string{"--vault", broken, "pre-tool-use"}, "args: --vault " + broken + " hook pre-tool-use\n"},
+		{"no default project", edit, []string{"--vault", noProject, "pre-tool-use"}, "args: --vault " + noProject + " hook pre-tool-use\n"},
+	} {
+		r := lean(c.stdin, c.args...)
+		if r.Exit != 3 || !strings.HasPrefix(r.Stdout, c.want) || !strings.HasSuffix(r.Stdout, "stdin: "+c.stdin+"\n") || r.Stderr != "to stderr\n" {
+			t.Errorf("%s: %+v; want exit 3, %q and the input passed on", c.name, r, c.want)
+		}
+	}
+}
+
+// TestLeanHookWhenTheFullBinaryCannotRun checks a full binary that cannot
+// be run (not executable) or dies of a signal: the lean hook says so, and
+// PreToolUse fails closed (exit 2) while other events warn (exit 1).
+func TestLeanHookWhenTheFullBinaryCannotRun(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	killed := script(t, dir, "killed", "kill -9 $$\n")
+	notExec := filepath.Join(dir, "not-executable")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		bin, why string
+	}{
+		{killed, "signal: killed"},
+		{notExec, "permission denied"},
+	} {
+		t.Setenv("SESSIONVAULT_FULL_BIN", c.bin)
+		for event, exit := range map[string]int{"pre-tool-use": 2, "stop": 1} {
+			r := lean(`{"hook_event_name":"Stop"}`, event)
+			if r.Exit != exit || !strings.HasPrefix(r.Stderr, "sessionvault-hook: running "+c.bin+": ") || !strings.Contains(r.Stderr, c.why) {
+				t.Errorf("%s, %s: %+v; want exit %d saying %q", filepath.Base(c.bin), event, r, exit, c.why)
+			}
+		}
+	}
+}
+
+// TestLeanHookArguments checks help and a flag without its value.
+func TestLeanHookArguments(t *testing.T) {
+	isolate(t)
+	withoutFullBinary(t)
+	if r := lean("", "--help"); r.Exit != 0 || !strings.HasPrefix(r.Stdout, "usage: sessionvault-hook [--vault DIR] [--project P] pre-tool-use|") || r.Stderr != "" {
+		t.Errorf("--help: %+v; want the usage, exit 0", r)
+	}
+	if r := lean("{}", "pre-tool-use", "--project"); r.Exit != 2 || r.Stderr != "sessionvault-hook: --project needs a value\n" {
+		t.Errorf("--project without a value: %+v; want exit 2 naming the flag", r)
+	}
+}
