@@ -12,6 +12,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
+// newFeature makes feature id (its name name) in project demo.
 func newFeature(t testing.TB, s *Service, name, id string) FeatureOutcome {
 	t.Helper()
 	out, err := s.FeatureNew(NewFeatureOptions{Project: "demo", Name: name, ID: id})
@@ -497,7 +498,8 @@ phase_id:: qa
 // unknown status, a time that is no time, a task line with an unknown
 // status — is reported with its line and kept byte for byte by the next
 // update; a box ticked in Obsidian reads as completed; a phase without a
-// phase_id line gets its name's slug.
+// phase_id line gets its name's slug; artifacts listed with commas read as
+// a list.
 func TestFeatureNoteAsAPersonEditsIt(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2025, 1, 9, 10, 0, 0, 0, time.UTC)
@@ -512,7 +514,7 @@ func TestFeatureNoteAsAPersonEditsIt(t *testing.T) {
 	n = strings.Replace(n, "started_at: 2025-01-09T10:00:00Z", "started_at: last tuesday", 1)
 	n = strings.Replace(n, "- [ ] a · A", "- [x] a · A", 1)
 	bad := "- [ ] b · B · **status:** done ^t-7"
-	n += bad + "\n\n## Phase: Wrap up\n\n- [ ] c · C ^t-8\n"
+	n += bad + "\n\n## Phase: Wrap up\n\n- [ ] c · C ^t-8\n- [ ] d · D · **artifacts:** notes.md, docs/a b.md ,  ^t-9\n"
 	personCommits(t, s, map[string]string{rel: n})
 
 	f, err := s.Feature("demo", "orch-2025-01-09")
@@ -535,6 +537,9 @@ func TestFeatureNoteAsAPersonEditsIt(t *testing.T) {
 	}
 	if c, p, ok := f.Task("c"); !ok || p.ID != "wrap-up" || c.Status != session.TaskPending {
 		t.Errorf("c = %+v in %+v (%v)", c, p, ok)
+	}
+	if d, _, _ := f.Task("d"); !slices.Equal(d.Artifacts, []string{"notes.md", "docs/a b.md"}) {
+		t.Errorf("artifacts written without code spans read as %q", d.Artifacts)
 	}
 
 	// An update of another task keeps the person's lines as written.

@@ -13,6 +13,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
+// i64 returns a pointer to n.
 func i64(n int64) *int64 { return &n }
 
 // A command entry that cannot be recorded — an empty or oversized command,

@@ -138,3 +138,30 @@ func lastMessage(tb testing.TB, s *Service) string {
 	tb.Helper()
 	return gitOut(tb, s, "log", "-1", "--format=%B")
 }
+
+// gitWith runs git in the vault s with extra environment and standard
+// input, and returns its trimmed output; an error fails the test.
+func gitWith(tb testing.TB, s *Service, env []string, stdin string, args ...string) string {
+	tb.Helper()
+	full := append([]string{"-C", s.V.Root, "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"}, args...)
+	cmd := exec.Command("git", full...)
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0"), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commitOn makes, without touching the working tree or the index, a
+// commit on parent that sets rel to content, and returns it.
+func commitOn(tb testing.TB, s *Service, parent, rel, content, msg string) string {
+	tb.Helper()
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tb.TempDir(), "index")}
+	blob := gitWith(tb, s, nil, content, "hash-object", "-w", "--stdin")
+	gitWith(tb, s, env, "", "read-tree", parent)
+	gitWith(tb, s, env, "", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+rel)
+	tree := gitWith(tb, s, env, "", "write-tree")
+	return gitWith(tb, s, nil, "", "commit-tree", tree, "-p", parent, "-m", msg)
+}

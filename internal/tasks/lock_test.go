@@ -43,8 +43,11 @@ func TestTaskLockLifecycle(t *testing.T) {
 	now = now.Add(2 * time.Minute)
 	before := snapshot(t, s)
 	for what, try := range map[string]func() error{
-		"lock":   func() error { _, err := s.LockTask("demo", id, "agent-b", nil); return err },
-		"save":   func() error { _, err := s.SaveTask(SaveTaskOptions{Project: "demo", TaskID: id, Holder: "agent-b", Updates: TaskUpdate{Phase: strp("x")}}); return err },
+		"lock": func() error { _, err := s.LockTask("demo", id, "agent-b", nil); return err },
+		"save": func() error {
+			_, err := s.SaveTask(SaveTaskOptions{Project: "demo", TaskID: id, Holder: "agent-b", Updates: TaskUpdate{Phase: strp("x")}})
+			return err
+		},
 		"unlock": func() error { _, err := s.UnlockTask("demo", id, "agent-b", nil, false); return err },
 	} {
 		err := try()

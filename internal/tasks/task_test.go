@@ -404,3 +404,89 @@ func TestUnifiedContext(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+// TestWithOpRunsAnOperationOnce: an operation retried under the same
+// operation id (a reply lost, the command run again) does not take effect
+// twice: one task note, one commit; another id is another operation.
+func TestWithOpRunsAnOperationOnce(t *testing.T) {
+	t.Parallel()
+	s := testService(t, nil)
+	before := commitCount(t, s)
+	for i := 0; i < 2; i++ {
+		if _, err := s.WithOp("op-new-parser").TaskNew(NewTaskOptions{Project: "demo", Name: "Parser"}); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+	}
+	tasks, err := s.Tasks("demo")
+	if err != nil || len(tasks) != 1 || tasks[0].ID != "parser" || commitCount(t, s) != before+1 {
+		t.Fatalf("after a retried task new: %+v, %v, %d commits (was %d)", tasks, err, commitCount(t, s), before)
+	}
+	if !strings.Contains(lastMessage(t, s), "Op-Id: op-new-parser") {
+		t.Errorf("commit message:\n%s", lastMessage(t, s))
+	}
+	if _, err := s.WithOp("op-other").TaskNew(NewTaskOptions{Project: "demo", Name: "Parser"}); err != nil {
+		t.Fatal(err)
+	}
+	if tasks, _ := s.Tasks("demo"); len(tasks) != 2 {
+		t.Fatalf("another op id made %d tasks, want 2", len(tasks))
+	}
+}
+
+// TestGlobalContextReadsThePersonsLists: the global context's hard rules,
+// tech stack, key paths and services are the bullets a person writes in
+// global-context.md; a project without the note has empty lists.
+func TestGlobalContextReadsThePersonsLists(t *testing.T) {
+	t.Parallel()
+	s := testService(t, nil)
+	g, err := s.Global("demo")
+	if err != nil || len(g.HardRules)+len(g.TechStack)+len(g.KeyPaths)+len(g.Services) != 0 || g.ActiveTask != "" || g.HardRules == nil {
+		t.Fatalf("global context without the note = %+v, %v", g, err)
+	}
+	newTask(t, s, NewTaskOptions{Name: "Parser"})
+	if _, err := s.SwitchTask(SwitchOptions{Project: "demo", To: "parser"}); err != nil {
+		t.Fatal(err)
+	}
+	rel := "demo/" + session.GlobalContextNote
+	editNote(t, s, rel, "## Hard rules\n", "## Hard rules\n\n- Never push to main\n- Tests first\n")
+	editNote(t, s, rel, "## Tech stack\n", "## Tech stack\n\n- Go 1.26\n")
+	editNote(t, s, rel, "## Key paths\n", "## Key paths\n\n- **cli**: `internal/cli`\n- docs\n")
+	editNote(t, s, rel, "## Services\n", "## Services\n\n- db: postgres://localhost\n")
+	uc, err := s.UnifiedContext(UnifiedOptions{Project: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = uc.Global
+	if !slices.Equal(g.HardRules, []string{"Never push to main", "Tests first"}) || !slices.Equal(g.TechStack, []string{"Go 1.26"}) ||
+		g.KeyPaths["cli"] != "internal/cli" || g.KeyPaths["docs"] != "" || len(g.KeyPaths) != 2 || g.Services["db"] != "postgres://localhost" || g.ActiveTask != "parser" {
+		t.Fatalf("global context = %+v", g)
+	}
+}
+
+// TestTaskNotesAsAPersonEditsThem: a key file a person adds to the
+// section, with or without backquotes, counts as the task's; files in the
+// tasks folder that are not notes are no tasks.
+func TestTaskNotesAsAPersonEditsThem(t *testing.T) {
+	t.Parallel()
+	s := testService(t, nil)
+	newTask(t, s, NewTaskOptions{Name: "Parser", KeyFiles: []string{"parse.go"}})
+	editNote(t, s, "demo/tasks/parser.md", "- `parse.go`\n", "- `parse.go`\n- lex.go\n- `ast.go`\n")
+	writeNote(t, s, "demo/tasks/README.txt", "not a task\n")
+	task, err := s.Task("demo", "parser")
+	if err != nil || !slices.Equal(task.KeyFiles, []string{"parse.go", "lex.go", "ast.go"}) {
+		t.Fatalf("key files = %v, %v", task.KeyFiles, err)
+	}
+	// A new task that depends on it reads the folder: the stray file is no task.
+	if _, err := s.TaskNew(NewTaskOptions{Project: "demo", Name: "Codegen", DependsOn: []string{"parser"}}); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := s.Tasks("demo")
+	if err != nil || len(tasks) != 2 {
+		t.Fatalf("tasks = %+v, %v", tasks, err)
+	}
+	if recorded, err := s.Conflicts("demo"); err != nil || len(recorded) != 0 {
+		t.Fatalf("conflicts before any detection = %+v, %v", recorded, err)
+	}
+	if _, err := s.Conflicts("nope"); !hasCode(err, errs.ProjectNotFound) {
+		t.Fatalf("conflicts of a missing project: %v", err)
+	}
+}

@@ -34,6 +34,7 @@ func commits(t *testing.T, root string) string {
 // An agent start repeated with the same operation id does nothing again and
 // answers with the first invocation.
 func TestAgentStartRepeatedWithOpID(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	s := newWorkflowService(t, &now)
 	first, err := s.WithOp("op-1").AgentStart(AgentStartOptions{Project: "demo", Agent: "planner"})
@@ -51,6 +52,7 @@ func TestAgentStartRepeatedWithOpID(t *testing.T) {
 // updates move to the update log, the workflow's lines stay, and the
 // invocation in progress still ends.
 func TestUpdateCompactionBesideTheWorkflow(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	s := newWorkflowService(t, &now)
 	s.V.Config.CompactUpdates = 4

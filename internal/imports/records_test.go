@@ -1,0 +1,334 @@
+package imports
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/importer"
+	"github.com/sessionvault/sessionvault/internal/session"
+)
+
+// Two chats of an aider history, as aider appends them (times local to the
+// vault's zone, Europe/Berlin).
+const chatOne = `# aider chat started at 2024-05-30 10:22:13
+
+> Aider v0.36.0  
+> Model: gpt-4o with diff edit format  
+
+#### /add src/cart.py  
+
+> Added /home/dev/shop/src/cart.py to the chat  
+
+#### fix the double discount  
+
+I'll keep the larger discount.
+
+> Applied edit to src/cart.py  
+> Commit 3e9f0a1 fix: apply only the larger discount  
+`
+
+const chatTwo = `# aider chat started at 2024-06-02 18:05:41
+
+> Model: claude-3-opus with diff edit format  
+
+#### add the eta field to /orders  
+
+Done.
+`
+
+// aiderChats parses an aider history as the aider importer does, in the
+// vault's time zone.
+func aiderChats(t testing.TB, s *Service, history string) []importer.Session {
+	t.Helper()
+	loc, err := s.V.Config.Location()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, skipped, err := importer.ParseAiderHistory(".aider.chat.history.md", []byte(history), loc)
+	if err != nil || len(skipped) > 0 {
+		t.Fatalf("parsing the history: %v %+v", err, skipped)
+	}
+	return logs
+}
+
+// sha is the SHA-256 of b, lower-case hex.
+func sha(b string) string { s := sha256.Sum256([]byte(b)); return hex.EncodeToString(s[:]) }
+
+// importChats imports the chats of history and checks that progress was
+// called once per chat, in order.
+func importChats(t testing.TB, s *Service, history string, dryRun bool) ImportReport {
+	t.Helper()
+	logs := aiderChats(t, s, history)
+	var calls []int
+	rep, res, err := s.ImportRecords("demo", logs, ImportOptions{DryRun: dryRun, What: "aider chats"}, func(done, total int) {
+		if total != len(logs) {
+			t.Errorf("progress total %d, want %d", total, len(logs))
+		}
+		calls = append(calls, done)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != len(logs) || (len(calls) > 0 && calls[len(calls)-1] != len(logs)) {
+		t.Errorf("progress called with %v for %d chats", calls, len(logs))
+	}
+	if rep.DryRun != dryRun {
+		t.Errorf("report DryRun %v", rep.DryRun)
+	}
+	if (res.Commit != "") != (rep.Sessions+rep.Updated > 0 && !dryRun) {
+		t.Errorf("commit %q for report %+v", res.Commit, rep)
+	}
+	return rep
+}
+
+// An aider history imports as one archived session per chat, each keeping
+// its chat's text, in one commit; a dry run says so and writes nothing;
+// a second import changes nothing. A chat that went on rewrites its
+// record and its history entry — unless a person edited them: an edited
+// record whose source is unchanged is unchanged, one whose source changed
+// is kept and skipped with the reason, and so is one whose kept text was
+// edited; a person's history entry is kept as written.
+func TestImportRecordsAider(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	s := withTimeZone(t, testService(t, &now), "Europe/Berlin", &now)
+	history := "\n" + chatOne + "\n" + chatTwo
+	one, two := "demo/sessions/2024-05-30-aider-102213.md", "demo/sessions/2024-06-02-aider-180541.md"
+
+	before := snapshotVault(t, s.V.Root)
+	if rep := importChats(t, s, history, true); rep.Sessions != 2 || rep.Unchanged != 0 || len(rep.Skipped) != 0 {
+		t.Errorf("dry run: %+v", rep)
+	}
+	assertUnchanged(t, s.V.Root, before, "a dry run")
+
+	commits := len(subjects(t, s.V.Root))
+	if rep := importChats(t, s, history, false); rep.Sessions != 2 || rep.Decisions != 0 || len(rep.Skipped) != 0 {
+		t.Errorf("first import: %+v", rep)
+	}
+	if got := subjects(t, s.V.Root); len(got) != commits+1 || got[0] != "import: 2 sessions from aider chats" {
+		t.Errorf("commits: %q", got[:2])
+	}
+	assertClean(t, s.V.Root)
+	rec := readNote(t, s, one)
+	for _, want := range []string{"\nstatus: complete\n", "\nstarted: 2024-05-30T08:22:13Z\n", "\nsource: .aider.chat.history.md\n", "\nsource_format: aider-chat\n",
+		"\nobjective: fix the double discount\n", "\nsource_bytes: " + strconv.Itoa(len(chatOne)) + "\n", "\nsource_sha256: " + sha(chatOne) + "\n",
+		"\n- 2024-05-30T08:22:13Z · note · /add src/cart.py ^u-1\n", "\n- Commit 3e9f0a1 fix: apply only the larger discount\n",
+		"\n## Original text\n\nThe source `.aider.chat.history.md` as imported, byte for byte:\n\n```markdown\n" + chatOne + "```\n"} {
+		if !strings.Contains(rec, want) {
+			t.Errorf("the record lacks %q:\n%s", want, rec)
+		}
+	}
+	if hist := readNote(t, s, "demo/session-history.md"); strings.Count(hist, "### [[demo/sessions/") != 2 {
+		t.Errorf("history:\n%s", hist)
+	}
+	if rep, err := s.Check(func(int) {}); err != nil || len(rep.Problems) > 0 {
+		t.Errorf("check: %+v %v", rep.Problems, err)
+	}
+
+	before = snapshotVault(t, s.V.Root)
+	if rep := importChats(t, s, history, false); rep.Sessions != 0 || rep.Unchanged != 2 || rep.Updated != 0 {
+		t.Errorf("second import: %+v", rep)
+	}
+	assertUnchanged(t, s.V.Root, before, "a second import")
+
+	// The second chat went on: its record and history entry follow.
+	grown := chatTwo + "\n#### and document it  \n\nDocumented.\n"
+	history = "\n" + chatOne + "\n" + grown
+	before = snapshotVault(t, s.V.Root)
+	if rep := importChats(t, s, history, true); rep.Updated != 1 || rep.Unchanged != 1 {
+		t.Errorf("dry run of the update: %+v", rep)
+	}
+	assertUnchanged(t, s.V.Root, before, "a dry run of an update")
+	if rep := importChats(t, s, history, false); rep.Updated != 1 || rep.Unchanged != 1 || rep.Sessions != 0 {
+		t.Errorf("after the chat went on: %+v", rep)
+	}
+	if got := subjects(t, s.V.Root)[0]; got != "import: 0 sessions, 1 updated, from aider chats" {
+		t.Errorf("commit %q", got)
+	}
+	rec = readNote(t, s, two)
+	hist := readNote(t, s, "demo/session-history.md")
+	if !strings.Contains(rec, "· note · and document it ^u-2\n") || !strings.Contains(rec, "\nsource_sha256: "+sha(grown)+"\n") ||
+		!strings.Contains(hist, "2 user messages, 2 replies") || strings.Contains(hist, "1 user message, 1 reply") {
+		t.Errorf("the grown chat's record:\n%s\nhistory:\n%s", rec, hist)
+	}
+	assertClean(t, s.V.Root)
+
+	// A person adds to the first record: the same chat is unchanged; a chat
+	// that went on leaves the record as the person has it.
+	mine := readNote(t, s, one) + "\n## My notes\n\nAsk  Sam.\n"
+	personCommits(t, s, map[string]string{one: mine})
+	if rep := importChats(t, s, history, false); rep.Unchanged != 2 || len(rep.Skipped) != 0 {
+		t.Errorf("after a person's edit: %+v", rep)
+	}
+	history = "\n" + chatOne + "\n#### one more  \n\n" + "\n" + grown
+	before = snapshotVault(t, s.V.Root)
+	rep := importChats(t, s, history, false)
+	if len(rep.Skipped) != 1 || rep.Skipped[0].Path != ".aider.chat.history.md" ||
+		!strings.Contains(rep.Skipped[0].Reason, "the source changed since it was imported, and "+one+" was edited in the vault since: kept the vault's copy") {
+		t.Errorf("an edited record of a changed chat: %+v", rep)
+	}
+	assertUnchanged(t, s.V.Root, before, "skipping an edited record")
+
+	// A person edits the text the second record keeps, and the history
+	// entry of the second chat; the chat goes on once more.
+	rec = strings.Replace(readNote(t, s, two), "#### and document it", "#### and document it well", 1)
+	hist = readNote(t, s, "demo/session-history.md")
+	personCommits(t, s, map[string]string{two: rec})
+	before = snapshotVault(t, s.V.Root)
+	rep = importChats(t, s, history, false)
+	if len(rep.Skipped) != 2 || !strings.Contains(rep.Skipped[1].Reason, "the source text kept in it was edited (it no longer matches its source_sha256)") {
+		t.Errorf("a record whose kept text was edited: %+v", rep.Skipped)
+	}
+	assertUnchanged(t, s.V.Root, before, "skipping a record whose text was edited")
+
+	personCommits(t, s, map[string]string{two: strings.Replace(rec, "document it well", "document it", 1),
+		"demo/session-history.md": strings.Replace(hist, "2 user messages, 2 replies", "two messages (Sam)", 1)})
+	history += "\n#### thanks  \n"
+	rep = importChats(t, s, history, false)
+	if rep.Updated != 1 {
+		t.Errorf("the chat went on again: %+v", rep)
+	}
+	if got := readNote(t, s, "demo/session-history.md"); !strings.Contains(got, "two messages (Sam)") || strings.Contains(got, "3 user messages") {
+		t.Errorf("the person's history entry was rewritten:\n%s", got)
+	}
+	if !strings.Contains(readNote(t, s, two), "· note · thanks ^u-3\n") {
+		t.Errorf("the record was not updated:\n%s", readNote(t, s, two))
+	}
+	assertClean(t, s.V.Root)
+}
+
+// A Claude Code session note written on Windows (CRLF) is kept with LF
+// endings and its SHA-256 still names the source's bytes; a second import
+// finds it unchanged; the commit names what was imported ("imported
+// sessions" by default).
+func TestImportRecordsClaudeSessionCRLF(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	s := withTimeZone(t, testService(t, &now), "UTC", &now)
+	text := "# Development Session - 2025-01-16 13:47 - editor\r\n\r\n## Goals\r\n- Build the editor\r\n\r\n## Progress\r\n\r\n### Update - 2025-01-16 14:15\r\n\r\n**Summary**: routes in place\r\n"
+	l, err := importer.ParseClaudeSession(".claude/sessions/2025-01-16-1347-editor.md", []byte(text), time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, res, err := s.ImportRecords("demo", []importer.Session{l}, ImportOptions{}, nil)
+	if err != nil || rep.Sessions != 1 || res.Commit == "" {
+		t.Fatalf("import: %+v %+v %v", rep, res, err)
+	}
+	if got := subjects(t, s.V.Root)[0]; got != "import: 1 sessions from imported sessions" {
+		t.Errorf("commit %q", got)
+	}
+	rec := readNote(t, s, "demo/sessions/"+l.ID+".md")
+	if !strings.Contains(rec, "\nsource_sha256: "+sha(text)+"\n") || !strings.Contains(rec, "as imported, byte for byte (its CRLF line endings shown as LF):") ||
+		!strings.Contains(rec, "```markdown\n"+strings.ReplaceAll(text, "\r\n", "\n")+"```\n") || strings.Contains(rec, "\r") ||
+		!strings.Contains(rec, "\n- 2025-01-16T14:15:00Z · note · routes in place ^u-1\n") {
+		t.Errorf("the record:\n%s", rec)
+	}
+	before := snapshotVault(t, s.V.Root)
+	if rep, _, err := s.ImportRecords("demo", []importer.Session{l}, ImportOptions{}, nil); err != nil || rep.Unchanged != 1 {
+		t.Errorf("again: %+v %v", rep, err)
+	}
+	assertUnchanged(t, s.V.Root, before, "a second import")
+}
+
+// Sessions an import cannot write are skipped with the reason — an id that
+// cannot name a note, a record the vault already has that keeps no source
+// text — and the others are imported; an unknown project is refused and
+// nothing changes. (A record over the 10 MB a note may have is not
+// skipped but fails the import: see the report of these tests.)
+func TestImportRecordsSkips(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	s := testService(t, &now)
+	day := time.Date(2025, 1, 16, 13, 47, 0, 0, time.UTC)
+	personCommits(t, s, map[string]string{"demo/sessions/taken.md": "---\ntype: session\n---\n# taken\n"})
+	logs := []importer.Session{
+		{ID: "../escape", SourcePath: "a.md", Format: importer.FormatClaudeSession, Date: day, Original: []byte("x\n")},
+		{ID: "taken", SourcePath: "taken.md", Format: importer.FormatClaudeSession, Date: day, Original: []byte("z\n")},
+		{ID: "fine", SourcePath: "fine.md", Format: importer.FormatClaudeSession, Date: day, Objective: "Fine", Original: []byte("# fine\n")},
+	}
+	before := snapshotVault(t, s.V.Root)
+	_, _, err := s.ImportRecords("nope", logs, ImportOptions{}, nil)
+	wantCode(t, err, errs.ProjectNotFound, "an unknown project")
+	_, _, err = s.ImportSessions("nope", logs, nil)
+	wantCode(t, err, errs.ProjectNotFound, "an unknown project (session logs)")
+	assertUnchanged(t, s.V.Root, before, "an unknown project")
+
+	rep, _, err := s.ImportRecords("demo", logs, ImportOptions{What: "notes"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sessions != 1 || len(rep.Skipped) != 2 {
+		t.Fatalf("report: %+v", rep)
+	}
+	for i, want := range []string{`session id "../escape" must be letters, digits`, "the source text kept in it was edited"} {
+		if !strings.Contains(rep.Skipped[i].Reason, want) || rep.Skipped[i].Path != logs[i].SourcePath {
+			t.Errorf("skipped %d: %+v, want %q", i, rep.Skipped[i], want)
+		}
+	}
+	if got := readNote(t, s, "demo/sessions/taken.md"); got != "---\ntype: session\n---\n# taken\n" {
+		t.Errorf("the vault's record was overwritten:\n%s", got)
+	}
+	for _, p := range []string{"escape.md", "demo/escape.md"} {
+		if _, err := os.Stat(filepath.Join(s.V.Root, p)); err == nil {
+			t.Errorf("%s was written", p)
+		}
+	}
+	if got := subjects(t, s.V.Root)[0]; got != "import: 1 sessions from notes" {
+		t.Errorf("commit %q", got)
+	}
+	assertClean(t, s.V.Root)
+}
+
+// The decisions of session logs: a note each, named by the session's date
+// and the decision; a title the session repeats gets "(2)"; a decision
+// note the vault already has is kept and not counted again. The history
+// lists a session by its end.
+func TestImportSessionsDecisions(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	s := testService(t, &now)
+	day := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	existing := "demo/" + session.DecisionsDir + "/2025-03-01-s2-use-sqlite.md"
+	personCommits(t, s, map[string]string{existing: "---\ntype: decision\n---\n# Mine\n"})
+	logs := []importer.Session{
+		{ID: "s1", SourcePath: "sessions/s1.json", Format: "json-legacy", Date: day, Ended: day.Add(2 * time.Hour), Objective: "Storage",
+			Decisions: []importer.Decision{{Title: "Use SQLite", Choice: "SQLite", Rationale: "one file"}, {Title: "Use SQLite", Choice: "SQLite again"}, {Choice: "WAL mode"}}},
+		{ID: "s2", SourcePath: "sessions/s2.md", Format: "markdown", Date: day, Decisions: []importer.Decision{{Title: "Use SQLite"}}},
+	}
+	var calls int
+	rep, res, err := s.ImportSessions("demo", logs, func(done, total int) { calls++ })
+	if err != nil || res.Commit == "" {
+		t.Fatal(err)
+	}
+	if rep.Sessions != 2 || rep.Decisions != 3 || calls != 2 {
+		t.Errorf("report %+v, progress called %d times", rep, calls)
+	}
+	if got := subjects(t, s.V.Root)[0]; got != "import: 2 sessions and 3 decisions from session logs" {
+		t.Errorf("commit %q", got)
+	}
+	for _, p := range []string{"2025-03-01-s1-use-sqlite.md", "2025-03-01-s1-use-sqlite-2.md", "2025-03-01-s1-wal-mode.md"} {
+		if _, err := os.Stat(filepath.Join(s.V.Root, "demo", session.DecisionsDir, p)); err != nil {
+			t.Errorf("decision note %s: %v", p, err)
+		}
+	}
+	rec := readNote(t, s, "demo/sessions/s1.md")
+	for _, want := range []string{"|Use SQLite (2)]] · **choice:** SQLite again · **why:** Not recorded in the session log. ^d-2", "|WAL mode]] · **choice:** WAL mode", "\nended: 2025-03-01T11:00:00Z\n"} {
+		if !strings.Contains(rec, want) {
+			t.Errorf("s1's record lacks %q:\n%s", want, rec)
+		}
+	}
+	if got := readNote(t, s, existing); got != "---\ntype: decision\n---\n# Mine\n" {
+		t.Errorf("the vault's decision note was overwritten:\n%s", got)
+	}
+	if objective := readNote(t, s, "demo/sessions/s2.md"); !strings.Contains(objective, "\nobjective: s2\n") {
+		t.Errorf("a session without an objective:\n%s", objective)
+	}
+	assertClean(t, s.V.Root)
+}
