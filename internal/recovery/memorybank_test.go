@@ -109,15 +109,16 @@ func TestMemoryBankExcerptByteBound(t *testing.T) {
 	mustContain(t, "excerpt", got, "the first 11 lines of", quoted(line, 1, 11)+"> …\n")
 	mustNotContain(t, "excerpt", got, line+" 12")
 
-	// One line of 3000 two-byte characters, then more.
-	long := strings.Repeat("é", 3000)
+	// One line of 3000 two-byte characters after one byte (byte 1200 is
+	// inside a character), then more: cut before that character.
+	long := "a" + strings.Repeat("é", 3000)
 	f.write(t, "demo/memory-bank/activeContext.md", long+"\nsecond line\n")
 	got = f.MemoryBankExcerpt("demo", 2)
 	if !utf8.ValidString(got) {
 		t.Fatal("excerpt of a long line is not valid UTF-8")
 	}
-	mustContain(t, "excerpt", got, "the first 1 lines of", "> "+strings.Repeat("é", 600)+"\n> …\n")
-	mustNotContain(t, "excerpt", got, "second line", strings.Repeat("é", 601))
+	mustContain(t, "excerpt", got, "the first 1 lines of", "> a"+strings.Repeat("é", 599)+"\n> …\n")
+	mustNotContain(t, "excerpt", got, "second line", strings.Repeat("é", 600))
 
 	// One long line and nothing else: its start, marked as cut.
 	f.write(t, "demo/memory-bank/activeContext.md", strings.Repeat("z", 5000))
@@ -142,6 +143,20 @@ func TestMemoryBankExcerptByteBound(t *testing.T) {
 	got = f.MemoryBankExcerpt("demo", 2)
 	mustContain(t, "excerpt", got, "> "+strings.Repeat("w", 1200)+"\n> …\n")
 	mustNotContain(t, "excerpt", got, strings.Repeat("w", 1201))
+}
+
+// TestMemoryBankExcerptLineCutByTheRead: of a note larger than what is
+// read, the line the read ends in is not quoted in part.
+func TestMemoryBankExcerptLineCutByTheRead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	// Front matter up to byte 9500, then a body line across byte 9600 (the
+	// read's end), then more.
+	fm := "---\nsummary: " + strings.Repeat("s", 9500-len("---\nsummary: \n---\n")) + "\n---\n"
+	f.write(t, "demo/memory-bank/activeContext.md", fm+"The body starts here "+strings.Repeat("b", 300)+" and ends here\nmore\n"+strings.Repeat("m", 500))
+	got := f.MemoryBankExcerpt("demo", 2)
+	mustContain(t, "excerpt", got, "### Active context: ", "> …\n")
+	mustNotContain(t, "excerpt", got, "The body starts here", "summary:")
 }
 
 // TestMemoryBankExcerptFrontMatterOnly: a note that is all front matter

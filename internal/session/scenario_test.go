@@ -53,6 +53,10 @@ func TestMain(m *testing.M) {
 //	append FILE TEXT          a person's edit: append TEXT (\n and \t are unescaped)
 //	sv [--vault DIR] [--project P] [--op-id ID] OP [ARGS] [--FLAG VALUE]...
 //
+// The operations and their flags are those of runOp and opFlags (update
+// takes --at TIME, RFC 3339; decide --decided-by, --approved-by and
+// --rejected-by, agent types).
+//
 // sv prints the result on stdout; on failure it prints "CODE NAME: message"
 // on stderr (so `! sv ...` with `stderr` checks an expected error). $VAULT is
 // the vault sv uses unless --vault is given.
@@ -192,8 +196,8 @@ var boolFlags = map[string]bool{"force": true, "run": true, "json": true, "fast"
 // and --op-id): a misspelt flag fails the script instead of being ignored.
 var opFlags = map[string][]string{
 	"start":    {"objective", "epic", "linear", "branch", "commit", "continue", "force"},
-	"update":   {"progress", "type", "tag"},
-	"decide":   {"title", "choice", "rationale", "alternative", "impact", "category"},
+	"update":   {"progress", "type", "tag", "at"},
+	"decide":   {"title", "choice", "rationale", "alternative", "impact", "category", "decided-by", "approved-by", "rejected-by"},
 	"block":    {"severity"},
 	"resolve":  {"resolution"},
 	"end":      {"summary", "next"},
@@ -350,11 +354,19 @@ func runOp(ts *testscript.TestScript, s *Service, project, op string, a *svArgs)
 			}
 			o.Progress = &n
 		}
+		if at := a.str("at"); at != "" {
+			t, err := time.Parse(time.RFC3339, at)
+			if err != nil {
+				return errUsage("--at " + at)
+			}
+			o.At = &t
+		}
 		out, err := s.Update(o)
 		return printOutcome(w, "updated", out, err)
 	case "decide":
 		out, err := s.Decide(DecideOptions{Project: project, Title: a.str("title"), Choice: a.str("choice"), Rationale: a.str("rationale"),
-			Alternatives: a.list("alternative"), Impact: a.str("impact"), Category: a.str("category")})
+			Alternatives: a.list("alternative"), Impact: a.str("impact"), Category: a.str("category"),
+			DecidedBy: a.str("decided-by"), ApprovedBy: a.list("approved-by"), RejectedBy: a.list("rejected-by")})
 		return printOutcome(w, "decided", out, err)
 	case "block":
 		out, err := s.Block(project, a.arg(0), a.str("severity"))
