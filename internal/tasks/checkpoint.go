@@ -194,12 +194,20 @@ func (s *Service) Checkpoints(project string) ([]Checkpoint, error) {
 	return out, nil
 }
 
+// checkpointTrailers are the keys tagCheckpoint writes; git strips the
+// space after one whose value is empty ("Tasks:" of a global checkpoint).
+var checkpointTrailers = []string{"Checkpoint-Id", "Checkpoint-Type", "Checkpoint-Scope", "Project", "Tasks", "Created-By", "Created-At"}
+
 func parseCheckpointTag(t vault.Tag) Checkpoint {
 	cp := Checkpoint{ID: strings.TrimPrefix(t.Name, checkpointRef), Commit: t.Commit, CreatedAt: t.Time.UTC(), Tasks: []string{}}
 	label, rest, _ := strings.Cut(strings.TrimSpace(t.Message), "\n")
 	cp.Label = strings.TrimSpace(label)
 	for _, l := range strings.Split(rest, "\n") {
-		k, v, ok := strings.Cut(l, ": ")
+		k, v, ok := strings.Cut(l, ":")
+		v = strings.TrimSpace(v)
+		if ok && v == "" && !slices.Contains(checkpointTrailers, k) {
+			ok = false // "Note:" in a description, not a trailer git left without its space
+		}
 		if !ok {
 			if l = strings.TrimSpace(l); l != "" && cp.Description == "" {
 				cp.Description = l

@@ -91,10 +91,7 @@ func TestCreateCheckpoint(t *testing.T) {
 		want := made[i]
 		want.Project = ""
 		got.Project = ""
-		// The description is compared only where one was given: a
-		// checkpoint of no task reads back the empty "Tasks:" trailer as
-		// its description (reported as a bug, not asserted here).
-		if got.ID != want.ID || got.Label != want.Label || want.Description != "" && got.Description != want.Description || got.Type != want.Type ||
+		if got.ID != want.ID || got.Label != want.Label || got.Description != want.Description || got.Type != want.Type ||
 			got.Scope != want.Scope || !slices.Equal(got.Tasks, want.Tasks) || got.CreatedBy != want.CreatedBy ||
 			!got.CreatedAt.Equal(want.CreatedAt) || got.Commit != want.Commit {
 			t.Errorf("listed %d = %+v\nwant %+v", i, got, want)
@@ -241,6 +238,8 @@ func TestParseCheckpointTag(t *testing.T) {
 		{"full", "Label\n\nA description\n\nCheckpoint-Id: cp-1-abcdef\nCheckpoint-Type: auto\nCheckpoint-Scope: multi_task\nProject: demo\nTasks: a, b,\nCreated-By: s1\nCreated-At: 2026-03-02T09:00:00Z\n",
 			Checkpoint{Label: "Label", Description: "A description", Type: "auto", Scope: "multi_task", Project: "demo", Tasks: []string{"a", "b"}, CreatedBy: "s1", CreatedAt: fixedClock}},
 		{"label only", "by hand\n", Checkpoint{Label: "by hand", Tasks: []string{}, CreatedAt: when}},
+		{"global, its empty Tasks trailer stripped by git", "G\n\nCheckpoint-Id: cp-1-abcdef\nCheckpoint-Scope: global\nProject: demo\nTasks:\nCreated-By:\n",
+			Checkpoint{Label: "G", Scope: "global", Project: "demo", Tasks: []string{}, CreatedAt: when}},
 		{"description with a colon", "L\n\nNote: read this\nProject: demo\nCreated-At: yesterday\n",
 			Checkpoint{Label: "L", Description: "Note: read this", Project: "demo", Tasks: []string{}, CreatedAt: when}},
 	} {
