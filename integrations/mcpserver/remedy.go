@@ -128,8 +128,16 @@ func toolCall(args string) (string, bool) {
 		case !isFlag && pos < len(t.positional):
 			set(t.positional[pos], w)
 			pos++
+		case !isFlag && len(t.positional) == 0:
+			return "", false // a word the command does not take: not a command of ours
 		case !isFlag:
-			set(t.positional[len(t.positional)-1], w)
+			// An unquoted argument of several words ("update Wrote it").
+			last := t.positional[len(t.positional)-1]
+			if prev, ok := in[last].(string); ok {
+				in[last] = prev + " " + w
+			} else {
+				set(last, w)
+			}
 		case name == "dir":
 			i++ // the code folder of an evidence check: the server's own folder over MCP
 		case boolFlags[name]:

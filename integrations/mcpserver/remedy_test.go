@@ -24,6 +24,13 @@ func TestToolCall(t *testing.T) {
 		{"mode set disabled", "", false},
 		{"accept", "", false},
 		{"init --project web", "", false},
+		{"update 'not closed", "", false},
+		{"--vault /v --project api", "", false},
+		// Words a command does not take (an agent's text in backquotes)
+		// are not a command, and never crash the server.
+		{"end now", "", false},
+		{"heartbeat twice please", "", false},
+		{"update Wrote it", "`session_update {\"message\": \"Wrote it\"}`", true},
 	} {
 		got, ok := toolCall(c.args)
 		if got != c.want || ok != c.ok {
