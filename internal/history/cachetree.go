@@ -158,3 +158,21 @@ func updateCacheTree(root *ctNode, dirs map[string]dirChange, deltas map[string]
 	}
 	walk(root, "")
 }
+
+// cacheTreeExt returns the index's TREE extension updated for this commit
+// (framed, ready to append), or nil to drop it. Other extensions are always
+// dropped: git rebuilds what it needs.
+func cacheTreeExt(x *index, dirs map[string]dirChange, deltas map[string]int) []byte {
+	if x.treeExt == nil {
+		return nil
+	}
+	ct, err := parseCacheTree(x.treeExt)
+	if err != nil || ct.name != "" {
+		return nil // git rebuilds it
+	}
+	updateCacheTree(ct, dirs, deltas)
+	ext := append([]byte("TREE"), 0, 0, 0, 0)
+	ext = ct.appendTo(ext)
+	be.PutUint32(ext[4:], uint32(len(ext)-8))
+	return ext
+}

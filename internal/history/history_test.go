@@ -298,13 +298,17 @@ func TestInteropWithGitCLI(t *testing.T) {
 // writes a new one, or moved from the shared index into .git/index when the
 // later commit keeps the shared index.
 func TestRacyGit(t *testing.T) {
+	t.Parallel()
 	for name, config := range map[string][][2]string{
 		"whole":        nil,
 		"shared-every": {{"core.splitIndex", "true"}, {"splitIndex.maxPercentChange", "0"}},
 		"split": {{"core.splitIndex", "true"}, {"splitIndex.maxPercentChange", "0"},
 			{"splitIndex.maxPercentChange", "100"}}, // the last one set after x's commit
 	} {
-		t.Run(name, func(t *testing.T) { testRacyGit(t, config) })
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testRacyGit(t, config)
+		})
 	}
 }
 
@@ -428,6 +432,7 @@ func TestConcurrentUpdate(t *testing.T) {
 }
 
 func TestLockHeld(t *testing.T) {
+	t.Parallel()
 	r, dir := newRepo(t)
 	writeFile(t, dir, "a.md", "a\n")
 	h := mustCommit(t, r, "first", "a.md")
@@ -517,6 +522,7 @@ func TestDetachedHead(t *testing.T) {
 }
 
 func TestChanged(t *testing.T) {
+	t.Parallel()
 	r, dir := newRepo(t)
 	writeFile(t, dir, "a.md", "a\n")
 	writeFile(t, dir, "b.md", "b\n")

@@ -16,6 +16,7 @@ import (
 // still seen (the entry is smudged, git status shows it modified once the
 // index is rewritten in a later second) and the change then commits.
 func TestRacyFileHashedOnce(t *testing.T) {
+	t.Parallel()
 	r, dir := newRepo(t)
 	big := strings.Repeat("archived update line ·\n", 40000) // ~1 MB, like a long session's archive note
 	writeFile(t, dir, "archive.md", big)

@@ -31,19 +31,13 @@ func TestHelperKilledAfterSwap(t *testing.T) {
 	t.Fatal("the operation was not killed")
 }
 
-func entryOp(rel, line string) func(tx *Tx) (Change, error) {
-	return func(tx *Tx) (Change, error) {
-		cur, _ := tx.Read(rel)
-		return Change{Operation: "append", Summary: line}, tx.Write(rel, append(cur, []byte(line+"\n")...))
-	}
-}
-
 // An operation killed after its note is in place, whose note a person then
 // replaces (an atomic save from a buffer read before the operation), still
 // takes effect once: the next operation merges the person's file with the
 // engine's version and commits it — the entry is neither lost nor left
 // uncommitted for a later save to bring back.
 func TestKilledOperationSurvivesARenameOverItsNote(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	note := filepath.Join(v.Root, "n.md")
 	os.WriteFile(note, []byte("start\n"), 0o644)
@@ -91,6 +85,7 @@ func TestKilledOperationSurvivesARenameOverItsNote(t *testing.T) {
 // version back out (a writer was waiting) stays in the note: the swap back
 // takes theirs out instead of ours, and puts it back.
 func TestSwapBackKeepsAFileRenamedOverTheNote(t *testing.T) {
+	t.Parallel()
 	for _, created := range []bool{false, true} {
 		v := newVault(t)
 		note := filepath.Join(v.Root, "n.md")

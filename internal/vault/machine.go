@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/integrity"
 )
 
 // Machine is this clone of the vault: the name its sessions and entries are
@@ -85,7 +86,7 @@ func (v *Vault) Machine() (Machine, error) {
 	if !errors.Is(err, os.ErrNotExist) {
 		return Machine{}, fmt.Errorf("reading .sessionvault/state/machine: %w", err)
 	}
-	_, kerr := v.ReadState("key")
+	_, kerr := v.ReadState(integrity.KeyFile)
 	m := Machine{Name: hostMachineName(), Primary: kerr == nil}
 	if !m.Primary {
 		m.Name = withRandomTail(m.Name)

@@ -244,6 +244,21 @@ func readStableInfo(abs, rel string) ([]byte, fileID, os.FileInfo, error) {
 	return data, id, fi, nil
 }
 
+// settle retries f with a growing pause until it succeeds or settleWait has
+// passed, and returns its last result.
+func (v *Vault) settle(f func() ([]byte, error)) ([]byte, error) {
+	deadline := time.Now().Add(settleWait)
+	pause := 2 * time.Millisecond
+	for {
+		time.Sleep(pause)
+		data, err := f()
+		if err == nil || time.Now().After(deadline) {
+			return data, err
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
 // OSErrorCode classifies an operating-system error: errs.PermissionDenied,
 // errs.DiskFull, errs.NoteNotAFile, errs.PathOutsideVault, or
 // errs.InternalError for anything else.

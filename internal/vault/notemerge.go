@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/note"
 )
 
@@ -373,7 +374,7 @@ func EntryID(l string) string { return blockID(l) }
 
 // entryTimeRe finds the time an entry line starts with
 // (`- 2026-11-23T10:00:00Z ·`, `- [ ] 2026-…`).
-var entryTimeRe = lazyRegexp(`^- (?:\[.\] )?(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)?) `)
+var entryTimeRe = lazyregexp.New(`^- (?:\[.\] )?(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)?) `)
 
 // EntryTime is the time an entry line (a list item ending in a block id)
 // starts with, zero when it has none; a time without a zone is UTC.

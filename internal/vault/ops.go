@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // OpRecord is what an operation with an id did, as TransactOnce returns it for
@@ -23,7 +24,7 @@ type OpRecord struct {
 	Repeat bool `json:"-"`
 }
 
-var opIDRe = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}$`)
+var opIDRe = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}$`)
 
 // checkOpID validates an operation id: 1-128 characters, letters, digits
 // and . _ : @ / + = - (a UUID, a ULID, "claude-1234/7").

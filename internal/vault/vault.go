@@ -19,6 +19,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/history"
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // Vault is an opened vault. It is safe for concurrent use by several
@@ -66,7 +67,7 @@ func Open(dir string) (*Vault, error) {
 
 // safeName matches a vault-relative path the engine may write: segments of
 // letters, digits, '-', '_' and '.', no segment starting with '.', joined by '/'.
-var safeName = lazyRegexp(`^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$`)
+var safeName = lazyregexp.New(`^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$`)
 
 // CheckPath validates a vault-relative, slash-separated path: it must not be
 // absolute, contain "..", empty or hidden segments, or characters outside
@@ -81,7 +82,7 @@ func CheckPath(rel string) error {
 	return nil
 }
 
-var simpleName = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+var simpleName = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
 // CheckName validates one name used to build a path (a project, a session id):
 // letters, digits, '-' and '_' only.
@@ -98,6 +99,33 @@ func (v *Vault) Abs(rel string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(v.Root, filepath.FromSlash(rel)), nil
+}
+
+// checkParents refuses a path whose folders lead outside the vault through a
+// symbolic link (a project's decisions/ linked to elsewhere): the engine
+// writes only inside the vault. Errors carry errs.PathOutsideVault.
+func (v *Vault) checkParents(rel string) error {
+	dir := v.Root
+	segs := strings.Split(rel, "/")
+	for _, seg := range segs[:len(segs)-1] {
+		dir = filepath.Join(dir, seg)
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return nil // created as a real folder when written
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			if !fi.IsDir() {
+				return errs.New(errs.NoteNotAFile, "%s: %s is a file where a folder should be", rel, strings.TrimPrefix(dir, v.Root+string(filepath.Separator))).With("note", rel)
+			}
+			continue
+		}
+		real, err := filepath.EvalSymlinks(dir)
+		root, rerr := filepath.EvalSymlinks(v.Root)
+		if err != nil || rerr != nil || (real != root && !strings.HasPrefix(real, root+string(filepath.Separator))) {
+			return errs.New(errs.PathOutsideVault, "%s: the folder %s is a symbolic link leading outside the vault (to %s); sessionvault writes only inside the vault — replace the link by a folder", rel, strings.TrimPrefix(dir, v.Root+string(filepath.Separator)), real).With("note", rel)
+		}
+	}
+	return nil
 }
 
 // ReadFile reads a vault-relative note, as a stable read: a note another

@@ -45,6 +45,7 @@ func appendOp(rel, line string, during func(pass int)) func(tx *Tx) (Change, err
 // A person's save between the operation's read and its write is not lost:
 // the operation runs again on the new content.
 func TestEditDuringOperationIsKept(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	note := filepath.Join(v.Root, "n.md")
 	if _, err := v.Transact(appendOp("n.md", "engine 1", nil)); err != nil {
@@ -75,6 +76,7 @@ func TestEditDuringOperationIsKept(t *testing.T) {
 // person's last save and the engine's line are there, each committed by
 // its author.
 func TestEndlessEditsAreMerged(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	note := filepath.Join(v.Root, "n.md")
 	os.WriteFile(note, []byte("start\n"), 0o644)
@@ -103,6 +105,7 @@ func TestEndlessEditsAreMerged(t *testing.T) {
 }
 
 func TestCheckPathRefusesEscapes(t *testing.T) {
+	t.Parallel()
 	for _, p := range []string{"../x.md", "/etc/passwd", "a/../../b", ".git/config", "a//b", "", "a/.hidden/b"} {
 		if CheckPath(p) == nil {
 			t.Errorf("%q accepted", p)
@@ -119,6 +122,7 @@ func TestCheckPathRefusesEscapes(t *testing.T) {
 // operation: the commit stands and the failure comes back as a warning
 // naming the commit.
 func TestCommittedFailureIsAWarning(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	res, err := v.Transact(func(tx *Tx) (Change, error) {
 		ch := Change{Operation: "append", Summary: "x", Committed: func(Result) error { return os.ErrPermission }}
@@ -141,6 +145,7 @@ func TestCommittedFailureIsAWarning(t *testing.T) {
 // journal rewritten after its swaps must not read as absent, or the
 // operation's retry runs it a second time.
 func TestStateKilledBeforeTruncation(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	long := []orphan{{Rel: "a.md", File: "a.md.1.1"}, {Rel: "b.md", File: "b.md.1.2"}}
 	if err := saveStateList(v, "test-list.json", long); err != nil {

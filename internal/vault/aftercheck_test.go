@@ -1,0 +1,123 @@
+package vault
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// replacedCopy returns where the operation under way keeps the file its
+// write of rel replaced (its journal names it).
+func replacedCopy(t *testing.T, v *Vault, rel string) string {
+	t.Helper()
+	data, err := v.readStateInPlace(journalName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j journal
+	if err := decodeState(data, &j); err != nil || j.Old[rel] == "" {
+		t.Fatalf("journal %s: %v", data, err)
+	}
+	return filepath.Join(v.Root, ".sessionvault", "state", "tmp", j.Old[rel])
+}
+
+// A save that lands in the note just after the engine swapped its new
+// version in — into the replaced file, by an editor that had opened it
+// before the swap — is merged back into the note and committed as the
+// person's, before the engine's commit: neither line is lost.
+func TestSaveIntoTheReplacedNoteIsMergedBack(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	mustTransact(t, v, writeOp("n.md", "# N\n\nstart\n"))
+	v.afterSwap = func() {
+		v.afterSwap = nil
+		f, err := os.OpenFile(replacedCopy(t, v, "n.md"), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.WriteString("person's save\n")
+		f.Close()
+	}
+	res := mustTransact(t, v, entryOp("n.md", "- engine ^u-1"))
+	got := readNote(t, v, "n.md")
+	for _, line := range []string{"start\n", "- engine ^u-1\n", "person's save\n"} {
+		if strings.Count(got, line) != 1 {
+			t.Errorf("%q is in the note %d times, want once:\n%s", line, strings.Count(got, line), got)
+		}
+	}
+	if b, _ := v.Committed("n.md"); string(b) != got {
+		t.Errorf("HEAD's n.md = %q, the note %q", b, got)
+	}
+	if res.PersonCommit == "" {
+		t.Fatal("the person's save has no commit of its own")
+	}
+	if b, err := v.ReadAt(res.PersonCommit, "n.md"); err != nil || string(b) != "# N\n\nstart\nperson's save\n" {
+		t.Errorf("the person's commit holds %q, %v; want their save without the engine's line", b, err)
+	}
+	if st := gitStatus(t, v); st != "" {
+		t.Errorf("git status:\n%s", st)
+	}
+	if gs := v.loadGuards(); len(gs) != 1 || gs[0].Line != "person's save\n" {
+		t.Errorf("guards %+v: want the merged line guarded", gs)
+	}
+}
+
+// A save by rename over the note just after the swap (an editor's atomic
+// save of a buffer read before the operation) keeps the person's text, and
+// the engine's line is merged into it; the person's save is committed as
+// theirs.
+func TestRenameOverTheNoteAfterTheSwapIsMerged(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	mustTransact(t, v, writeOp("n.md", "# N\n\nstart\n"))
+	stale := readNote(t, v, "n.md")
+	v.afterSwap = func() {
+		v.afterSwap = nil
+		tmp := filepath.Join(v.Root, ".n.md.swp")
+		os.WriteFile(tmp, []byte(stale+"person's line\n"), 0o644)
+		if err := os.Rename(tmp, filepath.Join(v.Root, "n.md")); err != nil {
+			t.Error(err)
+		}
+	}
+	res := mustTransact(t, v, entryOp("n.md", "- engine ^u-1"))
+	got := readNote(t, v, "n.md")
+	for _, line := range []string{"start\n", "- engine ^u-1\n", "person's line\n"} {
+		if strings.Count(got, line) != 1 {
+			t.Errorf("%q is in the note %d times, want once:\n%s", line, strings.Count(got, line), got)
+		}
+	}
+	if b, _ := v.Committed("n.md"); string(b) != got {
+		t.Errorf("HEAD's n.md = %q, the note %q", b, got)
+	}
+	if res.PersonCommit == "" {
+		t.Error("the person's save has no commit of its own")
+	}
+	if st := gitStatus(t, v); st != "" {
+		t.Errorf("git status:\n%s", st)
+	}
+}
+
+// The journal names contents by their SHA-256 and survives a round trip
+// through JSON with its file identities.
+func TestJournalAndBaseRecordsRoundTrip(t *testing.T) {
+	t.Parallel()
+	if got := sum([]byte("abc")); got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Errorf("sum(abc) = %s", got)
+	}
+	id := fileID{dev: 1, ino: 2, size: 3, mtime: 4, ctime: 5}
+	b, err := json.Marshal(map[string]baseRec{"n.md": {Commit: "c", ID: id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]baseRec
+	if err := json.Unmarshal(b, &back); err != nil || back["n.md"].ID != id {
+		t.Errorf("round trip: %+v, %v", back, err)
+	}
+	var bad fileID
+	if err := json.Unmarshal([]byte("[1,2,3]"), &bad); err == nil {
+		t.Error("a file id of three numbers was accepted")
+	}
+}

@@ -1,0 +1,111 @@
+package vault
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+)
+
+// A host name or a name a person gives becomes a machine name: lowercase
+// letters and digits, starting with a letter, at most 16, the domain cut.
+func TestMachineName(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Laptop":                    "laptop",
+		"dev-box.example.com":       "devbox",
+		"42host":                    "host",
+		"a1b2":                      "a1b2",
+		"averyveryverylonghostname": "averyveryverylon",
+		"--":                        "",
+		".local":                    "",
+	} {
+		if got := MachineName(in); got != want {
+			t.Errorf("MachineName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The clone where the vault was made (its signing key is there) is the
+// primary, whose ids get no suffix; it is recorded and read back the same.
+func TestMachinePrimary(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	if err := v.WriteState("key", []byte("a key")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := v.Machine()
+	if err != nil || !m.Primary || m.Name == "" || m.IDSuffix() != "" {
+		t.Fatalf("Machine = %+v, %v; want the primary", m, err)
+	}
+	again, err := Open(v.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2, err := again.Machine(); err != nil || m2 != m {
+		t.Errorf("read back %+v, %v; want %+v", m2, err, m)
+	}
+	if err := again.ClaimPrimary(); err != nil {
+		t.Fatal(err)
+	}
+	if m3, _ := again.Machine(); m3 != m {
+		t.Errorf("ClaimPrimary replaced the record: %+v", m3)
+	}
+}
+
+// A clone made elsewhere is secondary: named after the host with a random
+// tail (two clones on one host stay apart), and its ids end in "-<name>".
+func TestMachineSecondary(t *testing.T) {
+	t.Parallel()
+	host := hostMachineName()
+	host = host[:min(12, len(host))]
+	// named after the host, then four random hex digits
+	named := func(m Machine) bool {
+		tail, ok := strings.CutPrefix(m.Name, host)
+		return ok && len(tail) == 4 && strings.Trim(tail, "0123456789abcdef") == ""
+	}
+	ma, err := newVault(t).Machine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ma.Primary || !named(ma) || ma.IDSuffix() != "-"+ma.Name {
+		t.Errorf("secondary %+v (suffix %q)", ma, ma.IDSuffix())
+	}
+	if n := NewSecondaryMachine(""); n.Primary || !named(n) {
+		t.Errorf("NewSecondaryMachine(\"\") = %+v", n)
+	}
+	if n := NewSecondaryMachine("laptop"); n != (Machine{Name: "laptop"}) {
+		t.Errorf("NewSecondaryMachine(laptop) = %+v", n)
+	}
+}
+
+// A name that is not a machine name is refused, and a record that is not a
+// machine record is an error saying how to name the machine again.
+func TestMachineRecordChecked(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	if err := v.SetMachine(Machine{Name: "Bad Name"}); errs.CodeOf(err) != errs.InvalidCommand {
+		t.Errorf("SetMachine with a bad name: %v", err)
+	}
+	if err := v.WriteState(machineName, []byte(`{"name":"Bad Name"}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := v.Machine()
+	wantCode(t, err, errs.ConfigInvalid)
+	if !strings.Contains(err.Error(), "remote setup") {
+		t.Errorf("the error does not say how to fix it: %v", err)
+	}
+	if err := v.SetMachine(Machine{Name: "laptop"}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := v.Machine(); err != nil || m != (Machine{Name: "laptop"}) {
+		t.Errorf("after SetMachine: %+v, %v", m, err)
+	}
+	fresh := newVault(t)
+	if err := fresh.ClaimPrimary(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := fresh.Machine(); err != nil || !m.Primary {
+		t.Errorf("after ClaimPrimary: %+v, %v", m, err)
+	}
+}
