@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 	"github.com/sessionvault/sessionvault/internal/reconcile"
 
 	"github.com/sessionvault/sessionvault/internal/tasks"
@@ -224,7 +225,7 @@ remote setup in .git/config; .gitattributes applies it to *.md.`,
 			if len(argv) == 4 {
 				path = filepath.ToSlash(argv[3])
 			}
-			merged, conflicted := vault.MergeNotes(path, base, ours, theirs, reconcile.NoteOwnership())
+			merged, conflicted := notemerge.MergeNotes(path, base, ours, theirs, reconcile.NoteOwnership())
 			if err := os.WriteFile(argv[1], merged, 0o644); err != nil {
 				return errs.Wrap(errs.GitWriteFailed, err, "merge-driver: writing the merge")
 			}

@@ -4,24 +4,24 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/lazyregexp"
-	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
 // NoteOwnership is what the note merge of `remote sync` and the git merge
-// driver (vault.MergeNotes) needs to know of the engine's notes: which
+// driver (notemerge.MergeNotes) needs to know of the engine's notes: which
 // sections are the lists the engine keeps, and which of their lines are
 // its entries. Everything else is a person's text, merged as git merges
 // text.
-func NoteOwnership() vault.Ownership {
-	return vault.Ownership{List: listSection, Owned: ownedSection, EntryID: engineEntryID, Record: isRecord}
+func NoteOwnership() notemerge.Ownership {
+	return notemerge.Ownership{List: listSection, Owned: ownedSection, EntryID: engineEntryID, Record: isRecord}
 }
 
 // ownedSection reports whether the section title of the note at rel (type
 // typ) is one the engine renders: a list it keeps, or its own prose in a
-// current state or a session's record (vault.Ownership.Owned).
+// current state or a session's record (notemerge.Ownership.Owned).
 func ownedSection(rel, typ, title string) bool {
 	if listSection(rel, typ, title) {
 		return true
@@ -34,7 +34,7 @@ func ownedSection(rel, typ, title string) bool {
 }
 
 // isRecord reports whether the note at rel (type typ) is a session's
-// record, <project>/sessions/<session>.md (vault.Ownership.Record).
+// record, <project>/sessions/<session>.md (notemerge.Ownership.Record).
 func isRecord(rel, typ string) bool {
 	parts := strings.Split(rel, "/")
 	return typ == "session" || len(parts) == 3 && parts[1] == session.SessionsDir
@@ -48,7 +48,7 @@ var stateLists = map[string]bool{
 }
 
 // listSection reports whether the section title of the note at rel (type
-// typ) is a list the engine keeps (vault.Ownership.List).
+// typ) is a list the engine keeps (notemerge.Ownership.List).
 func listSection(rel, typ, title string) bool {
 	if session.IsCommandLog(rel) || typ == "command-log" {
 		return true // entries follow the intro, under the note's title
@@ -101,9 +101,9 @@ func canonicalType(rel, typ string) string {
 var engineIDRe = lazyregexp.New(`^(?:(?:[a-z]|cf)-\d+` + session.MachineSuffix + `|cp-\d+-[0-9a-f]+)$`)
 
 // engineEntryID is the id of an entry line the engine wrote, or ""
-// (vault.Ownership.EntryID).
+// (notemerge.Ownership.EntryID).
 func engineEntryID(line string) string {
-	if id := vault.EntryID(line); id != "" && engineIDRe().MatchString(id) {
+	if id := notemerge.EntryID(line); id != "" && engineIDRe().MatchString(id) {
 		return id
 	}
 	return ""

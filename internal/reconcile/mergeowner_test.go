@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 	"github.com/sessionvault/sessionvault/internal/session"
-
-	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
 // The note merge unifies by id only the engine's entries in the lists it
@@ -72,7 +71,7 @@ func TestNoteOwnershipMergesAState(t *testing.T) {
 	base := "---\ntype: session-state\nsession: s-1\n---\n# Current session\n\n## Updates\n\n- 2026-11-26T10:00:00Z · note · one ^u-1\n\n## Next steps\n"
 	ours := strings.Replace(base, "one ^u-1\n", "one ^u-1\n- 2026-11-26T10:02:00Z · note · two ^u-2\n", 1) + "\n## Mine\n\n- x ^gh\n"
 	theirs := strings.Replace(base, "one ^u-1\n", "one ^u-1\n- 2026-11-26T10:01:00Z · note · other ^u-2-mb\n", 1) + "\n## Yours\n\n- y ^gh\n"
-	got, conflicted := vault.MergeNotes(session.CurrentStateNote, []byte(base), []byte(ours), []byte(theirs), NoteOwnership())
+	got, conflicted := notemerge.MergeNotes(session.CurrentStateNote, []byte(base), []byte(ours), []byte(theirs), NoteOwnership())
 	want := "---\ntype: session-state\nsession: s-1\n---\n# Current session\n\n## Updates\n\n- 2026-11-26T10:00:00Z · note · one ^u-1\n- 2026-11-26T10:01:00Z · note · other ^u-2-mb\n- 2026-11-26T10:02:00Z · note · two ^u-2\n\n## Next steps\n\n## Mine\n\n- x ^gh\n\n## Yours\n\n- y ^gh\n"
 	if string(got) != want || conflicted {
 		t.Fatalf("merge (conflicted %v):\n%s\nwant:\n%s", conflicted, got, want)

@@ -5,7 +5,7 @@ package reconcile
 // here, once the merge is made, by one commit:
 //
 //   - two machines that each started a session before they synced: the
-//     merged current state holds one (vault.SessionWinner); the other is
+//     merged current state holds one (notemerge.SessionWinner); the other is
 //     recorded as sessions/<id>.md, abandoned, with everything it held;
 //   - a machine that went on recording a session another machine had
 //     ended: what it recorded joins that session's record;
@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/markdown"
@@ -281,7 +282,7 @@ func joinRecord(record, side *session.Doc) bool {
 		for _, e := range entries {
 			// After the last entry of the section not later than e, else
 			// before its first entry, else at its start.
-			at, when := -1, vault.EntryTime(e)
+			at, when := -1, notemerge.EntryTime(e)
 			first := -1
 			for _, l := range lines {
 				c := string(l.Content())
@@ -291,7 +292,7 @@ func joinRecord(record, side *session.Doc) bool {
 				if first < 0 {
 					first = l.Offset
 				}
-				if t := vault.EntryTime(c); !t.IsZero() && !when.IsZero() && !t.After(when) {
+				if t := notemerge.EntryTime(c); !t.IsZero() && !when.IsZero() && !t.After(when) {
 					at = l.Offset + len(l.Text)
 				}
 			}

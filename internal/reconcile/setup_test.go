@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/session/sessiontest"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -39,7 +40,7 @@ func mergeDriver(base, ours, theirs, path string) int {
 		}
 		b[i] = data
 	}
-	merged, conflicted := vault.MergeNotes(filepath.ToSlash(path), b[0], b[1], b[2], NoteOwnership())
+	merged, conflicted := notemerge.MergeNotes(filepath.ToSlash(path), b[0], b[1], b[2], NoteOwnership())
 	if err := os.WriteFile(ours, merged, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/markdown"
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -35,7 +36,7 @@ var logLineRe = lazyregexp.New(`^(- \d{4}-\d\d-\d\d · \[\[|### \[\[|- \[\[|\| \
 // with another writer's version never lets that version delete one
 // (vault.Change.Protect).
 func isEntryLine(line []byte) bool {
-	return vault.IsEntryLine(line) || logLineRe().Match(line)
+	return notemerge.IsEntryLine(line) || logLineRe().Match(line)
 }
 
 // unit is one entry of an append-only section: its key and its byte range in

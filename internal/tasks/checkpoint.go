@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/shellquote"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -549,7 +550,7 @@ func (s *Service) SyncHotContext(project string, taskIDs []string) (HotSync, err
 				return vault.Change{}, err
 			}
 			for _, l := range d.SectionLines(session.SecCheckpoints) {
-				if id := vault.EntryID(string(l.Content())); id != "" {
+				if id := notemerge.EntryID(string(l.Content())); id != "" {
 					listed[id] = true
 				}
 			}

@@ -540,7 +540,7 @@ func (s *Service) checkLock(project string, t Task, holder string, now time.Time
 // expiry. The lock is in the task note's properties (locked_by, locked_at,
 // lock_expires), committed: the vault lock makes two processes take turns,
 // and two clones that both took it before a sync keep the earlier taker's
-// after the merge (vault.MergeNotes).
+// after the merge (notemerge.MergeNotes).
 func (s *Service) LockTask(project, id, holder string, elements []string) (TaskOutcome, error) {
 	if err := (TaskUpdate{LockedElements: elements}).validate(); err != nil {
 		return TaskOutcome{}, err

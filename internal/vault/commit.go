@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/history"
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 )
 
 // gitError gives a history error its code: errs.GitLocked for a git lock
@@ -61,7 +62,7 @@ func (w *writer) commit(notes []*noteWrite, person []history.File, ch Change, re
 		// change (Merge3 of the first write against the last).
 		p := n.orig.data
 		if !bytes.Equal(n.wrote, n.first) {
-			p = Merge3(n.first, n.wrote, n.orig.data, n.orig.data, w.protect)
+			p = notemerge.Merge3(n.first, n.wrote, n.orig.data, n.orig.data, w.protect)
 		}
 		if n.orig.missing {
 			continue // a note the engine created: nothing of the person's before it

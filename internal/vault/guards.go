@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 )
 
 // guardTime is how long a line the engine took from a replaced file is put
@@ -33,15 +34,15 @@ const guardsName = "guards.json"
 // Front matter lines are not guarded: a property's other value is a second
 // definition of it, not a line to put back (Merge3 merges properties).
 func (w *writer) guardLines(rel string, ancestor, other []byte) {
-	_, ancestor = splitNote(ancestor)
-	_, other = splitNote(other)
+	_, ancestor = notemerge.SplitNote(ancestor)
+	_, other = notemerge.SplitNote(other)
 	have := map[string]bool{}
-	for _, l := range splitLines(ancestor) {
+	for _, l := range notemerge.SplitLines(ancestor) {
 		have[l] = true
 	}
 	prev := ""
 	now := time.Now()
-	for _, l := range splitLines(other) {
+	for _, l := range notemerge.SplitLines(other) {
 		if !have[l] && strings.TrimSpace(l) != "" {
 			w.guards = append(w.guards, guard{Rel: rel, Line: l, After: prev, At: now})
 		}
@@ -87,7 +88,7 @@ func (w *writer) applyGuards() {
 		}
 		out := live
 		for _, g := range gs {
-			if hasLine(out, g.Line) {
+			if notemerge.HasLine(out, g.Line) {
 				continue
 			}
 			at := len(out)

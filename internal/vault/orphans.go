@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 )
 
 // orphan is a replaced note file kept aside in .sessionvault/state/tmp: a
@@ -97,7 +99,7 @@ func (w *writer) rescueOrphans() []orphan {
 			w.orphans = append(w.orphans, rec)
 			continue
 		}
-		merged := Merge3(ancestor, other, live, live, w.protect)
+		merged := notemerge.Merge3(ancestor, other, live, live, w.protect)
 		w.guardLines(rec.Rel, ancestor, other)
 		if !bytes.Equal(merged, live) {
 			if err := w.writeForPerson(rec.Rel, abs, &readRec{data: live, id: lid, fi: fi}, merged); err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/sessionvault/sessionvault/internal/history"
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 )
 
 // rollForward finishes an operation that a crash interrupted between its
@@ -199,7 +200,7 @@ func (w *writer) recoveredNote(j *journal, rel, abs string, wasMissing, swappedN
 		// entries of the engine's last version put back.
 		mine, other = cur, tmp
 		if base, _ := v.lastVersion(repo, rel); base != nil {
-			mine = Merge3(base, cur, base, base, nil)
+			mine = notemerge.Merge3(base, cur, base, base, nil)
 		}
 		overwritten = true
 	default:
@@ -221,13 +222,13 @@ func (w *writer) recoveredNote(j *journal, rel, abs string, wasMissing, swappedN
 		}
 		orig.data = hb
 	}
-	merged := Merge3(orig.data, cur, mine, mine, w.protect)
+	merged := notemerge.Merge3(orig.data, cur, mine, mine, w.protect)
 	if curRec.missing {
 		merged = mine
 	}
 	if swapped && other != nil && !bytes.Equal(other, orig.data) && !bytes.Equal(other, mine) {
 		// Written into the replaced file after the swap.
-		merged = Merge3(orig.data, other, merged, merged, w.protect)
+		merged = notemerge.Merge3(orig.data, other, merged, merged, w.protect)
 		w.guardLines(rel, orig.data, other)
 	}
 	n = &noteWrite{rel: rel, abs: abs, orig: orig, first: mine, base: curRec, data: merged}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"sort"
+
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 )
 
 // checkBases checks, under a lease on each note that keeps writers out
@@ -32,7 +34,7 @@ func (r *round) checkBases(mayUndo bool) (changed string, retry, merged bool, er
 				if err != nil {
 					return "", false, false, err
 				}
-				n.data = Merge3(nil, cur, n.data, n.data, w.protect)
+				n.data = notemerge.Merge3(nil, cur, n.data, n.data, w.protect)
 				n.base = &readRec{data: cur, id: id, fi: fi}
 				adapted = true
 			}
@@ -70,7 +72,7 @@ func (r *round) checkBases(mayUndo bool) (changed string, retry, merged bool, er
 			// Out of patience: merge onto what is there now and write that,
 			// still under the lease.
 			merged = true
-			n.data = Merge3(n.base.data, cur, n.data, n.data, w.protect)
+			n.data = notemerge.Merge3(n.base.data, cur, n.data, n.data, w.protect)
 			n.base = &readRec{data: cur, id: id, fi: fi}
 			if err := r.rewrite(n); err != nil {
 				return "", false, false, err
@@ -84,7 +86,7 @@ func (r *round) checkBases(mayUndo bool) (changed string, retry, merged bool, er
 		}
 		r.held = nil
 		for _, m := range later {
-			m.n.data = Merge3(m.n.base.data, m.cur.data, m.n.data, m.n.data, w.protect)
+			m.n.data = notemerge.Merge3(m.n.base.data, m.cur.data, m.n.data, m.n.data, w.protect)
 			m.n.base = m.cur
 		}
 		return "", true, false, nil

@@ -3,6 +3,8 @@ package vault
 import (
 	"bytes"
 	"os"
+
+	"github.com/sessionvault/sessionvault/internal/notemerge"
 )
 
 // fail takes the operation's change back out of the notes it wrote (others'
@@ -40,7 +42,7 @@ func (w *writer) takeBack(n *noteWrite) {
 		if err != nil {
 			return
 		}
-		back := Merge3(n.wrote, cur, n.orig.data, n.orig.data, w.protect)
+		back := notemerge.Merge3(n.wrote, cur, n.orig.data, n.orig.data, w.protect)
 		if n.orig.missing && bytes.Equal(cur, n.wrote) {
 			if h, err := holdFile(n.abs, n.rel); err == nil {
 				if h.id == id {

@@ -153,7 +153,7 @@ type writer struct {
 	guards  []guard // lines taken from replaced files, kept in their notes a while
 	killed  bool    // a process killed while holding git's locks was found
 	// protect says which lines a merge never lets another writer delete
-	// (Change.Protect; nil: vault.IsEntryLine).
+	// (Change.Protect; nil: notemerge.IsEntryLine).
 	protect func(line []byte) bool
 	// warnings are what failed after the commit was made (Result.Warnings).
 	warnings []string

@@ -1,4 +1,4 @@
-package vault
+package notemerge
 
 import (
 	"bytes"
@@ -52,8 +52,8 @@ func MergeNotes(path string, base, ours, theirs []byte, own Ownership) (merged [
 	case bytes.Equal(base, ours):
 		return theirs, false
 	}
-	af, ab := splitNote(ours)
-	bf, bb := splitNote(theirs)
+	af, ab := SplitNote(ours)
+	bf, bb := SplitNote(theirs)
 	typ := noteType(af)
 	if typ == "" {
 		typ = noteType(bf)
@@ -66,7 +66,7 @@ func MergeNotes(path string, base, ours, theirs []byte, own Ownership) (merged [
 		// side's text is kept whole.
 		base = commonLines(ours, theirs)
 	}
-	of, ob := splitNote(base)
+	of, ob := SplitNote(base)
 	if w, clash := SessionWinner(of, af, bf); clash {
 		// The winner's session whole; of the other side only what a
 		// person changed outside the engine's sections.
@@ -94,7 +94,7 @@ func noteType(fm []byte) string {
 // commonLines is the lines a and b have in common, in order (the lines of
 // a that the line diff from a to b keeps).
 func commonLines(a, b []byte) []byte {
-	al := splitLines(a)
+	al := SplitLines(a)
 	var out strings.Builder
 	next := 0
 	for _, h := range lineHunks(a, b, 0) {
@@ -181,7 +181,7 @@ type propBlock struct {
 // opening delimiter, properties and closing delimiter. ok is false when the
 // block is not one key per top-level line.
 func splitProps(fm []byte) (open string, props []propBlock, close string, ok bool) {
-	lines := splitLines(fm)
+	lines := SplitLines(fm)
 	if len(lines) < 2 {
 		return "", nil, "", false
 	}

@@ -1,4 +1,4 @@
-package vault
+package notemerge
 
 import (
 	"bytes"
@@ -38,12 +38,12 @@ func Merge3(o, a, b, prefer []byte, protect func(line []byte) bool) []byte {
 		// person's `>>`), and b kept o's last line last.
 		return append(append([]byte(nil), b...), tail...)
 	}
-	of, ob := splitNote(o)
-	af, ab := splitNote(a)
-	bf, bb := splitNote(b)
+	of, ob := SplitNote(o)
+	af, ab := SplitNote(a)
+	bf, bb := SplitNote(b)
 	fm := mergeLines(of, af, bf, nil)
 	if len(fm) > 0 && !frontMatterParses(fm) {
-		fm, _ = splitNote(prefer)
+		fm, _ = SplitNote(prefer)
 	}
 	return append(fm, mergeLines(ob, ab, bb, protect)...)
 }
@@ -118,7 +118,7 @@ func endsLike(b, o []byte) bool {
 
 // splitNote splits a note into its front matter block (delimiters included)
 // and its body. A note that does not parse is all body.
-func splitNote(src []byte) (fm, body []byte) {
+func SplitNote(src []byte) (fm, body []byte) {
 	n, err := note.Parse("merge", src)
 	if err != nil || !n.HasFrontMatter() {
 		return nil, src
@@ -179,7 +179,7 @@ func lineHunks(o, x []byte, side int) []hunk {
 	pos := 0
 	var cur *hunk
 	for _, d := range diffs {
-		ls := splitLines([]byte(d.Text))
+		ls := SplitLines([]byte(d.Text))
 		if d.Type == diffmatchpatch.DiffEqual {
 			if cur != nil {
 				out = append(out, *cur)
@@ -205,7 +205,7 @@ func lineHunks(o, x []byte, side int) []hunk {
 }
 
 // splitLines splits text into lines that keep their line endings.
-func splitLines(text []byte) []string {
+func SplitLines(text []byte) []string {
 	var out []string
 	for len(text) > 0 {
 		i := bytes.IndexByte(text, '\n')
@@ -232,9 +232,9 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 	case bytes.Equal(o, b) && protect == nil:
 		return a
 	}
-	ol := splitLines(o)
+	ol := SplitLines(o)
 	aLines := map[string]bool{}
-	for _, l := range splitLines(a) {
+	for _, l := range SplitLines(a) {
 		aLines[strings.TrimRight(l, "\r\n")] = true
 	}
 	ha := lineHunks(o, a, 0)
@@ -244,7 +244,7 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 		for i, h := range ha {
 			var keep []string
 			for _, l := range ol[h.start:h.end] {
-				if protect([]byte(l)) && !containsLine(h.lines, l) && hasLine(b, l) {
+				if protect([]byte(l)) && !containsLine(h.lines, l) && HasLine(b, l) {
 					keep = append(keep, l)
 				}
 			}
@@ -259,13 +259,13 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 		// the ancestor has.
 		writeLines(out, ra)
 		have := map[string]bool{}
-		for _, l := range splitLines(ra) {
+		for _, l := range SplitLines(ra) {
 			have[strings.TrimRight(l, "\r\n")] = true
 		}
 		for _, l := range ol[start:end] {
 			have[strings.TrimRight(l, "\r\n")] = true
 		}
-		for _, l := range splitLines(rb) {
+		for _, l := range SplitLines(rb) {
 			t := strings.TrimRight(l, "\r\n")
 			if !have[t] && (strings.TrimSpace(t) == "" || !aLines[t]) {
 				writeLines(out, []byte(l))
@@ -350,7 +350,7 @@ func dropAddedBy(ha, hb []hunk) []hunk {
 }
 
 // hasLine reports whether text holds l (with its line ending) as a line.
-func hasLine(text []byte, l string) bool {
+func HasLine(text []byte, l string) bool {
 	for off := 0; ; {
 		i := bytes.Index(text[off:], []byte(l))
 		if i < 0 {

@@ -1,10 +1,8 @@
-package vault
+package notemerge
 
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -143,33 +141,6 @@ func TestMerge3BothAddedAfterATrailingBlankLine(t *testing.T) {
 	got := string(Merge3([]byte(o), []byte(a), []byte(b), []byte(b), nil))
 	if want := o + "\n## Notes\n\n- line 1\n- line 2\n- line 3\n- line 4\n"; got != want {
 		t.Fatalf("merge:\n%s\nwant:\n%s", got, want)
-	}
-}
-
-// Lines a save into a replaced file added are guarded (put back should a
-// later save drop them), but only the body's: a stale buffer's old value of
-// a property is not put back beside the current one (a second definition
-// leaves the note unreadable to every operation after).
-func TestGuardedLinesSkipFrontMatter(t *testing.T) {
-	v := newVault(t)
-	note := filepath.Join(v.Root, "n.md")
-	ancestor := "---\nversion: 4\n---\n# N\n\nold line\n"
-	stale := "---\nversion: 3\n---\n# N\n\nold line\nperson line\n"
-	live := "---\nversion: 5\n---\n# N\n\nold line\n"
-	if err := os.WriteFile(note, []byte(live), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	repo, err := v.repo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &writer{v: v, repo: repo}
-	w.guardLines("n.md", []byte(ancestor), []byte(stale))
-	w.applyGuards()
-	got, _ := os.ReadFile(note)
-	want := "---\nversion: 5\n---\n# N\n\nold line\nperson line\n"
-	if string(got) != want {
-		t.Fatalf("after the guards:\n%s\nwant:\n%s", got, want)
 	}
 }
 

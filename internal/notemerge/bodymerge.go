@@ -1,4 +1,4 @@
-package vault
+package notemerge
 
 import (
 	"bytes"
@@ -110,10 +110,10 @@ func splitBody(body []byte, isList func(title string) bool, entryID func(string)
 	regions := parts(body)
 	seen := map[string]int{}
 	for _, r := range regions {
-		for _, l := range splitLines(body[r.head:r.start]) {
+		for _, l := range SplitLines(body[r.head:r.start]) {
 			nb.seq = append(nb.seq, textLine(l))
 		}
-		lines := splitLines(body[r.start:r.end])
+		lines := SplitLines(body[r.start:r.end])
 		if !isList(r.title) {
 			for _, l := range lines {
 				nb.seq = append(nb.seq, textLine(l))
