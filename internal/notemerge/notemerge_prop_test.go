@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,7 +17,16 @@ import (
 
 // propMerges is how many random merges TestMergeNotesProperty runs (the
 // acceptance of the person's-text issue: at least 100,000 in `make test`).
-var propMerges = flag.Int("merge.n", 100_000, "random merges in TestMergeNotesProperty")
+var propMerges = flag.Int("merge.n", mergesByDefault(), "random merges in TestMergeNotesProperty (default $SESSIONVAULT_MERGE_N, else 20,000; make test runs 100,000)")
+
+// mergesByDefault is $SESSIONVAULT_MERGE_N (make test sets 100,000), else
+// 20,000: the quick tier's share.
+func mergesByDefault() int {
+	if n, err := strconv.Atoi(os.Getenv("SESSIONVAULT_MERGE_N")); err == nil && n > 0 {
+		return n
+	}
+	return 20_000
+}
 
 // propShow is how many violations TestMergeNotesProperty lists.
 var propShow = flag.Int("merge.show", 10, "violations TestMergeNotesProperty lists, each in one line")

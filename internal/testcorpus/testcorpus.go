@@ -1,9 +1,11 @@
 // Package testcorpus finds the real corpus the corpus tier of the tests
 // runs on: session logs, protocols and memories written by people and
-// agents, kept outside the repository (it is not ours to ship). The fast
-// tier needs only the repository; a corpus test skips with one line when the
-// corpus is not there, unless SESSIONVAULT_CORPUS_REQUIRED is set (CI sets
-// it, so the tier never goes silently unrun there).
+// agents, kept outside the repository (it is not ours to ship). The tier is
+// opt-in: it runs when SESSIONVAULT_CORPUS names the corpus (`make test`
+// sets it when ../shared/corpus is beside the repository), so `go test
+// ./...` needs only the repository and stays quick; a corpus test skips
+// with one line otherwise, unless SESSIONVAULT_CORPUS_REQUIRED is set (CI
+// sets it, so the tier never goes silently unrun there).
 //
 // Imported by tests only.
 package testcorpus
@@ -14,34 +16,30 @@ import (
 	"testing"
 )
 
-// EnvDir names the corpus folder (the one holding ai-agents/); without it
-// the corpus is ../shared/corpus beside the repository (the folder holding
-// go.mod).
+// EnvDir names the corpus folder (the one holding ai-agents/), as an
+// absolute path or relative to the folder holding go.mod.
 const EnvDir = "SESSIONVAULT_CORPUS"
 
 // EnvRequired, when set to anything but "" or "0", makes a missing corpus
 // a test failure instead of a skip.
 const EnvRequired = "SESSIONVAULT_CORPUS_REQUIRED"
 
-// Find returns the corpus folder, or "" when there is none.
+// Find returns the corpus folder EnvDir names, or "" when it names none.
 func Find() string {
-	if d := os.Getenv(EnvDir); d != "" {
+	d := os.Getenv(EnvDir)
+	if d == "" || filepath.IsAbs(d) {
 		return d
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return ""
+		return d
 	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			p := filepath.Join(filepath.Dir(d), "shared", "corpus")
-			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-				return p
-			}
-			return ""
+	for m := wd; ; m = filepath.Dir(m) {
+		if _, err := os.Stat(filepath.Join(m, "go.mod")); err == nil {
+			return filepath.Join(m, d)
 		}
-		if filepath.Dir(d) == d {
-			return ""
+		if filepath.Dir(m) == m {
+			return d
 		}
 	}
 }
