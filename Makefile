@@ -37,11 +37,13 @@ install:
 # minute), with the corpus tier (tests on real notes kept outside the
 # repository) when ../shared/corpus is beside the repository or
 # SESSIONVAULT_CORPUS names it (SESSIONVAULT_CORPUS_REQUIRED=1 makes its
-# absence fail), 100,000 random note merges instead of 20,000, and fuzzing.
+# absence fail), the randomised tests at their full sizes
+# (SESSIONVAULT_TEST_FULL=1: 100,000 random note merges instead of 20,000, 40
+# rounds of two machines' syncs instead of 10, ...), and fuzzing.
 CORPUS := $(abspath $(or $(SESSIONVAULT_CORPUS),$(wildcard ../shared/corpus)))
 test:
 	$(GO) vet $(PKGS)
-	SESSIONVAULT_CORPUS=$(CORPUS) SESSIONVAULT_MERGE_N=100000 $(GO) test -count=1 $(PKGS)
+	SESSIONVAULT_CORPUS=$(CORPUS) SESSIONVAULT_TEST_FULL=1 $(GO) test -count=1 $(PKGS)
 	@if [ -n "$(CORPUS)" ]; then echo "corpus tier: ran on $(CORPUS)"; \
 	else echo "corpus tier: skipped (no ../shared/corpus beside the repository; set SESSIONVAULT_CORPUS=DIR to run it)"; fi
 	# Fuzz budgets are counts, not durations: a -fuzztime duration races the

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/testenv"
 )
 
 // The writers run as their own processes: this test binary, started again
@@ -13,7 +15,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SVSTRESS_WRITER") == "1" {
 		os.Exit(writerMain(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Run(m))
 }
 
 // Every scenario of `make stress`, at a size that takes seconds: nothing a

@@ -22,6 +22,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/cli"
 	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/testenv"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 	if !set {
 		flag.Set("test.parallel", "16")
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Run(m))
 }
 
 // testdata is the package's testdata folder (the tests run elsewhere).

@@ -94,6 +94,7 @@ func refused(t *testing.T, bin, v string, code errs.Code, argv ...string) string
 }
 
 func TestBadInputAtTheWritePath(t *testing.T) {
+	t.Parallel()
 	bin := robustBinary(t)
 
 	t.Run("invalid UTF-8 in an argument or a flag", func(t *testing.T) {
@@ -197,6 +198,7 @@ func TestBadInputAtTheWritePath(t *testing.T) {
 // The operating system's refusals get codes of their own, not E1699: a
 // read-only folder and a full disk.
 func TestOSErrorsHaveCodes(t *testing.T) {
+	t.Parallel()
 	bin := robustBinary(t)
 	t.Run("read-only folder", func(t *testing.T) {
 		// A world-readable place: when the test runs as root, the command
@@ -292,6 +294,7 @@ func chownAll(dir string, uid, gid int) error {
 // code, nothing changed — it used to land in the commit message and break
 // `git fsck --strict`.
 func TestMCPRefusesNUL(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	cs := inMemory(t, v)
 	mustCall(t, cs, "session_start", map[string]any{"objective": "NUL"})
@@ -323,6 +326,7 @@ func TestMCPRefusesNUL(t *testing.T) {
 // says which lock and for how long, and changes nothing; once it is gone
 // the command works.
 func TestGitLockHeldByAnotherProcess(t *testing.T) {
+	t.Parallel()
 	bin := robustBinary(t)
 	v := robustVault(t, bin, "locked")
 	lock := filepath.Join(v, ".git", "index.lock")
@@ -344,6 +348,7 @@ func TestGitLockHeldByAnotherProcess(t *testing.T) {
 // makes no second entry or commit and answers with the first result; over
 // MCP the same with op_id.
 func TestOpIDMakesARetryANoOp(t *testing.T) {
+	t.Parallel()
 	bin := robustBinary(t)
 	v := robustVault(t, bin, "retries")
 	first := svMustExec(t, bin, v, "--json", "--op-id", "req-42", "update", "only once")
@@ -395,6 +400,7 @@ func TestOpIDMakesARetryANoOp(t *testing.T) {
 // marker; the index.lock there is git's, and the next operation must wait
 // for it, not take it over or remove it.
 func TestKilledMarkerLeavesGitsLockAlone(t *testing.T) {
+	t.Parallel()
 	bin := robustBinary(t)
 	v := robustVault(t, bin, "marker")
 	marker := filepath.Join(v, ".sessionvault", "state", "committing")

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode/leanhook"
+	"github.com/sessionvault/sessionvault/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -18,10 +21,29 @@ func TestMain(m *testing.M) {
 }
 
 // cleanupM runs the tests, then removes the binary the robustness tests built.
+//
+// Most tests here wait on git, fsync and the processes they start rather
+// than on the CPU, so unless -test.parallel is given, up to parallelTests of
+// them (scripts included) run at once; the default, GOMAXPROCS, is 2 on a
+// small machine. Not more: the kill test's rounds have a time budget. On a
+// whole run (no -test.run) the binary the robustness tests share is built in
+// the background while the serial tests run.
 type cleanupM struct{ m *testing.M }
 
+const parallelTests = 8
+
 func (c cleanupM) Run() int {
-	code := c.m.Run()
+	flag.Parse()
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["test.parallel"] {
+		flag.Set("test.parallel", strconv.Itoa(parallelTests))
+	}
+	if !set["test.run"] && !set["test.list"] {
+		go robustBinOnce.Do(buildRobustBin)
+	}
+	code := testenv.Run(c.m)
+	robustBinOnce.Do(func() {}) // wait for a build still running
 	if robustBin != "" {
 		os.RemoveAll(filepath.Dir(robustBin))
 	}
@@ -31,6 +53,7 @@ func (c cleanupM) Run() int {
 // TestScripts runs the end-to-end CLI scripts in testdata/script: whole
 // lifecycles against a real vault on disk, checked with the real git CLI.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:   "testdata/script",
 		Setup: scriptEnv("sessionvault"),
@@ -44,6 +67,7 @@ func TestScripts(t *testing.T) {
 // hands the rest to sessionvault, found on PATH; every answer must be the
 // same.
 func TestScriptsLeanHook(t *testing.T) {
+	t.Parallel()
 	var files []string
 	for _, f := range []string{"hooks", "hooks_tool", "forged_ticks", "agent_edits", "hooks_lean", "command_history"} {
 		files = append(files, filepath.Join("testdata", "script", f+".txtar"))

@@ -14,6 +14,7 @@ import (
 // the code makes now: a command, flag, tool or error code changed without
 // `make docs` fails here.
 func TestGeneratedDocsAreCurrent(t *testing.T) {
+	t.Parallel()
 	fresh := t.TempDir()
 	if err := WriteDocs(fresh, ""); err != nil {
 		t.Fatal(err)
@@ -71,6 +72,7 @@ func shBlocks(t *testing.T, path string) string {
 // runs as written, in a fresh shell with a fresh HOME and the binaries on
 // PATH, in order; the sessions they run end COMPLETE.
 func TestReadmeCommandsRun(t *testing.T) {
+	t.Parallel()
 	bin := robustBinary(t)
 	for _, doc := range []string{"README.md", "docs/getting-started.md"} {
 		t.Run(doc, func(t *testing.T) {
@@ -102,6 +104,7 @@ func TestReadmeCommandsRun(t *testing.T) {
 
 // Every relative link of the README and docs/ leads to a file that exists.
 func TestDocLinksResolve(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	files := []string{filepath.Join(root, "README.md")}
 	filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d os.DirEntry, err error) error {

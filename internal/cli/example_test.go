@@ -11,6 +11,7 @@ import (
 // vault-example/ stays a valid vault: a copy adopted with init checks clean,
 // shows its finished and active sessions, and takes a whole lifecycle.
 func TestVaultExampleIsValid(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "vault")
 	if out, err := exec.Command("cp", "-R", "../../vault-example", dir).CombinedOutput(); err != nil {
 		t.Fatalf("copy: %v %s", err, out)

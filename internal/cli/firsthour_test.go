@@ -45,6 +45,7 @@ func setStateProperty(t *testing.T, v, key, value string) int {
 // `start --force` after `recover` marks the old session abandoned and
 // starts a complete new one: its checklists, no idle text left behind.
 func TestStartForceAfterRecoverStartsACompleteSession(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "One")
 	mustRun(t, v, "update", "something")
@@ -78,6 +79,7 @@ func TestStartForceAfterRecoverStartsACompleteSession(t *testing.T) {
 // A new session starts in the vault's default mode: the last session's mode,
 // even a person's disabled, does not carry over.
 func TestNewSessionStartsInDefaultMode(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "One")
 	mustRun(t, v, "mode", "set", "disabled")
@@ -91,6 +93,7 @@ func TestNewSessionStartsInDefaultMode(t *testing.T) {
 // check names each problem once, with its file and line: a broken front
 // matter, and an entry line a person broke (whose id is not issued again).
 func TestCheckReportsProblemsOnceWithFileAndLine(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Check")
 	mustRun(t, v, "update", "first")
@@ -124,6 +127,7 @@ func TestCheckReportsProblemsOnceWithFileAndLine(t *testing.T) {
 // Only [x] (or [X]) ticks an item: Obsidian's other task statuses ([?],
 // [/], [-]) do not make a MUST done.
 func TestOnlyAnXTicksAnItem(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Ticks")
 	note := filepath.Join(v, "demo", "session-current-state.md")
@@ -141,6 +145,7 @@ func TestOnlyAnXTicksAnItem(t *testing.T) {
 // end says the phase the session ended in and names the unmet MUSTs it
 // logged; the archived session keeps that phase (not INIT).
 func TestEndShowsPhaseAndViolations(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Phase")
 	out := mustRun(t, v, "end", "--summary", "stopped early")
@@ -162,6 +167,7 @@ func TestEndShowsPhaseAndViolations(t *testing.T) {
 // makes gate validate fail; a sealed field changed by hand does, with its own
 // code, E1641 STATE_CHANGED_OUTSIDE (not E1640 CONCURRENT_UPDATE).
 func TestGateValidateAfterHandEdits(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Hand edits")
 	mustRun(t, v, "update", "an entry")
@@ -182,6 +188,7 @@ func TestGateValidateAfterHandEdits(t *testing.T) {
 // An unknown subcommand, or a group command without one, is a usage error
 // (exit 2) that names it; blocked-reason exits 1 when the tool is blocked.
 func TestUnknownSubcommandsAndBlockedReasonExit(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	_, errOut, code := run(t, v, "import", "cursor-rules", "x")
 	if code != 2 || !strings.Contains(errOut, `unknown command "cursor-rules" for "sessionvault import"`) || !strings.Contains(errOut, "memory-bank, serena") {
@@ -200,7 +207,8 @@ func TestUnknownSubcommandsAndBlockedReasonExit(t *testing.T) {
 
 // File evidence: an absolute path, a path relative to the current folder,
 // and a path relative to the project folder all name the protocol's file; a
-// different file is refused naming both.
+// different file is refused naming both. (Not parallel: it changes the
+// process's current folder.)
 func TestFileEvidencePaths(t *testing.T) {
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Paths")
@@ -218,6 +226,7 @@ func TestFileEvidencePaths(t *testing.T) {
 // init on a folder that already holds notes (a copied vault) says what it
 // committed: never "nothing to change" when it made a commit.
 func TestInitSaysWhatItCommitted(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "vault")
 	os.MkdirAll(filepath.Join(dir, "demo"), 0o755)
 	mustRun(t, dir, "init", dir, "--project", "demo")
@@ -241,6 +250,7 @@ func TestInitSaysWhatItCommitted(t *testing.T) {
 // vault's time_zone: the archive gets the right duration. check flags a time
 // it cannot read with its file and line.
 func TestObsidianTimesAreRead(t *testing.T) {
+	t.Parallel()
 	for _, form := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
 		t.Run(form, func(t *testing.T) {
 			v := newVault(t)
@@ -284,6 +294,7 @@ func TestObsidianTimesAreRead(t *testing.T) {
 // The resume prompt of an idle project gives the last session's summary
 // and next steps; after `start --continue` the new session's prompt does too.
 func TestResumePromptCarriesTheLastSession(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Login page")
 	mustRun(t, v, "end", "--summary", "Form done, API not wired", "--next", "Wire the API", "--next", "Add tests")
@@ -316,6 +327,7 @@ func TestResumePromptCarriesTheLastSession(t *testing.T) {
 // their own: an unknown project, a gate that does not pass, a start over a
 // crashed session (which names recover).
 func TestErrorsNameWhatHappened(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	if _, errOut, _ := run(t, v, "status", "--project", "nope"); !strings.Contains(errOut, "E1607 PROJECT_NOT_FOUND") || !strings.Contains(errOut, "init --project nope") {
 		t.Errorf("unknown project:\n%s", errOut)
@@ -339,6 +351,7 @@ func TestErrorsNameWhatHappened(t *testing.T) {
 // A length or emptiness error names the field as the CLI and MCP both know
 // it (the message, the rationale), not a flag that does not exist.
 func TestFieldErrorsNameTheField(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Fields")
 	if _, errOut, _ := run(t, v, "update", strings.Repeat("a", 600)); !strings.Contains(errOut, "the message is 600 characters; at most 500") || strings.Contains(errOut, "--message") {

@@ -58,6 +58,7 @@ func newVault(t *testing.T) string {
 // A person's new section and a property with a YAML comment survive the next
 // update byte for byte, and are committed first as their own commit.
 func TestHandEditsSurviveAndAreCommittedSeparately(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Hand edits", "--branch", "b", "--commit", "c")
 	mustRun(t, v, "update", "Before the hand edit")
@@ -94,6 +95,7 @@ func TestHandEditsSurviveAndAreCommittedSeparately(t *testing.T) {
 // evidence the engine verifies (c-1: a file read) shows as unverified and not
 // done, until `evidence record` verifies it. Neither trips the hooks.
 func TestTickedChecklistItemReadBack(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Ticks")
 	note := filepath.Join(v, "demo", "session-current-state.md")
@@ -140,6 +142,7 @@ func TestTickedChecklistItemReadBack(t *testing.T) {
 
 // Bad input gives a clear error, a non-zero exit and no change to the vault.
 func TestBadInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	head := git(t, v, "rev-parse", "HEAD")
 	cases := []struct {
@@ -229,6 +232,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 // What failed after an operation's commit (vault.Result.Warnings) is
 // printed as a warning on stderr, and the operation's answer as usual.
 func TestWarningsArePrinted(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	a := &app{stdout: &out, stderr: &errb}
 	o := session.Outcome{ID: "u-1", Result: vault.Result{Commit: "abc", Warnings: []string{"committed abc: the signature was not written"}}}

@@ -147,6 +147,7 @@ func hookPrompt(t *testing.T, v string) string {
 // already has with other bytes is kept and the source's skipped; a Kilo Code
 // memory bank from its .kilocode/rules layout joins it.
 func TestImportMemoryBank(t *testing.T) {
+	t.Parallel()
 	src := copyTree(t, fixture("memorybank/cline"))
 	before := snapshot(t, src)
 	v := newVault(t)
@@ -227,6 +228,7 @@ func isFile(p string) bool { fi, err := os.Stat(p); return err == nil && fi.Mode
 // notes, bounded, with their paths; the recovery prompt too; none without
 // a memory bank.
 func TestResumePromptShowsTheMemoryBank(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	if p := hookPrompt(t, v); strings.Contains(p, "Memory bank") {
 		t.Errorf("a prompt without a memory bank mentions one:\n%s", p)
@@ -321,6 +323,7 @@ func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:
 // as it was; a second import changes nothing; a note that grew updates its
 // record unless a person edited the record.
 func TestImportClaudeSessions(t *testing.T) {
+	t.Parallel()
 	src := copyTree(t, fixture("claude/repo"))
 	sessions := filepath.Join(src, ".claude", "sessions")
 	ja, _ := os.ReadFile(filepath.Join(sessions, "2025-03-10-2210-データ移行.md"))
@@ -431,6 +434,7 @@ func mustRead(t *testing.T, p string) []byte {
 // aider appended later are imported alone; a chat that went on updates its
 // record; CRLF histories read the same.
 func TestImportAider(t *testing.T) {
+	t.Parallel()
 	dir := copyTree(t, fixture("aider"))
 	hist := filepath.Join(dir, ".aider.chat.history.md")
 	before := snapshot(t, dir)

@@ -36,6 +36,7 @@ func countFiles(t *testing.T, dir string, keep func(rel string) bool) int {
 // vault, the summaries' counts match the files, and a second import changes
 // nothing.
 func TestImportRealCorpus(t *testing.T) {
+	t.Parallel()
 	src := corpus(t)
 	v := newVault(t)
 	mem := filepath.Join(src, ".serena", "memories")

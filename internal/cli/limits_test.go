@@ -12,6 +12,7 @@ import (
 // A session with 10,000 updates still takes updates and reads back (seed
 // 000: max session updates 10,000).
 func TestTenThousandUpdates(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Long session")
 	mustRun(t, v, "update", "first")
@@ -76,6 +77,7 @@ func TestTenThousandUpdates(t *testing.T) {
 
 // A note over 10 MB is refused with a clear error naming it, and nothing changes.
 func TestNoteOverTenMegabytesRefused(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Big")
 	note := filepath.Join(v, "demo", "session-current-state.md")
@@ -98,6 +100,7 @@ func TestNoteOverTenMegabytesRefused(t *testing.T) {
 // session-history.md keeps the last 10 sessions in full and older ones as
 // links, newest first.
 func TestHistoryKeepsTenInFull(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	for i := 1; i <= 12; i++ {
 		mustRun(t, v, "start", "--objective", fmt.Sprintf("objective %d", i))

@@ -10,6 +10,7 @@ import (
 // Seed 003's feature tools through a real MCP client: the same notes,
 // commits and errors as `sessionvault feature ...`.
 func TestMCPFeatureTools(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	cs := inMemory(t, v)
 	mustCall(t, cs, "session_start", map[string]any{"objective": "features over MCP"})
@@ -76,6 +77,7 @@ func TestMCPFeatureTools(t *testing.T) {
 // back, filtered by feature; an entry older than the log's last one gets
 // the last one's time.
 func TestMCPCommandHistory(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	cs := inMemory(t, v)
 	if _, isErr, text := call(t, cs, "record_command", map[string]any{"command": "make test"}); !isErr || !strings.Contains(text, "E1602 NO_ACTIVE_SESSION") {

@@ -13,6 +13,7 @@ import (
 // Every tool of seed 002 §4.1 is listed by tools/list with input and output
 // schemas.
 func TestMCPHasSeed002Tools(t *testing.T) {
+	t.Parallel()
 	cs := inMemory(t, newVault(t))
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -32,6 +33,7 @@ func TestMCPHasSeed002Tools(t *testing.T) {
 // The seed 002 tools through a real MCP client: the same notes, commits and
 // answers as the CLI verbs, and the seed's error codes.
 func TestMCPSeed002Tools(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	cs := inMemory(t, v)
 	mustCall(t, cs, "session_start", map[string]any{"objective": "orchestration over MCP"})

@@ -44,6 +44,7 @@ func followAdvice(t *testing.T, cs *mcp.ClientSession, text, tool string) (map[s
 // flag or a CLI command a tool does — and the tool call named works as
 // written.
 func TestMCPAdviceNamesTools(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	cs := inMemory(t, v)
 	noCLI := func(what, text string) {
@@ -114,6 +115,7 @@ func TestMCPAdviceNamesTools(t *testing.T) {
 // A crashed session over MCP: check_recovery and the start refused name
 // session_recover, and calling it resumes the session.
 func TestMCPRecoversACrashedSession(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Crash")
 	cfg := filepath.Join(v, ".sessionvault", "config.yaml")
@@ -143,6 +145,7 @@ func TestMCPRecoversACrashedSession(t *testing.T) {
 // default project says how to
 // start it, not to pass a flag no tool has.
 func TestMCPWithoutProjectNamesTheServerFlag(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "init", v, "--project", "api")
 	cfg := filepath.Join(v, ".sessionvault", "config.yaml")

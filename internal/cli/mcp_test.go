@@ -82,6 +82,7 @@ func mustCall(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]
 // as isError naming the argument with the stable code, and the server keeps
 // serving.
 func TestMCPToolsInMemory(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	cs := inMemory(t, v)
 	tools, err := cs.ListTools(context.Background(), nil)
@@ -174,6 +175,7 @@ func TestMCPToolsInMemory(t *testing.T) {
 // Tool schemas are snapshots: a changed schema fails until the snapshot is
 // updated on purpose (SESSIONVAULT_UPDATE_SNAPSHOTS=1 go test ./internal/cli -run Schema).
 func TestMCPToolSchemaSnapshot(t *testing.T) {
+	t.Parallel()
 	cs := inMemory(t, newVault(t))
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -196,6 +198,7 @@ func TestMCPToolSchemaSnapshot(t *testing.T) {
 
 // 100 concurrent tool calls on one session lose nothing; fsck is clean.
 func TestMCPHundredConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	cs := inMemory(t, v)
 	mustCall(t, cs, "session_start", map[string]any{"objective": "concurrency"})
@@ -244,6 +247,7 @@ func normalise(s string) string {
 // whole lifecycle through tools/call, one commit per mutating call, and the
 // same notes as the same lifecycle through the CLI.
 func TestMCPBinaryLifecycleMatchesCLI(t *testing.T) {
+	t.Parallel()
 	bin := robustBinary(t)
 	vm, vc := newVault(t), newVault(t)
 	cmd := exec.Command(bin, "--vault", vm, "mcp")

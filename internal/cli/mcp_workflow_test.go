@@ -18,6 +18,7 @@ var workflowCLIAdvice = regexp.MustCompile("(^|[\\s(])--(prompt|artifact|phase|s
 // of the current-state note; errors name the tool to call, and calling it as
 // written works; bad input changes nothing.
 func TestMCPWorkflowTools(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	cs := inMemory(t, v)
 	head := func() string { return strings.TrimSpace(git(t, v, "rev-parse", "HEAD")) }

@@ -85,6 +85,7 @@ func frontMatter(t *testing.T, path string) map[string]string {
 // and one of its decisions, whose filters select exactly the engine's notes
 // of that kind and whose columns are properties those notes have.
 func TestObsidianTypesAndBases(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "vault")
 	os.MkdirAll(filepath.Join(dir, ".obsidian"), 0o755)
 	os.WriteFile(filepath.Join(dir, ".obsidian", "types.json"), []byte(`{"types": {"progress": "text", "mine": "checkbox"}}`), 0o644)
@@ -225,6 +226,7 @@ func vaultLinks(t *testing.T, root string) int {
 // state, where an active session lives) and after they end (to the record).
 // The session property is the session's id in every note.
 func TestLinksAreWrittenFromTheVaultRoot(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "vault")
 	mustRun(t, dir, "init", dir, "--project", "web")
 	mustRun(t, dir, "init", dir, "--project", "api")
@@ -288,6 +290,7 @@ func TestLinksAreWrittenFromTheVaultRoot(t *testing.T) {
 // sessions and one of decisions, and every wikilink naming exactly one note
 // by its path from the vault root.
 func TestVaultExampleIsObsidianNative(t *testing.T) {
+	t.Parallel()
 	root := "../../vault-example"
 	if _, err := os.Stat(filepath.Join(root, ".obsidian", "types.json")); err != nil {
 		t.Error(err)
@@ -306,6 +309,7 @@ func TestVaultExampleIsObsidianNative(t *testing.T) {
 // ("### [[sessions/<id>]]", by an earlier version) keeps one heading per
 // session: the session's next violations go under the old heading.
 func TestViolationsUnderAnOldStyleHeading(t *testing.T) {
+	t.Parallel()
 	v := newVault(t)
 	mustRun(t, v, "start", "--objective", "Old headings")
 	id := frontMatter(t, filepath.Join(v, "demo", "session-current-state.md"))["session"]

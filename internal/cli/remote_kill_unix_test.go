@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/testenv"
 )
 
 // kill -9 during a sync (the whole process group: sessionvault and the git
@@ -18,12 +20,13 @@ import (
 // server side is not killed with it): nothing recorded is lost, and the
 // next sync completes and converges.
 func TestRemoteSyncKilled(t *testing.T) {
+	t.Parallel()
 	clones := newRemoteVaultAt(t, 2, httpRemote(t))
 	a, b := clones[0], clones[1]
 	rng := rand.New(rand.NewPCG(3, 5))
 	var entries []string
 	kills := 0
-	for round := 0; round < 12; round++ {
+	for round := 0; round < testenv.Size(4, 12); round++ {
 		for _, c := range clones {
 			msg := fmt.Sprintf("round %d on %s", round, c.name)
 			c.sv("update", msg)

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/testenv"
 )
 
 // personRounds is how many rounds TestRemotePersonSectionsByteExact runs
 // (the acceptance of the person's-text issue: 200).
-var personRounds = flag.Int("remote.rounds", 40, "rounds of person appends and syncs in TestRemotePersonSectionsByteExact")
+var personRounds = flag.Int("remote.rounds", testenv.Size(10, 40), "rounds of person appends and syncs in TestRemotePersonSectionsByteExact (10; make test runs 40)")
 
 // appendTo appends text to the vault file rel of c, as a person typing at
 // its end in Obsidian.
@@ -37,6 +39,7 @@ const statePath = "demo/session-current-state.md"
 // each run through `update` and `remote sync` as a person and an agent do:
 // afterwards both clones hold every byte each person appended.
 func TestRemoteMergeKeepsPersonText(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		a, b    string
@@ -87,6 +90,7 @@ func TestRemoteMergeKeepsPersonText(t *testing.T) {
 // to the same bytes as `remote sync`: the same clone, copied, merged both
 // ways.
 func TestGitPullMatchesRemoteSync(t *testing.T) {
+	t.Parallel()
 	clones := newRemoteVault(t, 2)
 	a, b := clones[0], clones[1]
 	b.sv("remote", "sync")
@@ -146,6 +150,7 @@ func personSection(rng *rand.Rand, who string, n int) string {
 // section is there byte for byte and once, in both clones; the clones are
 // identical; `check` and `git fsck` are clean.
 func TestRemotePersonSectionsByteExact(t *testing.T) {
+	t.Parallel()
 	clones := newRemoteVault(t, 2)
 	a, b := clones[0], clones[1]
 	const journal = "demo/journal.md"
@@ -221,6 +226,7 @@ func TestRemotePersonSectionsByteExact(t *testing.T) {
 // ended (and replaced by a new one) before they synced: the current state
 // holds the new session and the person's section whole, where they wrote it.
 func TestRemoteSessionTurnoverKeepsPersonSection(t *testing.T) {
+	t.Parallel()
 	clones := newRemoteVault(t, 2)
 	a, b := clones[0], clones[1]
 	b.sv("remote", "sync")

@@ -15,11 +15,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/testenv"
 )
 
 // remoteOps is how many random operations each clone makes in
 // TestRemoteClonesConverge (acceptance of the remotes issue: 200).
-var remoteOps = flag.Int("remote.ops", 25, "random operations per clone in TestRemoteClonesConverge")
+var remoteOps = flag.Int("remote.ops", testenv.Size(12, 25), "random operations per clone in TestRemoteClonesConverge (12; make test runs 25)")
 
 // remoteSeed seeds TestRemoteClonesConverge's choices.
 var remoteSeed = flag.Uint64("remote.seed", 7, "random seed of TestRemoteClonesConverge")
@@ -111,12 +113,14 @@ var entryIDLine = regexp.MustCompile(`\^([a-z]-\d+(?:-[a-z][a-z0-9]*)?)\s*$`)
 // `check` clean, `git fsck --strict` clean, no conflict markers in engine
 // sections.
 func TestRemoteClonesConverge(t *testing.T) {
+	t.Parallel()
 	converge(t, newRemoteVault(t, 3), *remoteOps, *remoteSeed)
 }
 
 // The same over a network transport: git's smart HTTP server (git
 // http-backend behind net/http/cgi on loopback), two clones.
 func TestRemoteOverSmartHTTP(t *testing.T) {
+	t.Parallel()
 	clones := newRemoteVaultAt(t, 2, httpRemote(t))
 	if u := clones[1].git("remote", "get-url", "origin"); !strings.HasPrefix(u, "http://127.0.0.1:") {
 		t.Fatalf("the clone's remote is %s, not the HTTP server", u)
@@ -273,6 +277,7 @@ func converge(t *testing.T, clones []*clone, ops int, seed uint64) {
 // appended updates to one session merges without a conflict, both sides'
 // updates there once.
 func TestGitPullMergesByEntry(t *testing.T) {
+	t.Parallel()
 	clones := newRemoteVault(t, 2)
 	a, b := clones[0], clones[1]
 	for i := 0; i < 3; i++ {
@@ -305,6 +310,7 @@ func TestGitPullMergesByEntry(t *testing.T) {
 // the second start while the first machine's session is active and pushed
 // is refused, naming that session.
 func TestSecondMachineStart(t *testing.T) {
+	t.Parallel()
 	clones := newRemoteVault(t, 2)
 	a, b := clones[0], clones[1]
 	out, err := b.try("start", "--objective", "on b")
@@ -322,6 +328,7 @@ func TestSecondMachineStart(t *testing.T) {
 // on both) and the other session recorded in sessions/, abandoned, with
 // its updates; no session note overwritten, both in the history.
 func TestConcurrentStartsKeepBothSessions(t *testing.T) {
+	t.Parallel()
 	clones := startedOnBoth(t)
 	a, b := clones[0], clones[1]
 	a.sv("update", "a did this")
@@ -367,6 +374,7 @@ func TestConcurrentStartsKeepBothSessions(t *testing.T) {
 // the sync the session's record holds them, and the current state is the
 // ended one's (idle), not a mix.
 func TestUpdatesAfterAnotherMachineEnded(t *testing.T) {
+	t.Parallel()
 	clones := newRemoteVault(t, 2)
 	a, b := clones[0], clones[1]
 	b.sv("remote", "sync")
@@ -437,6 +445,7 @@ func readFile(t *testing.T, p string) string {
 // machine, whose `start` is refused; once the beats stop for the
 // heartbeat timeout, the other machine may start.
 func TestHeartbeatsTravel(t *testing.T) {
+	t.Parallel()
 	clones := newRemoteVault(t, 2)
 	a, b := clones[0], clones[1]
 	b.sv("remote", "sync")
@@ -467,6 +476,7 @@ func TestHeartbeatsTravel(t *testing.T) {
 // doctor on a fresh clone says the merge driver is not set up, and how to
 // set it up; after that command, the check holds.
 func TestDoctorNamesTheMergeDriver(t *testing.T) {
+	t.Parallel()
 	clones := newRemoteVault(t, 1)
 	a := clones[0]
 	dir := filepath.Join(filepath.Dir(a.dir), "fresh")
@@ -511,6 +521,7 @@ func TestDoctorNamesTheMergeDriver(t *testing.T) {
 // Obsidian Git does): the driver keeps one session in the current state
 // without markers, and the next `remote sync` records the other.
 func TestGitPullOfConcurrentStarts(t *testing.T) {
+	t.Parallel()
 	clones := startedOnBoth(t)
 	a, b := clones[0], clones[1]
 	b.sv("update", "b did that")
@@ -536,6 +547,7 @@ func TestGitPullOfConcurrentStarts(t *testing.T) {
 // two clones that took one task's lock before a sync agree on the earlier
 // taker after it.
 func TestCheckpointsAndLocksTravel(t *testing.T) {
+	t.Parallel()
 	clones := newRemoteVault(t, 2)
 	a, b := clones[0], clones[1]
 	a.sv("task", "new", "Parser", "--key-file", "parser.go")

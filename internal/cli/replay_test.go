@@ -27,7 +27,8 @@ type traceCall struct {
 // through: every call must get the decision its label calls for. The counts
 // are the issue's: false denies in a proper session, reading Bash denied
 // before the gate or in analysis mode, writing calls allowed in planning,
-// analysis or with a broken state, person-only commands let through.
+// analysis or with a broken state, person-only commands let through. (Not
+// parallel: it changes the process's current folder.)
 func TestReplayedTracesGetThePolicysDecisions(t *testing.T) {
 	f, err := os.Open(filepath.Join("testdata", "traces", "session.jsonl"))
 	if err != nil {

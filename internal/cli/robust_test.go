@@ -30,34 +30,39 @@ var (
 )
 
 // robustBinary builds cmd/sessionvault once per test binary run, into a
-// temporary folder, and returns the path of the executable.
+// temporary folder, and returns the path of the executable. Tests running in
+// parallel may call it at once: the first builds, the others wait for it.
 func robustBinary(t *testing.T) string {
 	t.Helper()
-	robustBinOnce.Do(func() {
-		gotool, err := exec.LookPath("go")
-		if err != nil {
-			out, gerr := exec.Command("go", "env", "GOROOT").Output()
-			if gerr != nil {
-				robustBinErr = fmt.Errorf("no go tool on PATH: %w", err)
-				return
-			}
-			gotool = filepath.Join(strings.TrimSpace(string(out)), "bin", "go")
-		}
-		dir, err := os.MkdirTemp("", "sessionvault-robust-bin-")
-		if err != nil {
-			robustBinErr = err
-			return
-		}
-		robustBin = filepath.Join(dir, "sessionvault")
-		cmd := exec.Command(gotool, "build", "-o", robustBin, "github.com/sessionvault/sessionvault/cmd/sessionvault")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			robustBinErr = fmt.Errorf("go build ./cmd/sessionvault: %v\n%s", err, out)
-		}
-	})
+	robustBinOnce.Do(buildRobustBin)
 	if robustBinErr != nil {
 		t.Fatal(robustBinErr)
 	}
 	return robustBin
+}
+
+// buildRobustBin builds cmd/sessionvault into a temporary folder, setting
+// robustBin and robustBinErr. Call it only through robustBinOnce.
+func buildRobustBin() {
+	gotool, err := exec.LookPath("go")
+	if err != nil {
+		out, gerr := exec.Command("go", "env", "GOROOT").Output()
+		if gerr != nil {
+			robustBinErr = fmt.Errorf("no go tool on PATH: %w", err)
+			return
+		}
+		gotool = filepath.Join(strings.TrimSpace(string(out)), "bin", "go")
+	}
+	dir, err := os.MkdirTemp("", "sessionvault-robust-bin-")
+	if err != nil {
+		robustBinErr = err
+		return
+	}
+	robustBin = filepath.Join(dir, "sessionvault")
+	cmd := exec.Command(gotool, "build", "-o", robustBin, "github.com/sessionvault/sessionvault/cmd/sessionvault")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		robustBinErr = fmt.Errorf("go build ./cmd/sessionvault: %v\n%s", err, out)
+	}
 }
 
 // svCommand returns the command `sessionvault --vault vault argv...`.
@@ -256,6 +261,7 @@ func gitLockFiles(v string) []string {
 // Eight processes, each making ten updates in a loop, all at once: every call
 // succeeds, and every update is in the note once and in its own commit.
 func TestConcurrentProcessesLoseNothing(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	bin := robustBinary(t)
 	v := robustVault(t, bin, "Concurrent writers")
@@ -347,6 +353,7 @@ var killOutcomeNames = [numKillOutcomes]string{
 // forward. No acknowledged update is lost or duplicated, and the vault and
 // its git repository stay sound.
 func TestKillDuringWritesLosesNothingAcknowledged(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	bin := robustBinary(t)
 	v := robustVault(t, bin, "Kill test")

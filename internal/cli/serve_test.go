@@ -22,6 +22,7 @@ import (
 // TestServeScript runs `sessionvault serve` as a real process against the
 // fake Linear (testdata/serve).
 func TestServeScript(t *testing.T) {
+	t.Parallel()
 	fake := lineartest.New(t, lineartest.WithKey(testKey))
 	fake.AddIssue("ENG-7", "Daemon demo")
 	poll := func(ts *testscript.TestScript, what string, ok func() (bool, string)) {
@@ -87,6 +88,7 @@ func TestServeScript(t *testing.T) {
 
 // serve, as a real process, exits 0 within 5 s of SIGTERM.
 func TestServeStopsOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	bin := robustBinary(t)
 	v := newVault(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -15,6 +15,10 @@ const testKey = "lin_api_SECRETKEY_must_never_leak_42"
 
 // linkedVault makes a vault with n finished sessions linked to ENG-1..ENG-n,
 // and a fake Linear holding those issues.
+//
+// The sync tests run the CLI in process, which finds Linear through
+// LINEAR_API_URL and LINEAR_API_KEY in the process's environment: they set
+// them with t.Setenv, so they do not run in parallel with other tests.
 func linkedVault(t *testing.T, n int) (string, *lineartest.Server) {
 	t.Helper()
 	fake := lineartest.New(t, lineartest.WithKey(testKey))

@@ -24,6 +24,7 @@ var sourceWords = regexp.MustCompile(`(?i)\bseed [0-9]|\bseed's\b|\bthe seed\b|\
 // seed, DESIGN, a § or ../shared; a flag's value is shown by a placeholder
 // (--file FILE), a switch's by none.
 func TestUserTextNamesNoSources(t *testing.T) {
+	t.Parallel()
 	check := func(where, text string) {
 		if m := sourceWords.FindString(text); m != "" {
 			t.Errorf("%s says %q: %s", where, m, text)
@@ -76,6 +77,7 @@ func TestUserTextNamesNoSources(t *testing.T) {
 // Every command the error reference tells a user to run (`sessionvault
 // task new NAME`, ...) is a command that exists.
 func TestErrorFixesNameRealCommands(t *testing.T) {
+	t.Parallel()
 	root := (&app{}).rootCommand()
 	cmdRe := regexp.MustCompile("`sessionvault ([^`]*)`")
 	for _, c := range errs.All {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -24,7 +26,7 @@ func TestMain(m *testing.M) {
 	} {
 		os.Setenv(k, v)
 	}
-	code := m.Run()
+	code := testenv.Run(m)
 	if benchVault.dir != "" {
 		os.RemoveAll(benchVault.dir)
 	}

@@ -4,29 +4,19 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/testenv"
 )
 
 // propMerges is how many random merges TestMergeNotesProperty runs (the
 // acceptance of the person's-text issue: at least 100,000 in `make test`).
-var propMerges = flag.Int("merge.n", mergesByDefault(), "random merges in TestMergeNotesProperty (default $SESSIONVAULT_MERGE_N, else 20,000; make test runs 100,000)")
-
-// mergesByDefault is $SESSIONVAULT_MERGE_N (make test sets 100,000), else
-// 20,000: the quick tier's share.
-func mergesByDefault() int {
-	if n, err := strconv.Atoi(os.Getenv("SESSIONVAULT_MERGE_N")); err == nil && n > 0 {
-		return n
-	}
-	return 20_000
-}
+var propMerges = flag.Int("merge.n", testenv.Size(20_000, 100_000), "random merges in TestMergeNotesProperty (20,000; make test runs 100,000)")
 
 // propShow is how many violations TestMergeNotesProperty lists.
 var propShow = flag.Int("merge.show", 10, "violations TestMergeNotesProperty lists, each in one line")

@@ -13,6 +13,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/notemerge"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/session/sessiontest"
+	"github.com/sessionvault/sessionvault/internal/testenv"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 6 && os.Args[1] == "merge-driver" {
 		os.Exit(mergeDriver(os.Args[2], os.Args[3], os.Args[4], os.Args[5]))
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Run(m))
 }
 
 // mergeDriver is internal/cli's merge-driver command: the merge of base,

@@ -22,6 +22,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/markdown"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/session/sessiontest"
+	"github.com/sessionvault/sessionvault/internal/testenv"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 	if !set {
 		flag.Set("test.parallel", "16")
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Run(m))
 }
 
 // TestScenarios runs the domain-level scenarios in testdata/scenario: each

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/sessionvault/sessionvault/internal/testenv"
 )
 
 // killChildEnv, set in a child process of the test binary, makes it run
@@ -26,7 +28,7 @@ func TestMain(m *testing.M) {
 		killChild(spec)
 		os.Exit(3) // not killed
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Run(m))
 }
 
 // killChild runs the operation spec describes and kills the process at its

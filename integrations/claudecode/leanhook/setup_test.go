@@ -20,6 +20,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode/leanhook"
 	"github.com/sessionvault/sessionvault/internal/cli"
+	"github.com/sessionvault/sessionvault/internal/testenv"
 )
 
 // asFullBinary, set to "sessionvault" in the environment, makes the test
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asFullBinary) == "sessionvault" {
 		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Run(m))
 }
 
 // project is the project every fixture vault holds.
