@@ -123,12 +123,22 @@ func headingSection(src []byte, h *ast.Heading) Section {
 		title = strings.TrimSpace(string(seg.Value(src)))
 	}
 	title = strings.TrimSpace(strings.TrimRight(title, "#"))
+	body := LineEnd(src, anchor)
+	if n := h.Lines().Len(); n > 0 {
+		// A setext heading's body starts after its underline, which
+		// goldmark keeps out of the heading's lines.
+		last := LineEnd(src, clamp(h.Lines().At(n-1).Start, len(src)))
+		under := bytes.TrimSpace(src[last:LineEnd(src, last)])
+		if atx := bytes.HasPrefix(bytes.TrimLeft(src[start:], " "), []byte("#")); !atx && len(under) > 0 && isSetextUnderline(under) {
+			body = LineEnd(src, last)
+		}
+	}
 	return Section{
 		Level:     h.Level,
 		Title:     title,
 		Line:      1 + bytes.Count(src[:start], []byte{'\n'}),
 		Start:     start,
-		BodyStart: LineEnd(src, anchor),
+		BodyStart: body,
 	}
 }
 

@@ -90,3 +90,41 @@ func TestScanHeadingAfterList(t *testing.T) {
 		}
 	}
 }
+
+// The line scanner finds the sections goldmark finds, with the same
+// offsets, in the block constructs a person writes in a note: setext
+// headings, thematic breaks (which are not setext underlines after a blank
+// line), fenced and indented code, HTML blocks of each kind, closing
+// hashes, headings that are not headings (no space, seven hashes, escaped),
+// block quotes and lists. The corpus tier checks the same over real notes.
+func TestScanMatchesGoldmarkOnBlockConstructs(t *testing.T) {
+	p := New()
+	for _, src := range []string{
+		"Title\n=====\n\ntext\n\nSub\n---\n\n## Real\n",
+		"para\n\n---\n\n## After a break\n\n***\n___\n- - -\n## B\n",
+		"text\n---\n## C\n",
+		"```\n## not a heading\n```\n## After code\n",
+		"~~~go\n# x\n~~~\n### Three\n",
+		"    ## indented code\n\n## Heading\n",
+		"<div>\n## inside html\n</div>\n\n## After html\n",
+		"<!-- a comment\n## in the comment\n-->\n## After comment\n",
+		"<script>\n## x\n</script>\n## After script\n",
+		"<?php\n## x\n?>\n## After pi\n",
+		"<!DOCTYPE html>\n## After decl\n",
+		"<![CDATA[\n## x\n]]>\n## After cdata\n",
+		"<custom-tag>\n## x\n\n## After custom\n",
+		"## Closing hashes ##\n#   Spaced   #\n",
+		"#no space\n####### seven\n\\## escaped\n## Real one\n",
+		"> ## quoted heading\n\n## Outside\n",
+		"1. one\n2. two\n\n## After list\n* star\n+ plus\n## End\n",
+		"## Empty\n##\n## Last\n",
+		"Setext after list\n- item\n===\n## X\n",
+		"  ## two spaces\n   ### three spaces\n",
+	} {
+		want := filter(p.Parse([]byte(src)).Sections)
+		got := filter(ScanSections([]byte(src)))
+		if !same(got, want) {
+			t.Errorf("%q:\n scan     %v\n goldmark %v", src, titles(got), titles(want))
+		}
+	}
+}
