@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/session"
-	"github.com/sessionvault/sessionvault/internal/session/sessiontest"
-	"github.com/sessionvault/sessionvault/internal/vault"
+	"github.com/sessionvault/sessionvault/internal/session/servicetest"
 )
 
 // start is the time the tests' clocks begin at.
@@ -27,23 +26,7 @@ type fixture struct {
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
 	now := start
-	open := func(v *vault.Vault) *session.Service {
-		s := session.New(v)
-		s.Now = func() time.Time { return now }
-		return s
-	}
-	root := filepath.Join(tb.TempDir(), "vault")
-	if err := sessiontest.MakeVault(root, "demo", func(v *vault.Vault, project string) error {
-		_, err := open(v).InitProject(project)
-		return err
-	}); err != nil {
-		tb.Fatal(err)
-	}
-	v, err := vault.Open(root)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &fixture{Service: New(open(v)), now: &now}
+	return &fixture{Service: New(servicetest.New(tb, &now)), now: &now}
 }
 
 // advance moves the clock on by d.
