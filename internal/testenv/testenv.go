@@ -46,12 +46,14 @@ func Run(m interface{ Run() int }) int {
 	// runs a command as another user (nobody) reaches its files.
 	_ = os.Chmod(dir, 0o755)
 	old, had := os.LookupEnv("TMPDIR")
-	os.Setenv("TMPDIR", dir)
+	if err := os.Setenv("TMPDIR", dir); err != nil {
+		return m.Run()
+	}
 	defer func() {
 		if had {
-			os.Setenv("TMPDIR", old)
+			_ = os.Setenv("TMPDIR", old)
 		} else {
-			os.Unsetenv("TMPDIR")
+			_ = os.Unsetenv("TMPDIR")
 		}
 	}()
 	return m.Run()
