@@ -501,7 +501,7 @@ func (s *Server) addSetMode(srv *mcp.Server) {
 		})
 }
 
-// Resources are the canonical notes, read as they are.
+// resources are the canonical notes, read as they are.
 var resources = []struct {
 	uri, name, note, desc string
 }{

@@ -116,7 +116,7 @@ func endsLike(b, o []byte) bool {
 	}
 }
 
-// splitNote splits a note into its front matter block (delimiters included)
+// SplitNote splits a note into its front matter block (delimiters included)
 // and its body. A note that does not parse is all body.
 func SplitNote(src []byte) (fm, body []byte) {
 	n, err := note.Parse("merge", src)
@@ -204,7 +204,7 @@ func lineHunks(o, x []byte, side int) []hunk {
 	return out
 }
 
-// splitLines splits text into lines that keep their line endings.
+// SplitLines splits text into lines that keep their line endings.
 func SplitLines(text []byte) []string {
 	var out []string
 	for len(text) > 0 {
@@ -349,7 +349,7 @@ func dropAddedBy(ha, hb []hunk) []hunk {
 	return out
 }
 
-// hasLine reports whether text holds l (with its line ending) as a line.
+// HasLine reports whether text holds l (with its line ending) as a line.
 func HasLine(text []byte, l string) bool {
 	for off := 0; ; {
 		i := bytes.Index(text[off:], []byte(l))

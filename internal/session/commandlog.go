@@ -35,6 +35,7 @@ const (
 	CommandFailure = "failure"
 )
 
+// CommandLogPath is a session's command log, from the vault root.
 func CommandLogPath(project, session string) string {
 	return project + "/" + SessionsDir + "/" + session + "/" + CommandsNote
 }
@@ -46,6 +47,7 @@ func IsCommandLog(rel string) bool {
 	return len(parts) == 4 && parts[1] == SessionsDir && parts[3] == CommandsNote
 }
 
+// NoteExists reports whether rel (vault-relative, checked) is a file on disk.
 func (s *Service) NoteExists(rel string) bool {
 	if vault.CheckPath(rel) != nil {
 		return false
@@ -79,7 +81,7 @@ func (s *Service) noteLogsCommitted(project string) {
 	_ = s.V.WriteState("history-committed-"+project, []byte(strconv.FormatInt(time.Now().Unix(), 10))) // a hint: without it the next entry commits
 }
 
-// logsCommitDue reports whether the logs were last committed longer than
+// LogsCommitDue reports whether the logs were last committed longer than
 // HistoryCommitEvery ago (or never, as far as this machine knows).
 func (s *Service) LogsCommitDue(project string) bool {
 	data, err := s.V.ReadState("history-committed-" + project)

@@ -33,7 +33,7 @@ const (
 	propUpdatesLog           = "updates_log"
 )
 
-// secCompactions is the section of the current state (and of the archive
+// SecCompactions is the section of the current state (and of the archive
 // note) that records each compaction.
 const SecCompactions = "Compactions"
 
@@ -177,7 +177,7 @@ func (d *Doc) edited(start, end int) bool {
 	return false
 }
 
-// entryLines returns the lines of d's section title that are entries of
+// EntryLines returns the lines of d's section title that are entries of
 // the kind letter (end with a block id ^<letter>-N).
 func EntryLines(d *Doc, title string, letter byte) []markdown.Line {
 	var out []markdown.Line
@@ -279,7 +279,7 @@ func parseCompaction(line string) (Compaction, bool) {
 	return Compaction{ID: m[5], Time: t, Updates: u, Invocations: a, Archive: m[4]}, true
 }
 
-// idTail returns the block id ending an entry line (`^u-12`, or
+// IdTail returns the block id ending an entry line (`^u-12`, or
 // `^u-12-laptop` from a secondary machine; spaces after it allowed) as
 // "u-12" or "u-12-laptop", or nil.
 func IdTail(line []byte) []byte {

@@ -10,7 +10,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/note"
 )
 
-// doc is a note opened for reading its sections and queueing edits. Body
+// Doc is a note opened for reading its sections and queueing edits. Body
 // edits are byte splices computed against one parse of the body, applied
 // back to front; property edits are applied after them. Bytes outside the
 // edited ranges are never touched.
@@ -47,12 +47,12 @@ func openDoc(p *markdown.Parser, path string, src []byte) (*Doc, error) {
 	return &Doc{Path: path, Note: n, MD: &markdown.Doc{Sections: markdown.ScanSections(body)}, Body: body}, nil
 }
 
-// section returns the H2 section titled title.
+// Section returns the H2 section titled title.
 func (d *Doc) Section(title string) (markdown.Section, bool) {
 	return d.MD.Find(2, title)
 }
 
-// sectionLines returns the lines of an H2 section's body (body-relative offsets).
+// SectionLines returns the lines of an H2 section's body (body-relative offsets).
 func (d *Doc) SectionLines(title string) []markdown.Line {
 	s, ok := d.Section(title)
 	if !ok {
@@ -61,22 +61,24 @@ func (d *Doc) SectionLines(title string) []markdown.Line {
 	return markdown.Lines(d.Body, s.BodyStart, s.End)
 }
 
-// lineNo returns the 1-based line in the note of a body-relative offset.
+// LineNo returns the 1-based line in the note of a body-relative offset.
 func (d *Doc) LineNo(bodyOff int) int { return d.Note.LineOf(d.Note.BodyOffset() + bodyOff) }
 
+// Edit queues the replacement of the body bytes [start, end) by text.
 func (d *Doc) Edit(start, end int, text string) {
 	d.edits = append(d.edits, bodyEdit{start: start, end: end, text: text, seq: len(d.edits)})
 }
 
+// Set queues setting the property key to value.
 func (d *Doc) Set(key string, value any) { d.props = append(d.props, propEdit{key, value}) }
 
-// unset queues the removal of a property (nothing when it is absent).
+// Unset queues the removal of a property (nothing when it is absent).
 func (d *Doc) Unset(key string) { d.props = append(d.props, propEdit{key, deleted{}}) }
 
 // deleted is the value of a queued property removal.
 type deleted struct{}
 
-// newline returns the body's line ending.
+// Newline returns the body's line ending.
 func (d *Doc) Newline() string {
 	if i := bytes.IndexByte(d.Note.Bytes(), '\n'); i > 0 && d.Note.Bytes()[i-1] == '\r' {
 		return "\r\n"
@@ -84,7 +86,7 @@ func (d *Doc) Newline() string {
 	return "\n"
 }
 
-// setSection replaces an H2 section's body with lines (each without a line
+// SetSection replaces an H2 section's body with lines (each without a line
 // ending); a missing section is appended at the end of the note.
 func (d *Doc) SetSection(title string, lines []string) {
 	nl := d.Newline()
@@ -107,6 +109,8 @@ func (d *Doc) SetSection(title string, lines []string) {
 	d.Edit(s.BodyStart, s.End, text)
 }
 
+// AppendNewSection queues a new H2 section titled title, holding content,
+// at the end of the body.
 func (d *Doc) AppendNewSection(title, content string) {
 	nl := d.Newline()
 	prefix := ""
@@ -139,7 +143,7 @@ func (d *Doc) contentBounds(s markdown.Section) (first, last int, ok bool) {
 	return first, last, first >= 0
 }
 
-// appendLine adds line (no line ending) after the last non-blank line of an
+// AppendLine adds line (no line ending) after the last non-blank line of an
 // H2 section, creating the section when missing.
 func (d *Doc) AppendLine(title, line string) {
 	nl := d.Newline()
@@ -151,7 +155,7 @@ func (d *Doc) AppendLine(title, line string) {
 	d.AppendLineIn(s, line)
 }
 
-// appendLineIn adds line after the last non-blank line of section sec.
+// AppendLineIn adds line after the last non-blank line of section sec.
 func (d *Doc) AppendLineIn(sec markdown.Section, line string) {
 	nl := d.Newline()
 	_, last, ok := d.contentBounds(sec)
@@ -191,7 +195,7 @@ func (d *Doc) setSectionRaw(s markdown.Section, line string) {
 	d.Edit(s.BodyStart, s.End, text)
 }
 
-// replaceLine replaces the content of the line at body offset off (its line
+// ReplaceLine replaces the content of the line at body offset off (its line
 // ending is kept).
 func (d *Doc) ReplaceLine(off int, line string) {
 	end := markdown.LineEnd(d.Body, off)
@@ -199,7 +203,7 @@ func (d *Doc) ReplaceLine(off int, line string) {
 	d.Edit(off, off+len(content), line)
 }
 
-// bytes applies the queued edits and returns the new note.
+// Bytes applies the queued edits and returns the new note.
 func (d *Doc) Bytes() ([]byte, error) {
 	body := d.Body
 	if len(d.edits) > 0 {
@@ -238,7 +242,7 @@ func (d *Doc) Bytes() ([]byte, error) {
 	return n.Bytes(), nil
 }
 
-// retitle turns the current-state note's H1 ("# Current session") into the
+// Retitle turns the current-state note's H1 ("# Current session") into the
 // archived record's ("# Session <id>").
 func (d *Doc) Retitle(id string) {
 	if h, ok := d.MD.Find(1, "Current session"); ok {

@@ -76,7 +76,7 @@ func (s *Service) archive(tx *vault.Tx, d *Doc, st State, status, phase, summary
 	return resetState(tx, d, st, status, now)
 }
 
-// record writes the session record sessions/<id>.md of session st from d (a
+// Record writes the session record sessions/<id>.md of session st from d (a
 // current-state note holding it) with status, phase (kept when ""), the
 // summary and next steps, points the session's decisions at the record and
 // adds the session to the project's history. d itself is not changed.

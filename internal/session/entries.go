@@ -85,6 +85,7 @@ type Problem struct {
 	Why  string `json:"why"`
 }
 
+// String is the problem as a person reads it: file, line and message.
 func (p Problem) String() string {
 	s := p.Note
 	if p.Line > 0 {
@@ -97,7 +98,7 @@ func (p Problem) String() string {
 	return s
 }
 
-// machineSuffix is the optional tail a secondary machine gives the entry
+// MachineSuffix is the optional tail a secondary machine gives the entry
 // ids it makes (u-12-laptop; vault.Machine.IDSuffix), as a regexp.
 const MachineSuffix = `(?:-[a-z][a-z0-9]*)?`
 
@@ -112,9 +113,10 @@ var (
 	tagTailRe   = lazyregexp.New(`(?:\s#[\p{L}\p{N}_/-]+)+$`)
 )
 
-// oneLine collapses s to one line of single spaces.
+// OneLine collapses s to one line of single spaces.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// FormatUpdate renders an update as its entry line (without the block id).
 func FormatUpdate(u Update) string {
 	var b strings.Builder
 	b.WriteString("- " + note.FormatTime(u.Time) + Sep + u.Type)
@@ -152,11 +154,12 @@ func parseUpdate(line string) (Update, bool) {
 	return u, true
 }
 
-// linkLabel makes text safe inside a wikilink's label.
+// LinkLabel makes text safe inside a wikilink's label.
 func LinkLabel(s string) string {
 	return strings.NewReplacer("[", "(", "]", ")", "|", "/", "\n", " ").Replace(OneLine(s))
 }
 
+// FormatDecision renders a decision as its entry line in the current state.
 func FormatDecision(d Decision) string {
 	var b strings.Builder
 	b.WriteString("- " + note.FormatTime(d.Time) + Sep + Link(d.Note, d.Title))
@@ -277,6 +280,7 @@ func parseBlocker(line string) (Blocker, bool) {
 	return b, true
 }
 
+// FormatCheck renders a checklist item as its task-list line with its id.
 func FormatCheck(c CheckItem) string {
 	box := " "
 	if c.Done {
@@ -313,7 +317,7 @@ func agentList(v string) []string {
 	return out
 }
 
-// idNumber returns N of an id "x-N" or "x-N-machine", or 0.
+// IdNumber returns N of an id "x-N" or "x-N-machine", or 0.
 func IdNumber(id string) int {
 	_, n, _ := strings.Cut(id, "-")
 	n, _, _ = strings.Cut(n, "-")

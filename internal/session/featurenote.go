@@ -44,10 +44,12 @@ const (
 	FeatureBase      = "features.base"
 )
 
+// FeaturePath is a feature note's path from the vault root.
 func FeaturePath(project, id string) string {
 	return project + "/" + FeaturesDir + "/" + id + ".md"
 }
 
+// FeatureLink is the wikilink to a feature note, labelled with its id.
 func FeatureLink(project, id string) string { return Link(project+"/"+FeaturesDir+"/"+id, id) }
 
 // featureIDOf returns the feature id a property value names (a wikilink,

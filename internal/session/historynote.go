@@ -16,7 +16,7 @@ const (
 	SecOlder  = "Older sessions"
 )
 
-// historyEntry renders a session's full entry in session-history.md: an H3
+// HistoryEntry renders a session's full entry in session-history.md: an H3
 // heading linking to its record, then one line per field.
 func HistoryEntry(st State) []string {
 	lines := []string{"### " + SessionLink(st.Project, st.Session) + Sep + st.Status, ""}
@@ -54,7 +54,7 @@ func duration(d time.Duration) string {
 	return fmt.Sprintf("%dm", m)
 }
 
-// addToHistory puts st at the top of session-history.md's recent sessions;
+// AddToHistory puts st at the top of session-history.md's recent sessions;
 // entries past the configured number move to the older sessions as links.
 func (s *Service) AddToHistory(tx *vault.Tx, st State, now time.Time) error {
 	_, rel, _ := Paths(st.Project)

@@ -48,7 +48,7 @@ func (s *Service) writeHeartbeat(project, session string) error {
 	return s.V.WriteState("heartbeat-"+project, []byte(note.FormatTime(s.NowUTC())+" "+session+"\n"))
 }
 
-// lastBeat returns the time of the last heartbeat of session, if any.
+// LastBeat returns the time of the last heartbeat of session, if any.
 func (s *Service) LastBeat(project, session string) *time.Time {
 	data, err := s.V.ReadState("heartbeat-" + project)
 	if err != nil {

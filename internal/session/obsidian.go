@@ -37,7 +37,7 @@ var PropertyTypes = map[string]string{
 	"started_at": "datetime", "last_active": "datetime", "active_feature": "text",
 }
 
-// mergeTypes returns .obsidian/types.json with the engine's property types
+// MergeTypes returns .obsidian/types.json with the engine's property types
 // added to existing (nil: no file yet): a type the vault already declares is
 // kept (a person may have chosen another), and so is everything else in the
 // file. changed is false when nothing was missing.

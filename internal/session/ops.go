@@ -37,7 +37,7 @@ type Outcome struct {
 
 var linearKeyRe = lazyregexp.New(`^[A-Za-z][A-Za-z0-9]*-\d+$`)
 
-// checkFields refuses a NUL byte or invalid UTF-8 in any text argument,
+// CheckFields refuses a NUL byte or invalid UTF-8 in any text argument,
 // given as flag name and value pairs: errs.UpdateValidationFailed naming the flag
 // (the NUL would reach the commit message and break `git fsck --strict`).
 func CheckFields(kv ...string) error {
@@ -53,7 +53,7 @@ func CheckFields(kv ...string) error {
 	return nil
 }
 
-// checkText checks a text field (named as both the CLI and MCP know it:
+// CheckText checks a text field (named as both the CLI and MCP know it:
 // message, objective, rationale): not empty, at most max characters.
 func CheckText(flag, v string, max int) error {
 	if err := CheckFields(flag, v); err != nil {
@@ -97,7 +97,7 @@ func (s *Service) ActiveDoc(tx *vault.Tx, project string, full bool) (*Doc, Stat
 	return d, st, nil
 }
 
-// bumpVersion queues the properties every session write updates.
+// BumpVersion queues the properties every session write updates.
 func BumpVersion(d *Doc, st State, now time.Time) {
 	d.Set("updated", now)
 	d.Set("version", st.Version+1)
@@ -109,7 +109,7 @@ func BumpVersion(d *Doc, st State, now time.Time) {
 // properties and checklists only (readLite), not the entries.
 type entryOp func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error)
 
-// onActive runs op on the project's active session as one commit: it reads
+// OnActive runs op on the project's active session as one commit: it reads
 // the current state (errs.NoActiveSession when idle), runs op, bumps
 // updated and version, writes the note, and records a heartbeat.
 func (s *Service) OnActive(project string, op entryOp) (Outcome, error) {
@@ -262,8 +262,11 @@ type DecideOptions struct {
 	RejectedBy []string
 }
 
+// SlugRe matches the runs of characters a slug replaces with one hyphen.
 var SlugRe = lazyregexp.New(`[^a-z0-9]+`)
 
+// Slug returns s as a note name: lower case, runs of other characters as
+// one hyphen, at most 50 bytes ("decision" when nothing is left).
 func Slug(s string) string {
 	v := strings.Trim(SlugRe().ReplaceAllString(strings.ToLower(s), "-"), "-")
 	if len(v) > 50 {
@@ -338,7 +341,7 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 	})
 }
 
-// logDecision puts a decision's line at the top of session-decisions.md
+// LogDecision puts a decision's line at the top of session-decisions.md
 // (newest first), and when touch is set, its updated property. sessionLink
 // is the link to the decision's session (activeSessionLink while it is
 // active).
@@ -360,7 +363,7 @@ func (s *Service) LogDecision(tx *vault.Tx, project, sessionLink string, dec Dec
 	return tx.Write(rel, b)
 }
 
-// decisionNote renders the note of decision d of session id; sessionLink is
+// DecisionNote renders the note of decision d of session id; sessionLink is
 // the link to that session (activeSessionLink while it is active).
 func (s *Service) DecisionNote(session, sessionLink string, d Decision) ([]byte, error) {
 	alts := "_None recorded._"
@@ -435,7 +438,7 @@ func (s *Service) Resolve(project, id, resolution string) (Outcome, error) {
 	})
 }
 
-// pairs turns the values of a repeatable flag into flag, value pairs.
+// Pairs turns the values of a repeatable flag into flag, value pairs.
 func Pairs(flag string, values []string) []string {
 	out := make([]string, 0, 2*len(values))
 	for _, v := range values {
@@ -444,6 +447,7 @@ func Pairs(flag string, values []string) []string {
 	return out
 }
 
+// FirstNonEmpty returns the first of v that is not "" (or "").
 func FirstNonEmpty(v ...string) string {
 	for _, s := range v {
 		if strings.TrimSpace(s) != "" {
@@ -453,6 +457,7 @@ func FirstNonEmpty(v ...string) string {
 	return ""
 }
 
+// BulletLines returns items as markdown bullets, one line each.
 func BulletLines(items []string) []string {
 	out := make([]string, 0, len(items))
 	for _, it := range items {

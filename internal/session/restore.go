@@ -191,7 +191,7 @@ func (s *Service) restoreDropped(tx *vault.Tx, d *Doc, name string) (*Doc, error
 	return s.ParseDoc(d.Path, out)
 }
 
-// keyIndex answers hasKey for one body in constant time per key: the block
+// KeyIndex answers hasKey for one body in constant time per key: the block
 // ids and wikilink targets in it are collected once (a note with thousands
 // of entries would otherwise be scanned once per entry).
 type KeyIndex struct {
@@ -199,7 +199,7 @@ type KeyIndex struct {
 	keys map[string]bool
 }
 
-// newKeyIndex collects the block ids (^u-12, digits taken whole, and a
+// NewKeyIndex collects the block ids (^u-12, digits taken whole, and a
 // machine's name after them: ^u-12-laptop) and the
 // wikilink targets ([[target, ended by ']', '|' or '#') of body.
 func NewKeyIndex(body []byte) *KeyIndex {
@@ -223,7 +223,7 @@ func NewKeyIndex(body []byte) *KeyIndex {
 	return x
 }
 
-// has is hasKey(body, key).
+// Has is hasKey(body, key).
 func (x *KeyIndex) Has(key string) bool {
 	if key[0] == '^' || strings.HasPrefix(key, "[[") {
 		return x.keys[key]

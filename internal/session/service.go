@@ -1,8 +1,12 @@
-// Package session is the domain: the session model, the seed 000 lifecycle
-// state machine, the operations (start, update, decide, block, resolve, end,
-// heartbeat, recover), and how a session is rendered to and read from the
-// canonical notes (DESIGN §4, §5, §7). Every operation runs through
-// vault.Update, so it is one commit or, when it fails, no change at all.
+// Package session is the session service: the session model, the seed 000
+// lifecycle state machine, the operations (start, update, decide, block,
+// resolve, end, heartbeat, recover), gates, phases and evidence, the seal
+// and the verified reading, compaction, and how notes are rendered, read
+// and edited (DESIGN §4, §5, §7). Every operation runs through Transact (on
+// vault.TransactOnce), so it is one commit or, when it fails, no change at
+// all. The capabilities — tasks, features, workflow, reconcile, imports,
+// recovery — are packages of their own on top of it: they use this state
+// API (Transact, Doc, the note layout) and are never imported here.
 package session
 
 import (
@@ -45,7 +49,8 @@ func (s *Service) WithOp(opID string) *Service {
 	return &c
 }
 
-// update runs fn as one operation with s's operation id. fn's Outcome (out,
+// Transact runs fn as one operation with s's operation id, sealed (the
+// state's signature follows the change) and committed. fn's Outcome (out,
 // when not nil) id goes into the commit as the trailer "Entry"; on a repeat
 // of an operation that already took effect, fn does not run and out gets the
 // first run's id and session, with Repeat set.
@@ -75,6 +80,7 @@ func (s *Service) Transact(out *Outcome, fn func(tx *vault.Tx) (vault.Change, er
 // New returns a Service for v using the system clock.
 func New(v *vault.Vault) *Service { return &Service{V: v, MD: markdown.New()} }
 
+// NowUTC returns the service clock's time in UTC, to the second.
 func (s *Service) NowUTC() time.Time {
 	if s.Now != nil {
 		return s.Now().UTC().Truncate(time.Second)
@@ -127,7 +133,7 @@ func (s *Service) Projects() ([]string, error) {
 	return s.ProjectNames()
 }
 
-// readDoc reads and parses a note through tx. The read is stable (DESIGN
+// ReadDoc reads and parses a note through tx. The read is stable (DESIGN
 // §5): a note that does not parse, or a canonical note that is empty or has
 // no front matter — a save caught half-way — is read again until it settles,
 // and only then is an errs.StateParseError error naming the note and line (over 10
@@ -219,6 +225,8 @@ func (s *Service) parseNote(rel string, data []byte) (*Doc, error) {
 	return d, nil
 }
 
+// ParseDoc opens the note rel (its bytes data) for reading its sections and
+// queueing edits; the error names the file and line that does not parse.
 func (s *Service) ParseDoc(rel string, data []byte) (*Doc, error) {
 	d, err := openDoc(s.MD, rel, data)
 	if d != nil {
@@ -246,7 +254,7 @@ func NoteParseError(rel string, err error, remedy string) error {
 	return (&errs.Error{Code: code, Message: err.Error() + " (" + remedy + ")", Err: err}).With("note", rel).With("line", pe.Line)
 }
 
-// render executes a template: the vault's .sessionvault/templates/<name>
+// Render executes a template: the vault's .sessionvault/templates/<name>
 // if present, else the embedded default.
 func (s *Service) Render(name string, data any) ([]byte, error) {
 	src, err := os.ReadFile(path.Join(s.V.Root, ".sessionvault", "templates", name))
@@ -330,11 +338,13 @@ func (s *Service) InitProject(project string) (vault.Result, error) {
 	return res, err
 }
 
+// Paths returns a project's canonical notes, vault-relative: the current
+// state, the history and the decisions log.
 func Paths(project string) (current, hist, decisions string) {
 	return project + "/" + CurrentStateNote, project + "/" + HistoryNote, project + "/" + DecisionsNote
 }
 
-// idSuffix is what this machine appends to the session and entry ids it
+// IdSuffix is what this machine appends to the session and entry ids it
 // makes (vault.Machine.IDSuffix): "" on the vault's primary clone.
 func (s *Service) IdSuffix() string {
 	m, err := s.V.Machine()
@@ -358,7 +368,7 @@ func (s *Service) ParseTime(v string) (time.Time, error) {
 	return note.ParseTime(v, loc)
 }
 
-// projects lists the vault's projects: its top-level folders holding a
+// ProjectNames lists the vault's projects: its top-level folders holding a
 // current-state note.
 func (s *Service) ProjectNames() ([]string, error) {
 	ents, err := os.ReadDir(s.V.Root)

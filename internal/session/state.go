@@ -110,12 +110,13 @@ func (s *State) OpenBlockers() []Blocker {
 	return out
 }
 
+// Prop returns the property key's scalar value, "" when absent.
 func (d *Doc) Prop(key string) string {
 	v, _ := d.Note.Get(key)
 	return v
 }
 
-// timeProp reads a time property in any form note.ParseTime reads (the
+// TimeProp reads a time property in any form note.ParseTime reads (the
 // engine's RFC 3339, and Obsidian's forms without a zone, in the vault's
 // time_zone); nil when it is empty or unreadable (timeProblems reports it).
 func (d *Doc) TimeProp(key string) *time.Time {
@@ -147,12 +148,13 @@ func (d *Doc) timeProblems() []Problem {
 	return out
 }
 
+// IntProp returns the property key as an integer, 0 when absent or not one.
 func (d *Doc) IntProp(key string) int {
 	v, _ := strconv.Atoi(d.Prop(key))
 	return v
 }
 
-// readState reads the session state from a current-state or archived note.
+// ReadState reads the session state from a current-state or archived note.
 // Entry lines it cannot read are reported in Problems.
 func (d *Doc) ReadState(project string) State {
 	st := d.ReadLite(project)
@@ -171,7 +173,7 @@ func (d *Doc) ReadState(project string) State {
 	return st
 }
 
-// otherLines returns the lines of section title that are not its list
+// OtherLines returns the lines of section title that are not its list
 // items: what a person wrote there (appended to the note's end, say), which
 // an operation that rewrites the section keeps after its own lines.
 func (d *Doc) OtherLines(title string) []string {
@@ -195,7 +197,7 @@ func (d *Doc) readDecisions(st *State) []Decision {
 	return decs
 }
 
-// readLite reads the properties and the checklists only: what the hooks
+// ReadLite reads the properties and the checklists only: what the hooks
 // decide on, without reading every update of a long session.
 func (d *Doc) ReadLite(project string) State {
 	st := State{
@@ -229,7 +231,7 @@ func (d *Doc) ReadLite(project string) State {
 	return st
 }
 
-// ownedSections are the H2 sections the engine writes in the current-state
+// OwnedSections are the H2 sections the engine writes in the current-state
 // note; their entry lines are part of the signed state.
 var OwnedSections = []string{SecObjective, SecStart, SecUpdates, SecDecisions, SecBlockers, SecEnd, SecNext, "Mode history"}
 
@@ -322,7 +324,7 @@ func (d *Doc) lastEntryNumber(section string, prefix byte) int {
 	return max
 }
 
-// link renders a wikilink to target, a note's path from the vault root
+// Link renders a wikilink to target, a note's path from the vault root
 // (with or without .md), with label as its alias: [[demo/sessions/x|x]].
 // Links are written from the vault root so that two projects with notes of
 // the same name never make one ambiguous; the alias keeps them short to read.
@@ -330,7 +332,7 @@ func Link(target, label string) string {
 	return "[[" + strings.TrimSuffix(target, ".md") + "|" + LinkLabel(label) + "]]"
 }
 
-// sessionLink is the link to session id's record, project/sessions/id.
+// SessionLink is the link to session id's record, project/sessions/id.
 func SessionLink(project, id string) string {
 	return Link(project+"/"+SessionsDir+"/"+id, id)
 }
@@ -377,6 +379,7 @@ func Unlink(v string) string {
 	return v
 }
 
+// TimeOrEmpty returns t as written in a note, "" for nil.
 func TimeOrEmpty(t *time.Time) any {
 	if t == nil {
 		return ""

@@ -24,10 +24,13 @@ const (
 // TaskStatuses lists the TaskStatus values in the seed's order.
 var TaskStatuses = []string{TaskPending, TaskInProgress, TaskCompleted, TaskBlocked, TaskArchived}
 
+// TaskPath is a task note's path from the vault root.
 func TaskPath(project, id string) string { return project + "/" + TasksDir + "/" + id + ".md" }
 
+// TaskLink is the wikilink to a task note, labelled with its id.
 func TaskLink(project, id string) string { return Link(project+"/"+TasksDir+"/"+id, id) }
 
+// TaskLinks are the wikilinks to the task notes of ids.
 func TaskLinks(project string, ids []string) []string {
 	out := make([]string, 0, len(ids))
 	for _, id := range ids {
@@ -36,7 +39,7 @@ func TaskLinks(project string, ids []string) []string {
 	return out
 }
 
-// taskIDs turns a relationship property's values (wikilinks, paths or bare
+// TaskIDs turns a relationship property's values (wikilinks, paths or bare
 // ids) into task ids.
 func TaskIDs(values []string) []string {
 	var out []string
@@ -48,6 +51,7 @@ func TaskIDs(values []string) []string {
 	return out
 }
 
+// NonEmpty returns v as a one-item list, or none when v is "".
 func NonEmpty(v string) []string {
 	if v == "" {
 		return nil
@@ -65,6 +69,7 @@ const (
 	SecConflicts    = "Conflicts"
 )
 
+// NonNil returns v, or an empty list for nil (JSON [] rather than null).
 func NonNil(v []string) []string {
 	if v == nil {
 		return []string{}

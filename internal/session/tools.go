@@ -67,6 +67,8 @@ func (s *Service) lineMAC(line string) (string, error) {
 	return integrity.Sign(k, []byte(line))[:32], nil
 }
 
+// AppendState appends line (its newline included) to the state file name
+// (under the vault's state folder), made when missing.
 func (s *Service) AppendState(name, line string) error {
 	p, err := s.V.StatePath(name)
 	if err != nil {

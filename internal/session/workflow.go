@@ -229,6 +229,7 @@ func (w *fieldWriter) field(label, v string) {
 	}
 }
 
+// FormatInvocation renders an agent invocation as its entry line.
 func FormatInvocation(a AgentInvocation) string {
 	var w fieldWriter
 	w.b.WriteString("- " + note.FormatTime(a.StartedAt))
@@ -282,6 +283,7 @@ func parseInvocation(line string) (AgentInvocation, bool) {
 	return a, true
 }
 
+// FormatHandoff renders a handoff as its entry line.
 func FormatHandoff(h Handoff) string {
 	var w fieldWriter
 	w.b.WriteString("- " + note.FormatTime(h.CreatedAt) + Sep + "**" + h.FromAgent + "** → **" + h.ToAgent + "**" + Sep + h.Status)
@@ -306,6 +308,7 @@ func parseHandoff(line string) (Handoff, bool) {
 		Reason: f["reason"], Context: f["context"], Artifacts: splitList(f["artifacts"])}, true
 }
 
+// FormatVerdict renders a verdict as its entry line.
 func FormatVerdict(v Verdict) string {
 	var w fieldWriter
 	w.b.WriteString("- " + note.FormatTime(v.Timestamp) + Sep + "**" + v.Agent + "**" + Sep + v.Decision + Sep + "confidence " + strconv.FormatFloat(v.Confidence, 'f', -1, 64))
@@ -433,7 +436,7 @@ type located[T any] struct {
 	Off   int
 }
 
-// currentInvocation returns the invocation in progress in d (the one with
+// CurrentInvocation returns the invocation in progress in d (the one with
 // the highest id, should a person have left two), or ok=false.
 func (d *Doc) CurrentInvocation() (located[AgentInvocation], bool) {
 	var cur located[AgentInvocation]
@@ -450,7 +453,7 @@ func (d *Doc) CurrentInvocation() (located[AgentInvocation], bool) {
 	return cur, found
 }
 
-// pendingHandoffTo returns the oldest pending handoff to agent in d.
+// PendingHandoffTo returns the oldest pending handoff to agent in d.
 func (d *Doc) PendingHandoffTo(agent string) (located[Handoff], bool) {
 	for _, l := range d.SectionLines(SecHandoffs) {
 		h, ok := parseHandoff(string(l.Content()))
@@ -461,13 +464,13 @@ func (d *Doc) PendingHandoffTo(agent string) (located[Handoff], bool) {
 	return located[Handoff]{}, false
 }
 
-// nextInvocationID is the id of the next agent invocation of the session in
+// NextInvocationID is the id of the next agent invocation of the session in
 // d: one past the highest in its section or already moved to its archive.
 func (d *Doc) NextInvocationID() string {
 	return "a-" + strconv.Itoa(max(d.lastEntryNumber(SecInvocations, 'a'), d.IntProp(PropCompactedInvocations))+1)
 }
 
-// nextEntryID is the id of the next entry of a section whose ids are
+// NextEntryID is the id of the next entry of a section whose ids are
 // "<prefix>-N": one past the highest in the section.
 func (d *Doc) NextEntryID(section string, prefix byte) string {
 	return string(prefix) + "-" + strconv.Itoa(d.lastEntryNumber(section, prefix)+1)
@@ -510,7 +513,7 @@ func (s *Service) AgentTypes() []string {
 	return out
 }
 
-// agentType checks an agent name given as what (e.g. "--to" or "agent";
+// AgentType checks an agent name given as what (e.g. "--to" or "agent";
 // flag is its flag/argument name): the canonical, lowercase agent type, or
 // errs.UnknownAgent listing the valid ones and naming the config key.
 func (s *Service) AgentType(what, flag, name string) (string, error) {

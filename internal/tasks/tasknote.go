@@ -67,7 +67,7 @@ func (t Task) Active() bool {
 	return t.Status != session.TaskCompleted && t.Status != session.TaskArchived
 }
 
-// readTask reads a task from its parsed note.
+// ReadTask reads a task from its parsed note.
 func ReadTask(d *session.Doc, project string) Task {
 	t := Task{Project: project, Note: d.Path}
 	t.ID = d.Prop("task_id")
@@ -164,6 +164,7 @@ func readImmediate(d *session.Doc) ImmediateContext {
 	return ic
 }
 
+// ReadTaskFile reads a task's note (errs.TaskNotFound when it has none).
 func (s *Service) ReadTaskFile(project, id string) (Task, error) {
 	rel := session.TaskPath(project, id)
 	data, err := s.V.ReadFile(rel)
@@ -180,6 +181,8 @@ func (s *Service) ReadTaskFile(project, id string) (Task, error) {
 	return ReadTask(d, project), nil
 }
 
+// TaskNotFound is the error code's error for a task id with no note,
+// naming the command that lists the tasks.
 func (s *Service) TaskNotFound(code errs.Code, project, id string) error {
 	return errs.New(code, "task %q not found: no %s (see `%s`)", id, session.TaskPath(project, id), s.Command(project, "task list")).With("task", id)
 }
@@ -258,6 +261,8 @@ func unquoteCode(s string) string {
 	return s
 }
 
+// UnionStrings returns the items of a, then of b, each once, in order,
+// leaving out empty ones.
 func UnionStrings(a, b []string) []string {
 	seen := map[string]bool{}
 	var out []string
