@@ -437,3 +437,55 @@ func TestGitLockHeldByAnother(t *testing.T) {
 		t.Error("the other process's index.lock was removed")
 	}
 }
+
+// A note still broken after the wait for a save in progress (a person broke
+// its front matter) is remembered by its stat identity: the next reads —
+// by this process or another, alone or in an operation — check it once and
+// fail at once with the same error, instead of waiting again; once the note
+// is written again (fixed), it is read as usual.
+func TestBrokenNoteIsWaitedForOnce(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	writeNote(t, v, "n.md", "---\nstatus: 'unclosed\n---\n")
+	broken := errors.New("front matter does not parse")
+	calls := 0
+	check := func(b []byte) error {
+		calls++
+		if strings.Contains(string(b), "'unclosed") {
+			return broken
+		}
+		return nil
+	}
+	if _, err := v.ReadNote("n.md", check); !errors.Is(err, broken) {
+		t.Fatalf("first read: %v, want the check's error", err)
+	}
+	if calls < 3 {
+		t.Fatalf("the first read checked the note %d times; want it read again while a save could be in progress", calls)
+	}
+	for _, how := range []string{"vault", "another process's vault", "operation"} {
+		calls = 0
+		var err error
+		switch how {
+		case "vault":
+			_, err = v.ReadNote("n.md", check)
+		case "another process's vault":
+			other, oerr := Open(v.Root)
+			if oerr != nil {
+				t.Fatal(oerr)
+			}
+			_, err = other.ReadNote("n.md", check)
+		case "operation":
+			_, _ = v.Transact(func(tx *Tx) (Change, error) {
+				_, err = tx.ReadNote("n.md", check)
+				return Change{}, err
+			})
+		}
+		if !errors.Is(err, broken) || calls != 2 {
+			t.Errorf("%s: read again unchanged: %v after %d checks; want the same error after reading it once (2 checks)", how, err, calls)
+		}
+	}
+	writeNote(t, v, "n.md", "---\nstatus: 'closed'\n---\n")
+	if b, err := v.ReadNote("n.md", check); err != nil || !strings.Contains(string(b), "'closed'") {
+		t.Fatalf("the fixed note: %q, %v", b, err)
+	}
+}

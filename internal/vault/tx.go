@@ -60,7 +60,9 @@ func (tx *Tx) Read(rel string) ([]byte, error) {
 // ReadNote is Read for a note that must pass valid (e.g. parse): a note that
 // fails it is read again, with a growing pause, until it passes or settleWait
 // has passed — another process may be writing it in two steps. The last
-// error of valid is returned then. A missing note is not retried.
+// error of valid is returned then. A missing note is not retried. As with
+// Vault.ReadNote, a note found broken after the wait fails at once while
+// its stat identity stays the same.
 func (tx *Tx) ReadNote(rel string, valid func([]byte) error) ([]byte, error) {
 	data, err := tx.Read(rel)
 	if err != nil || valid(data) == nil {
@@ -69,7 +71,10 @@ func (tx *Tx) ReadNote(rel string, valid func([]byte) error) ([]byte, error) {
 	if _, written := tx.writes[rel]; written {
 		return data, valid(data)
 	}
-	return tx.v.settle(func() ([]byte, error) {
+	if r := tx.reads[rel]; r != nil && tx.v.knownBroken(rel, r.id) {
+		return data, valid(data)
+	}
+	data, err = tx.v.settle(func() ([]byte, error) {
 		delete(tx.reads, rel)
 		data, err := tx.Read(rel)
 		if err != nil {
@@ -77,6 +82,10 @@ func (tx *Tx) ReadNote(rel string, valid func([]byte) error) ([]byte, error) {
 		}
 		return data, valid(data)
 	})
+	if r := tx.reads[rel]; err != nil && r != nil && !r.missing {
+		tx.v.rememberBroken(rel, r.id)
+	}
+	return data, err
 }
 
 func (tx *Tx) read(rel string) (*readRec, error) {

@@ -144,19 +144,36 @@ func (v *Vault) ReadFile(rel string) ([]byte, error) {
 // ReadNote is ReadFile for a note that must pass valid (e.g. parse): one that
 // fails it is read again, with a growing pause, until it passes or a couple
 // of seconds have passed (another process may be writing it in two steps);
-// then valid's last error is returned. A missing note is not retried.
+// then valid's last error is returned. A missing note is not retried. A note
+// still failing after that wait is remembered by its stat identity
+// (brokenNotesFile): read again unchanged, it fails at once, with the same
+// error.
 func (v *Vault) ReadNote(rel string, valid func([]byte) error) ([]byte, error) {
-	data, err := v.ReadFile(rel)
+	p, err := v.Abs(rel)
+	if err != nil {
+		return nil, err
+	}
+	data, id, err := readStable(p, rel)
 	if err != nil || valid(data) == nil {
 		return data, err
 	}
-	return v.settle(func() ([]byte, error) {
-		data, err := v.ReadFile(rel)
+	if v.knownBroken(rel, id) {
+		return data, valid(data)
+	}
+	broken := false
+	data, err = v.settle(func() ([]byte, error) {
+		data, again, err := readStable(p, rel)
 		if err != nil {
+			broken = false
 			return nil, err
 		}
+		id, broken = again, true
 		return data, valid(data)
 	})
+	if err != nil && broken {
+		v.rememberBroken(rel, id)
+	}
+	return data, err
 }
 
 // stateDir returns the absolute path of the state folder, creating it.
