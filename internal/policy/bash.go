@@ -72,7 +72,16 @@ func ClassifyBash(line string) Bash {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Redirect:
-			switch n.Op {
+			op := n.Op
+			if op == syntax.DplOut {
+				// ">&word" duplicates a descriptor ("2>&1", ">&-"), but with a
+				// word that is no descriptor it sends both outputs to that
+				// file, as "&>word" does.
+				if w, ok := resolve(n.Word); !ok || (w != "-" && strings.Trim(w, "0123456789") != "") {
+					op = syntax.RdrAll
+				}
+			}
+			switch op {
 			case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut, syntax.ClbOut:
 				target, ok := resolve(n.Word)
 				if !ok {
