@@ -224,8 +224,8 @@ func readerClass(name string, args []string, argKnown []bool) (Class, string, []
 		if len(args) == 0 || !map[string]bool{"version": true, "env": true, "list": true, "doc": true, "help": true}[args[0]] {
 			return Write, "`go " + strings.Join(args[:min(1, len(args))], "") + "` builds or runs code", nil
 		}
-		if args[0] == "env" && len(args) > 1 && strings.HasPrefix(args[1], "-w") {
-			return Write, "`go env -w` changes the configuration", nil
+		if args[0] == "env" && len(args) > 1 && (strings.HasPrefix(args[1], "-w") || strings.HasPrefix(args[1], "-u")) {
+			return Write, "`go env " + args[1] + "` changes the configuration", nil
 		}
 	case "gh":
 		return ghClass(args)
@@ -239,12 +239,28 @@ func readerClass(name string, args []string, argKnown []bool) (Class, string, []
 	return Read, "", nil
 }
 
+// runsCode reports whether a `git -c key=value` setting names a command
+// git runs (a pager, an editor, a diff or filter program, an fsmonitor
+// hook, a shell alias).
+func runsCode(setting string) bool {
+	key, _, _ := strings.Cut(strings.ToLower(setting), "=")
+	for _, k := range []string{"fsmonitor", "external", "pager", "editor", "sshcommand", "textconv", "hookspath", "askpass", "command", "program", "alias.", "filter."} {
+		if strings.Contains(key, k) {
+			return true
+		}
+	}
+	return false
+}
+
 // gitClass classifies git run with args: its subcommand (after -C, -c,
 // --git-dir, --work-tree) reads, lists, or changes the repository.
 func gitClass(args []string) (Class, string, []string) {
 	sub := ""
 	for k := 0; k < len(args); k++ {
 		a := args[k]
+		if a == "-c" && k+1 < len(args) && runsCode(args[k+1]) {
+			return Write, "`git -c " + args[k+1] + "` runs a command of the configuration", nil
+		}
 		if a == "-C" || a == "-c" || a == "--git-dir" || a == "--work-tree" {
 			k++
 			continue
@@ -261,6 +277,11 @@ func gitClass(args []string) (Class, string, []string) {
 	}
 	switch {
 	case gitReading[sub]:
+		for _, a := range args {
+			if a == "--output" || strings.HasPrefix(a, "--output=") || a == "-O" || strings.HasPrefix(a, "--open-files-in-pager") || strings.HasPrefix(a, "--ext-diff") {
+				return Write, "`git " + sub + " " + a + "` writes a file or runs a command", nil
+			}
+		}
 	case sub == "branch" || sub == "tag" || sub == "remote" || sub == "stash" && len(args) > 0 && args[0] == "list":
 		for _, a := range args {
 			if sub == "stash" || a == "-v" || a == "-vv" || a == "-a" || a == "-r" || a == "--list" || a == "-l" || a == "--show-current" || a == "--all" || a == "--verbose" || strings.HasPrefix(a, "--format") || strings.HasPrefix(a, "--sort") || strings.HasPrefix(a, "--contains") || strings.HasPrefix(a, "--merged") {
