@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/session/servicetest"
 )
 
 // writeAISession writes a's files into a new .ai-session folder and reads
@@ -143,11 +144,11 @@ func TestAISessionRoundTrip(t *testing.T) {
 	if irep.Features != 2 || irep.Existing != 0 || irep.TasksAdded != 0 || irep.Entries != 3 || irep.Duplicates != 0 || len(irep.Skipped) != 0 || res.Commit == "" {
 		t.Errorf("import report: %+v %+v", irep, res)
 	}
-	if got := subjects(t, dst.V.Root); got[0] != "import: ai-session: 2 features, 0 tasks added, 3 history entries" || len(got) != len(subjects(t, testService(t, &now).V.Root))+1 {
+	if got := servicetest.Subjects(t, dst.V.Root); got[0] != "import: ai-session: 2 features, 0 tasks added, 3 history entries" || len(got) != len(servicetest.Subjects(t, testService(t, &now).V.Root))+1 {
 		t.Errorf("commits: %q", got)
 	}
-	assertClean(t, dst.V.Root)
-	log := readNote(t, dst, "demo/sessions/import-orch-2025-01-09/commands.md")
+	servicetest.AssertClean(t, dst.V.Root)
+	log := servicetest.ReadNote(t, dst.V.Root, "demo/sessions/import-orch-2025-01-09/commands.md")
 	if !strings.Contains(log, "The command history of feature [[demo/features/orch-2025-01-09|orch-2025-01-09]], imported from an .ai-session folder.") ||
 		!strings.Contains(log, "\n- 2025-01-09T10:04:00Z · success · `go test ./...` · **args:** `{\"timeout\":120000}` · **model:** sonnet · **agent:** Explore · **task:** impl · **feature:** [[demo/features/orch-2025-01-09|orch-2025-01-09]] · **duration:** 1500 ms ^h-1\n") {
 		t.Errorf("the imported log:\n%s", log)
@@ -167,12 +168,12 @@ func TestAISessionRoundTrip(t *testing.T) {
 	sameFiles(t, again.Files(), a.Files(), "the import's export")
 
 	for name, s := range map[string]*Service{"again": dst, "into its source": src} {
-		before := snapshotVault(t, s.V.Root)
+		before := servicetest.Take(t, s.V.Root)
 		irep, res, err := s.ImportAISession("demo", folder)
 		if err != nil || irep.Features != 0 || irep.Existing != 2 || irep.Entries != 0 || irep.Duplicates != 3 || irep.TasksAdded != 0 || len(irep.Skipped) != 0 || res.Commit != "" {
 			t.Errorf("%s: %+v %+v %v", name, irep, res, err)
 		}
-		assertUnchanged(t, s.V.Root, before, "importing "+name)
+		servicetest.AssertUnchanged(t, s.V.Root, before, "importing "+name)
 	}
 }
 
@@ -192,8 +193,8 @@ func TestAISessionImportMerges(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel := "demo/features/orch-2025-01-09.md"
-	mine := readNote(t, s, rel) + "\n## Notes\n\nAsk  Sam.\n"
-	personCommits(t, s, map[string]string{rel: mine})
+	mine := servicetest.ReadNote(t, s.V.Root, rel) + "\n## Notes\n\nAsk  Sam.\n"
+	servicetest.PersonCommits(t, s.V.Root, map[string]string{rel: mine})
 
 	t0 := time.Date(2025, 1, 10, 8, 0, 0, 0, time.UTC)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
@@ -250,7 +251,7 @@ func TestAISessionImportMerges(t *testing.T) {
 			t.Errorf("a skipped feature has a note: %s", p)
 		}
 	}
-	after := readNote(t, s, rel)
+	after := servicetest.ReadNote(t, s.V.Root, rel)
 	if !strings.HasPrefix(after, strings.TrimSuffix(mine, "\n## Notes\n\nAsk  Sam.\n")) || !strings.Contains(after, "\n## Notes\n\nAsk  Sam.\n") ||
 		!strings.Contains(after, "\n- [ ] a · A · **status:** pending ^t-1\n- [ ] b · B · **agent:** opus · **status:** pending · **artifacts:** `b.go` ^t-2\n") ||
 		!strings.Contains(after, "\n## Phase: Later\n\nphase_id:: later\n") || !strings.Contains(after, "\nstatus: active\n") || !strings.Contains(after, "\nname: Orchestrator\n") {
@@ -260,7 +261,7 @@ func TestAISessionImportMerges(t *testing.T) {
 	if err != nil || len(h.Entries) != 2 || h.Entries[0].Command != "first" || h.Entries[0].Model != "claude-opus" || h.Entries[1].Command != "second" || h.Entries[0].FeatureID != "orch-2025-01-09" {
 		t.Errorf("imported history: %+v %v", h.Entries, err)
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 
 	// Later the folder has one entry more: only it is imported, to a log of
 	// its own; the first (twice in the folder now, once in the vault) is
@@ -276,7 +277,7 @@ func TestAISessionImportMerges(t *testing.T) {
 	if err != nil || len(h.Entries) != 2 || h.Entries[0].Command != "first" || h.Entries[1].Command != "third" || h.Entries[1].Error != "boom" {
 		t.Errorf("the second import's log: %+v %v", h.Entries, err)
 	}
-	if got := subjects(t, s.V.Root)[0]; got != "import: ai-session: 0 features, 0 tasks added, 2 history entries" {
+	if got := servicetest.Subjects(t, s.V.Root)[0]; got != "import: ai-session: 0 features, 0 tasks added, 2 history entries" {
 		t.Errorf("commit %q", got)
 	}
 }
@@ -296,9 +297,9 @@ func TestAISessionExportProblems(t *testing.T) {
 	}
 	rel := "demo/features/orch-2025-01-09.md"
 	logRel := "demo/sessions/2025-01-09-session-01/commands.md"
-	personCommits(t, s, map[string]string{
-		rel:    readNote(t, s, rel) + "\n## Phase: Core\n\n- [ ] a · A · **status:** someday ^t-1\n- [ ] b · B ^t-2\n",
-		logRel: readNote(t, s, logRel) + "- 2025-01-09T10:00:00Z · maybe · `x` ^h-2\n",
+	servicetest.PersonCommits(t, s.V.Root, map[string]string{
+		rel:    servicetest.ReadNote(t, s.V.Root, rel) + "\n## Phase: Core\n\n- [ ] a · A · **status:** someday ^t-1\n- [ ] b · B ^t-2\n",
+		logRel: servicetest.ReadNote(t, s.V.Root, logRel) + "- 2025-01-09T10:00:00Z · maybe · `x` ^h-2\n",
 	})
 	a, rep, err := s.ExportAISession("demo")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/session/servicetest"
 )
 
 // newFeature makes feature id (its name name) in project demo.
@@ -44,10 +45,10 @@ func TestFeatureNewRefusals(t *testing.T) {
 		{"unknown project", NewFeatureOptions{Project: "nope", Name: "x"}, errs.ProjectNotFound},
 		{"id taken", NewFeatureOptions{Project: "demo", Name: "Again", ID: "orch-2025-01-09"}, errs.FeatureAlreadyExists},
 	} {
-		before := snapshotVault(t, s.V.Root)
+		before := servicetest.Take(t, s.V.Root)
 		_, err := s.FeatureNew(c.o)
-		wantCode(t, err, c.code, c.what)
-		assertUnchanged(t, s.V.Root, before, c.what)
+		servicetest.WantCode(t, err, c.code, c.what)
+		servicetest.AssertUnchanged(t, s.V.Root, before, c.what)
 	}
 }
 
@@ -74,31 +75,31 @@ func TestFeatureNewDefaultID(t *testing.T) {
 	if out.Session != "" || out.Result.Commit == "" {
 		t.Errorf("outcome = %+v, want a commit and no session", out)
 	}
-	if got := subjects(t, s.V.Root)[0]; got != "feature-new: agent-orchestrator-v2-2025-01-10 Agent Orchestrator v2!" {
+	if got := servicetest.Subjects(t, s.V.Root)[0]; got != "feature-new: agent-orchestrator-v2-2025-01-10 Agent Orchestrator v2!" {
 		t.Errorf("commit = %q", got)
 	}
-	if body := gitOut(t, s.V.Root, "log", "-1", "--format=%b"); !strings.Contains(body, "Feature: agent-orchestrator-v2-2025-01-10") {
+	if body := servicetest.Git(t, s.V.Root, "log", "-1", "--format=%b"); !strings.Contains(body, "Feature: agent-orchestrator-v2-2025-01-10") {
 		t.Errorf("the commit lacks the Feature trailer:\n%s", body)
 	}
-	if files := gitOut(t, s.V.Root, "show", "--name-only", "--format=", "HEAD"); files != "demo/features.base\ndemo/features/agent-orchestrator-v2-2025-01-10.md" {
+	if files := servicetest.Git(t, s.V.Root, "show", "--name-only", "--format=", "HEAD"); files != "demo/features.base\ndemo/features/agent-orchestrator-v2-2025-01-10.md" {
 		t.Errorf("the first feature's commit holds:\n%s", files)
 	}
-	if base := readNote(t, s, "demo/features.base"); !strings.Contains(base, `file.inFolder("demo/features")`) {
+	if base := servicetest.ReadNote(t, s.V.Root, "demo/features.base"); !strings.Contains(base, `file.inFolder("demo/features")`) {
 		t.Errorf("features.base written back:\n%s", base)
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 
 	// A second feature leaves features.base to the person who edits it.
-	base := readNote(t, s, "demo/features.base") + "# mine\n"
-	personCommits(t, s, map[string]string{"demo/features.base": base})
+	base := servicetest.ReadNote(t, s.V.Root, "demo/features.base") + "# mine\n"
+	servicetest.PersonCommits(t, s.V.Root, map[string]string{"demo/features.base": base})
 	out = newFeature(t, s, "!!!", "")
 	if out.Feature.ID != "feature-2025-01-10" {
 		t.Errorf("a name without letters gives id %s", out.Feature.ID)
 	}
-	if files := gitOut(t, s.V.Root, "show", "--name-only", "--format=", "HEAD"); files != "demo/features/feature-2025-01-10.md" {
+	if files := servicetest.Git(t, s.V.Root, "show", "--name-only", "--format=", "HEAD"); files != "demo/features/feature-2025-01-10.md" {
 		t.Errorf("the second feature's commit holds:\n%s", files)
 	}
-	if got := readNote(t, s, "demo/features.base"); got != base {
+	if got := servicetest.ReadNote(t, s.V.Root, "demo/features.base"); got != base {
 		t.Error("the second feature rewrote features.base")
 	}
 }
@@ -119,7 +120,7 @@ func TestFeatureNewSetsTheSessionsFeature(t *testing.T) {
 	if got := activeFeatureProp(t, s); got != "[[demo/features/orch-2025-01-09|orch-2025-01-09]]" {
 		t.Errorf("active_feature = %q", got)
 	}
-	files := strings.Split(gitOut(t, s.V.Root, "show", "--name-only", "--format=", "HEAD"), "\n")
+	files := strings.Split(servicetest.Git(t, s.V.Root, "show", "--name-only", "--format=", "HEAD"), "\n")
 	if !slices.Contains(files, "demo/features/orch-2025-01-09.md") || !slices.Contains(files, "demo/session-current-state.md") {
 		t.Errorf("the commit holds %v", files)
 	}
@@ -127,7 +128,7 @@ func TestFeatureNewSetsTheSessionsFeature(t *testing.T) {
 	if err != nil || st.ActiveFeature != "orch-2025-01-09" {
 		t.Errorf("current state: active feature %q (%v)", st.ActiveFeature, err)
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 }
 
 // Features lists the project's feature notes by id, filtered by status;
@@ -147,7 +148,7 @@ func TestFeaturesList(t *testing.T) {
 	if _, err := s.SetFeatureStatus("demo", "mid-2025-01-09", session.FeaturePaused); err != nil {
 		t.Fatal(err)
 	}
-	personCommits(t, s, map[string]string{"demo/features/readme.txt": "not a note", "demo/features/sub/x-2025-01-09.md": "---\ntype: feature\n---\n"})
+	servicetest.PersonCommits(t, s.V.Root, map[string]string{"demo/features/readme.txt": "not a note", "demo/features/sub/x-2025-01-09.md": "---\ntype: feature\n---\n"})
 	ids := func(fs []Feature) string {
 		var out []string
 		for _, f := range fs {
@@ -167,9 +168,9 @@ func TestFeaturesList(t *testing.T) {
 		}
 	}
 	_, err := s.Features("demo", "done")
-	wantCode(t, err, errs.PlanValidationFailed, "status done")
+	servicetest.WantCode(t, err, errs.PlanValidationFailed, "status done")
 	_, err = s.Features("nope", "")
-	wantCode(t, err, errs.ProjectNotFound, "unknown project")
+	servicetest.WantCode(t, err, errs.ProjectNotFound, "unknown project")
 
 	f, err := s.Feature("demo", "alpha-2025-01-09")
 	if err != nil || f.Name != "Alpha" || !f.Active() || f.Project != "demo" {
@@ -177,10 +178,10 @@ func TestFeaturesList(t *testing.T) {
 	}
 	for _, id := range []string{"gone-2025-01-09", "../secrets", ""} {
 		_, err := s.Feature("demo", id)
-		wantCode(t, err, errs.FeatureNotFound, "Feature("+id+")")
+		servicetest.WantCode(t, err, errs.FeatureNotFound, "Feature("+id+")")
 	}
 	_, err = s.Feature("nope", "alpha-2025-01-09")
-	wantCode(t, err, errs.ProjectNotFound, "Feature of an unknown project")
+	servicetest.WantCode(t, err, errs.ProjectNotFound, "Feature of an unknown project")
 }
 
 // The status of a feature changes as seed 003 allows — active to paused or
@@ -211,34 +212,34 @@ func TestSetFeatureStatusTransitions(t *testing.T) {
 	} {
 		now = now.Add(time.Minute)
 		f, _ := s.Feature("demo", "orch-2025-01-09")
-		before := snapshotVault(t, s.V.Root)
+		before := servicetest.Take(t, s.V.Root)
 		out, err := s.SetFeatureStatus("demo", "orch-2025-01-09", c.to)
 		what := f.Status + " → " + c.to
 		if c.code != (errs.Code{}) {
-			wantCode(t, err, c.code, what)
-			assertUnchanged(t, s.V.Root, before, what)
+			servicetest.WantCode(t, err, c.code, what)
+			servicetest.AssertUnchanged(t, s.V.Root, before, what)
 			continue
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		if f.Status == c.to {
-			assertUnchanged(t, s.V.Root, before, what+" (as it is)")
+			servicetest.AssertUnchanged(t, s.V.Root, before, what+" (as it is)")
 			continue
 		}
 		if out.Feature.Status != c.to || out.Feature.LastActive == nil || !out.Feature.LastActive.Equal(now) {
 			t.Errorf("%s: feature %+v", what, out.Feature)
 		}
-		if got := subjects(t, s.V.Root)[0]; got != "feature-status: orch-2025-01-09 "+c.to {
+		if got := servicetest.Subjects(t, s.V.Root)[0]; got != "feature-status: orch-2025-01-09 "+c.to {
 			t.Errorf("%s: commit %q", what, got)
 		}
-		if !strings.Contains(readNote(t, s, "demo/features/orch-2025-01-09.md"), "\nstatus: "+c.to+"\n") {
+		if !strings.Contains(servicetest.ReadNote(t, s.V.Root, "demo/features/orch-2025-01-09.md"), "\nstatus: "+c.to+"\n") {
 			t.Errorf("%s: the note does not say status %s", what, c.to)
 		}
 	}
 	_, err := s.SetFeatureStatus("demo", "gone-2025-01-09", session.FeaturePaused)
-	wantCode(t, err, errs.FeatureNotFound, "unknown feature")
-	assertClean(t, s.V.Root)
+	servicetest.WantCode(t, err, errs.FeatureNotFound, "unknown feature")
+	servicetest.AssertClean(t, s.V.Root)
 }
 
 // With a session active, making a feature active makes it the session's
@@ -257,7 +258,7 @@ func TestSetFeatureStatusAndTheSession(t *testing.T) {
 	if got := activeFeatureProp(t, s); got != "" {
 		t.Fatalf("a new session has active feature %q", got)
 	}
-	two := readNote(t, s, "demo/features/two-2025-01-09.md")
+	two := servicetest.ReadNote(t, s.V.Root, "demo/features/two-2025-01-09.md")
 	out, err := s.SetFeatureStatus("demo", "two-2025-01-09", session.FeatureActive)
 	if err != nil || out.Session != "2025-01-09-session-01" || out.Result.Commit == "" {
 		t.Fatalf("activating an active feature: %+v %v", out, err)
@@ -265,7 +266,7 @@ func TestSetFeatureStatusAndTheSession(t *testing.T) {
 	if got := activeFeatureProp(t, s); got != "[[demo/features/two-2025-01-09|two-2025-01-09]]" {
 		t.Errorf("active_feature = %q", got)
 	}
-	if readNote(t, s, "demo/features/two-2025-01-09.md") != two {
+	if servicetest.ReadNote(t, s.V.Root, "demo/features/two-2025-01-09.md") != two {
 		t.Error("making the session's feature of an active feature rewrote its note")
 	}
 	if _, err := s.SetFeatureStatus("demo", "one-2025-01-09", session.FeaturePaused); err != nil {
@@ -284,7 +285,7 @@ func TestSetFeatureStatusAndTheSession(t *testing.T) {
 	if st, _ := s.Current("demo"); st.ActiveFeature != "" {
 		t.Errorf("current state still has feature %q", st.ActiveFeature)
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 }
 
 // Switching makes a feature the active session's feature (a paused one
@@ -305,10 +306,10 @@ func TestSwitchFeature(t *testing.T) {
 	if _, err := s.SetFeatureStatus("demo", "done-2025-01-09", session.FeatureCompleted); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshotVault(t, s.V.Root)
+	before := servicetest.Take(t, s.V.Root)
 	_, err := s.SwitchFeature("demo", "one-2025-01-09")
-	wantCode(t, err, errs.NoActiveSession, "no session")
-	assertUnchanged(t, s.V.Root, before, "switch without a session")
+	servicetest.WantCode(t, err, errs.NoActiveSession, "no session")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "switch without a session")
 
 	if _, err := s.Start(session.StartOptions{Project: "demo", Objective: "switch"}); err != nil {
 		t.Fatal(err)
@@ -318,7 +319,7 @@ func TestSwitchFeature(t *testing.T) {
 	if err != nil || out.Feature.Status != session.FeatureActive || out.Session != "2025-01-09-session-01" || !out.Feature.LastActive.Equal(now) {
 		t.Fatalf("switching to a paused feature: %+v %v", out, err)
 	}
-	if got := subjects(t, s.V.Root)[0]; got != "feature-switch: to two-2025-01-09" {
+	if got := servicetest.Subjects(t, s.V.Root)[0]; got != "feature-switch: to two-2025-01-09" {
 		t.Errorf("commit %q", got)
 	}
 	if got := activeFeatureProp(t, s); got != "[[demo/features/two-2025-01-09|two-2025-01-09]]" {
@@ -330,14 +331,14 @@ func TestSwitchFeature(t *testing.T) {
 		code errs.Code
 	}{{"two-2025-01-09", errs.Code{}}, {"done-2025-01-09", errs.InvalidFeatureTransition}, {"gone-2025-01-09", errs.FeatureNotFound}} {
 		now = now.Add(time.Minute)
-		before := snapshotVault(t, s.V.Root)
+		before := servicetest.Take(t, s.V.Root)
 		_, err := s.SwitchFeature("demo", c.id)
 		if c.code != (errs.Code{}) {
-			wantCode(t, err, c.code, "switch to "+c.id)
+			servicetest.WantCode(t, err, c.code, "switch to "+c.id)
 		} else if err != nil {
 			t.Errorf("switch to the session's feature: %v", err)
 		}
-		assertUnchanged(t, s.V.Root, before, "switch to "+c.id)
+		servicetest.AssertUnchanged(t, s.V.Root, before, "switch to "+c.id)
 	}
 
 	now = now.Add(time.Minute)
@@ -347,7 +348,7 @@ func TestSwitchFeature(t *testing.T) {
 	if got := activeFeatureProp(t, s); got != "[[demo/features/one-2025-01-09|one-2025-01-09]]" {
 		t.Errorf("after switching back: active_feature = %q", got)
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 }
 
 // A plan update that cannot be written — a malformed task id, phase id,
@@ -385,10 +386,10 @@ func TestUpdatePlanRefusals(t *testing.T) {
 		{"unknown feature", with(func(o *PlanOptions) { o.FeatureID = "gone-2025-01-09" }), errs.FeatureNotFound},
 		{"unknown project", with(func(o *PlanOptions) { o.Project = "nope" }), errs.ProjectNotFound},
 	} {
-		before := snapshotVault(t, s.V.Root)
+		before := servicetest.Take(t, s.V.Root)
 		_, err := s.UpdatePlan(c.o)
-		wantCode(t, err, c.code, c.what)
-		assertUnchanged(t, s.V.Root, before, c.what)
+		servicetest.WantCode(t, err, c.code, c.what)
+		servicetest.AssertUnchanged(t, s.V.Root, before, c.what)
 	}
 }
 
@@ -396,7 +397,7 @@ func TestUpdatePlanRefusals(t *testing.T) {
 // first phase heading on.
 func planLines(t testing.TB, s *Service, id string) string {
 	t.Helper()
-	n := readNote(t, s, session.FeaturePath("demo", id))
+	n := servicetest.ReadNote(t, s.V.Root, session.FeaturePath("demo", id))
 	i := strings.Index(n, "\n## Phase: ")
 	if i < 0 {
 		return ""
@@ -414,7 +415,7 @@ func TestUpdatePlanPhasesAndTasks(t *testing.T) {
 	now := time.Date(2025, 1, 9, 10, 0, 0, 0, time.UTC)
 	s := testService(t, &now)
 	newFeature(t, s, "Orchestrator", "orch-2025-01-09")
-	personCommits(t, s, map[string]string{"demo/tasks/impl-core.md": "---\ntype: task\n---\n# impl-core\n"})
+	servicetest.PersonCommits(t, s.V.Root, map[string]string{"demo/tasks/impl-core.md": "---\ntype: task\n---\n# impl-core\n"})
 	up := func(o PlanOptions) Feature {
 		t.Helper()
 		o.Project, o.FeatureID = "demo", "orch-2025-01-09"
@@ -431,7 +432,7 @@ func TestUpdatePlanPhasesAndTasks(t *testing.T) {
 	up(PlanOptions{TaskID: "spec", Status: strp(session.TaskInProgress)})
 	now = now.Add(time.Hour)
 	up(PlanOptions{TaskID: "spec", Status: strp(session.TaskCompleted), Artifacts: []string{"spec.md", "spec.md"}})
-	if got := subjects(t, s.V.Root)[0]; got != "feature-plan: orch-2025-01-09: spec completed" {
+	if got := servicetest.Subjects(t, s.V.Root)[0]; got != "feature-plan: orch-2025-01-09: spec completed" {
 		t.Errorf("commit %q", got)
 	}
 	up(PlanOptions{TaskID: "impl-core", Artifacts: []string{"core_test.go"}})
@@ -491,7 +492,7 @@ phase_id:: qa
 	if _, _, ok := f.Task("nope"); ok {
 		t.Error("Task found a task the plan lacks")
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 }
 
 // What a person writes in a feature note that the engine cannot read — an
@@ -509,13 +510,13 @@ func TestFeatureNoteAsAPersonEditsIt(t *testing.T) {
 	if _, err := s.UpdatePlan(PlanOptions{Project: "demo", FeatureID: "orch-2025-01-09", Phase: "Core", TaskID: "a", Description: strp("A")}); err != nil {
 		t.Fatal(err)
 	}
-	n := readNote(t, s, rel)
+	n := servicetest.ReadNote(t, s.V.Root, rel)
 	n = strings.Replace(n, "status: active", "status: someday", 1)
 	n = strings.Replace(n, "started_at: 2025-01-09T10:00:00Z", "started_at: last tuesday", 1)
 	n = strings.Replace(n, "- [ ] a · A", "- [x] a · A", 1)
 	bad := "- [ ] b · B · **status:** done ^t-7"
 	n += bad + "\n\n## Phase: Wrap up\n\n- [ ] c · C ^t-8\n- [ ] d · D · **artifacts:** notes.md, docs/a b.md ,  ^t-9\n"
-	personCommits(t, s, map[string]string{rel: n})
+	servicetest.PersonCommits(t, s.V.Root, map[string]string{rel: n})
 
 	f, err := s.Feature("demo", "orch-2025-01-09")
 	if err != nil {
@@ -546,7 +547,7 @@ func TestFeatureNoteAsAPersonEditsIt(t *testing.T) {
 	if _, err := s.UpdatePlan(PlanOptions{Project: "demo", FeatureID: "orch-2025-01-09", TaskID: "c", Agent: strp("opus")}); err != nil {
 		t.Fatal(err)
 	}
-	after := readNote(t, s, rel)
+	after := servicetest.ReadNote(t, s.V.Root, rel)
 	want := strings.Replace(n, "- [ ] c · C ^t-8", "- [ ] c · C · **agent:** opus · **status:** pending ^t-8", 1)
 	if after != want {
 		t.Errorf("the update changed more than its line:\n%s\nwant:\n%s", after, want)
@@ -564,17 +565,17 @@ func TestFeatureWithOpIsDoneOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := snapshotVault(t, s.V.Root)
+	before := servicetest.Take(t, s.V.Root)
 	again, err := s.WithOp("op-feature-1").FeatureNew(o)
 	if err != nil {
 		t.Fatalf("the retry: %v", err)
 	}
-	assertUnchanged(t, s.V.Root, before, "the retry")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "the retry")
 	if again.Result.Commit != first.Result.Commit {
 		t.Errorf("the retry reports commit %s, want the first's %s", again.Result.Commit, first.Result.Commit)
 	}
 	_, err = s.WithOp("op-feature-2").FeatureNew(o)
-	wantCode(t, err, errs.FeatureAlreadyExists, "another op id")
+	servicetest.WantCode(t, err, errs.FeatureAlreadyExists, "another op id")
 	if _, err := os.Stat(filepath.Join(s.V.Root, "demo", "features", "orch-2025-01-09.md")); err != nil {
 		t.Error(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/session/servicetest"
 )
 
 // i64 returns a pointer to n.
@@ -50,14 +51,14 @@ func TestRecordCommandRefusals(t *testing.T) {
 		if c.o.Project == "" {
 			c.o.Project = "demo"
 		}
-		before := snapshotVault(t, s.V.Root)
+		before := servicetest.Take(t, s.V.Root)
 		_, err := s.RecordCommand(c.o)
-		wantCode(t, err, c.code, c.what)
+		servicetest.WantCode(t, err, c.code, c.what)
 		var e *errs.Error
 		if c.flag != "" && (!errors.As(err, &e) || e.Details["flag"] != c.flag) {
 			t.Errorf("%s: %v does not name --%s", c.what, err, c.flag)
 		}
-		assertUnchanged(t, s.V.Root, before, c.what)
+		servicetest.AssertUnchanged(t, s.V.Root, before, c.what)
 	}
 }
 
@@ -75,7 +76,7 @@ func TestRecordCommandReadsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	newFeature(t, s, "Orchestrator", "orch-2025-01-09")
-	head := gitOut(t, s.V.Root, "rev-parse", "HEAD")
+	head := servicetest.Git(t, s.V.Root, "rev-parse", "HEAD")
 	entries := []RecordOptions{
 		{Command: "go test ./...\n\techo `done` \\n", Arguments: `{"path":"C:\\temp\\new"}`, Model: "sonnet", Agent: "Explore", DurationMs: i64(1234)},
 		{Command: "make lint", Status: session.CommandFailure, Error: "exit status 2\r\nsee ``log``", TaskID: "impl-core"},
@@ -93,7 +94,7 @@ func TestRecordCommandReadsBack(t *testing.T) {
 			t.Errorf("entry %d: %+v", i+1, out)
 		}
 	}
-	if got := gitOut(t, s.V.Root, "rev-parse", "HEAD"); got != head {
+	if got := servicetest.Git(t, s.V.Root, "rev-parse", "HEAD"); got != head {
 		t.Error("recording without Commit made a commit")
 	}
 	h, err := s.CommandHistory(HistoryOptions{Project: "demo"})
@@ -112,7 +113,7 @@ func TestRecordCommandReadsBack(t *testing.T) {
 			t.Errorf("entry %d read back as %s\nrecorded %+v", i+1, ej, o)
 		}
 	}
-	log := readNote(t, s, "demo/sessions/2025-01-09-session-01/commands.md")
+	log := servicetest.ReadNote(t, s.V.Root, "demo/sessions/2025-01-09-session-01/commands.md")
 	lines := strings.Split(log, "\n")
 	for _, want := range []string{"type: command-log", "session: 2025-01-09-session-01", "started: 2025-01-09T10:01:00Z",
 		"- 2025-01-09T10:01:00Z · success · ``go test ./...\\n\\techo `done` \\\\n`` · **args:** `{\"path\":\"C:\\\\\\\\temp\\\\\\\\new\"}` · **model:** sonnet · **agent:** Explore · **feature:** [[demo/features/orch-2025-01-09|orch-2025-01-09]] · **duration:** 1234 ms ^h-1",
@@ -137,10 +138,10 @@ func TestRecordCommandReadsBack(t *testing.T) {
 	if err != nil || out.Commit == "" {
 		t.Fatalf("commit: %+v %v", out, err)
 	}
-	if got := gitOut(t, s.V.Root, "show", "--name-only", "--format=%s", "HEAD"); got != "agent-edit: demo/sessions/2025-01-09-session-01/commands.md changed by the agent's command-history call\n\ndemo/sessions/2025-01-09-session-01/commands.md" {
+	if got := servicetest.Git(t, s.V.Root, "show", "--name-only", "--format=%s", "HEAD"); got != "agent-edit: demo/sessions/2025-01-09-session-01/commands.md changed by the agent's command-history call\n\ndemo/sessions/2025-01-09-session-01/commands.md" {
 		t.Errorf("the commit:\n%s", got)
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 }
 
 // An entry for a session that has ended goes to that session's log, with
@@ -259,7 +260,7 @@ func TestCommandHistoryQueries(t *testing.T) {
 	} {
 		c.o.Project = session.FirstNonEmpty(c.o.Project, "demo")
 		_, err := s.CommandHistory(c.o)
-		wantCode(t, err, c.code, "history "+c.o.Session+c.o.Feature+c.o.Project)
+		servicetest.WantCode(t, err, c.code, "history "+c.o.Session+c.o.Feature+c.o.Project)
 	}
 
 	// A person's broken line: reported, the rest read.
@@ -335,9 +336,9 @@ func TestRecordToolCommandAfterTheEnd(t *testing.T) {
 	if _, err := s.End("demo", "done", nil); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshotVault(t, s.V.Root)
+	before := servicetest.Take(t, s.V.Root)
 	if l, due, err := s.RecordToolCommand("demo", ToolCall{Tool: "Bash", Input: json.RawMessage(`{"command":"ls"}`), DurationMs: i64(1000)}); l != "" || due || err != nil {
 		t.Errorf("a call after the end: %q %v %v", l, due, err)
 	}
-	assertUnchanged(t, s.V.Root, before, "a call after the end")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "a call after the end")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/recovery"
+	"github.com/sessionvault/sessionvault/internal/session/servicetest"
 )
 
 // writeTree writes files (slash paths) under a new folder and returns it.
@@ -79,14 +80,14 @@ func TestImportMemoryBank(t *testing.T) {
 		t.Errorf("an excerpt without a memory bank:\n%s", excerpt)
 	}
 
-	before := snapshotVault(t, s.V.Root)
+	before := servicetest.Take(t, s.V.Root)
 	rep, commit := importBank(t, s, mb, true)
 	if rep.Imported != 3 || rep.Found != 6 || len(rep.Skipped) != 3 || commit != "" {
 		t.Errorf("dry run: %+v", rep)
 	}
-	assertUnchanged(t, s.V.Root, before, "a dry run")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "a dry run")
 
-	commits := len(subjects(t, s.V.Root))
+	commits := len(servicetest.Subjects(t, s.V.Root))
 	rep, commit = importBank(t, s, mb, false)
 	if rep.Imported != 3 || rep.Unchanged != 0 || rep.Found != 6 || commit == "" {
 		t.Errorf("import: %+v", rep)
@@ -104,15 +105,15 @@ func TestImportMemoryBank(t *testing.T) {
 			t.Errorf("skipped %s: %q, want %q", path, reasons[path], want)
 		}
 	}
-	if got := subjects(t, s.V.Root); len(got) != commits+1 || got[0] != "import: 3 memory bank notes from memory-bank" {
+	if got := servicetest.Subjects(t, s.V.Root); len(got) != commits+1 || got[0] != "import: 3 memory bank notes from memory-bank" {
 		t.Errorf("commits: %q", got[:2])
 	}
 	for _, rel := range []string{"activeContext.md", "progress.md", "features/auth.md"} {
-		if got := readNote(t, s, "demo/memory-bank/"+rel); got != files["memory-bank/"+rel] {
+		if got := servicetest.ReadNote(t, s.V.Root, "demo/memory-bank/"+rel); got != files["memory-bank/"+rel] {
 			t.Errorf("%s is not byte for byte:\n%q", rel, got)
 		}
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 
 	excerpt := recovery.New(s.Service).MemoryBankExcerpt("demo", 2)
 	for _, want := range []string{"## Memory bank\n",
@@ -126,11 +127,11 @@ func TestImportMemoryBank(t *testing.T) {
 		t.Errorf("the excerpt shows front matter:\n%s", excerpt)
 	}
 
-	before = snapshotVault(t, s.V.Root)
+	before = servicetest.Take(t, s.V.Root)
 	if rep, commit := importBank(t, s, mb, false); rep.Imported != 0 || rep.Unchanged != 3 || commit != "" {
 		t.Errorf("second import: %+v", rep)
 	}
-	assertUnchanged(t, s.V.Root, before, "a second import")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "a second import")
 
 	// The agent rewrote its progress: the vault's copy is kept.
 	if err := os.WriteFile(filepath.Join(src, "memory-bank", "progress.md"), []byte("# Progress\n\nAll done.\n"), 0o644); err != nil {
@@ -140,7 +141,7 @@ func TestImportMemoryBank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before = snapshotVault(t, s.V.Root)
+	before = servicetest.Take(t, s.V.Root)
 	rep, commit = importBank(t, s, mb, false)
 	reasons = map[string]string{}
 	for _, sk := range rep.Skipped {
@@ -149,7 +150,7 @@ func TestImportMemoryBank(t *testing.T) {
 	if rep.Unchanged != 2 || rep.Imported != 0 || commit != "" || !strings.Contains(reasons["progress.md"], "the vault already has a different demo/memory-bank/progress.md; kept the vault's copy") {
 		t.Errorf("a changed note: %+v", rep)
 	}
-	assertUnchanged(t, s.V.Root, before, "a changed note")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "a changed note")
 }
 
 // A repository with two memory banks (Cline's and Kilo Code's) imports
@@ -169,20 +170,20 @@ func TestImportMemoryBankTwoRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := snapshotVault(t, s.V.Root)
+	before := servicetest.Take(t, s.V.Root)
 	_, _, err = s.ImportMemoryBank("nope", mb, false, nil)
-	wantCode(t, err, errs.ProjectNotFound, "an unknown project")
-	assertUnchanged(t, s.V.Root, before, "an unknown project")
+	servicetest.WantCode(t, err, errs.ProjectNotFound, "an unknown project")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "an unknown project")
 
 	rep, commit := importBank(t, s, mb, false)
 	if rep.Imported != 3 || len(rep.Skipped) != 1 || rep.Skipped[0].Path != ".kilocode/rules/memory-bank/tasks.md" ||
 		rep.Skipped[0].Reason != "same name as memory-bank/tasks.md, imported to demo/memory-bank/tasks.md just before; kept that one" || commit == "" {
 		t.Errorf("report: %+v", rep)
 	}
-	if got := subjects(t, s.V.Root)[0]; got != "import: 3 memory bank notes from memory-bank, .kilocode/rules/memory-bank" {
+	if got := servicetest.Subjects(t, s.V.Root)[0]; got != "import: 3 memory bank notes from memory-bank, .kilocode/rules/memory-bank" {
 		t.Errorf("commit %q", got)
 	}
-	if got := readNote(t, s, "demo/memory-bank/tasks.md"); got != "# Cline's tasks\n" {
+	if got := servicetest.ReadNote(t, s.V.Root, "demo/memory-bank/tasks.md"); got != "# Cline's tasks\n" {
 		t.Errorf("tasks.md = %q", got)
 	}
 	// Kilo Code's context.md stands for the active context.
@@ -190,5 +191,5 @@ func TestImportMemoryBankTwoRoots(t *testing.T) {
 		strings.Contains(excerpt, "### Progress") {
 		t.Errorf("excerpt:\n%s", excerpt)
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/session/servicetest"
 )
 
 // Two chats of an aider history, as aider appends them (times local to the
@@ -102,21 +103,21 @@ func TestImportRecordsAider(t *testing.T) {
 	history := "\n" + chatOne + "\n" + chatTwo
 	one, two := "demo/sessions/2024-05-30-aider-102213.md", "demo/sessions/2024-06-02-aider-180541.md"
 
-	before := snapshotVault(t, s.V.Root)
+	before := servicetest.Take(t, s.V.Root)
 	if rep := importChats(t, s, history, true); rep.Sessions != 2 || rep.Unchanged != 0 || len(rep.Skipped) != 0 {
 		t.Errorf("dry run: %+v", rep)
 	}
-	assertUnchanged(t, s.V.Root, before, "a dry run")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "a dry run")
 
-	commits := len(subjects(t, s.V.Root))
+	commits := len(servicetest.Subjects(t, s.V.Root))
 	if rep := importChats(t, s, history, false); rep.Sessions != 2 || rep.Decisions != 0 || len(rep.Skipped) != 0 {
 		t.Errorf("first import: %+v", rep)
 	}
-	if got := subjects(t, s.V.Root); len(got) != commits+1 || got[0] != "import: 2 sessions from aider chats" {
+	if got := servicetest.Subjects(t, s.V.Root); len(got) != commits+1 || got[0] != "import: 2 sessions from aider chats" {
 		t.Errorf("commits: %q", got[:2])
 	}
-	assertClean(t, s.V.Root)
-	rec := readNote(t, s, one)
+	servicetest.AssertClean(t, s.V.Root)
+	rec := servicetest.ReadNote(t, s.V.Root, one)
 	for _, want := range []string{"\nstatus: complete\n", "\nstarted: 2024-05-30T08:22:13Z\n", "\nsource: .aider.chat.history.md\n", "\nsource_format: aider-chat\n",
 		"\nobjective: fix the double discount\n", "\nsource_bytes: " + strconv.Itoa(len(chatOne)) + "\n", "\nsource_sha256: " + sha(chatOne) + "\n",
 		"\n- 2024-05-30T08:22:13Z · note · /add src/cart.py ^u-1\n", "\n- Commit 3e9f0a1 fix: apply only the larger discount\n",
@@ -125,83 +126,83 @@ func TestImportRecordsAider(t *testing.T) {
 			t.Errorf("the record lacks %q:\n%s", want, rec)
 		}
 	}
-	if hist := readNote(t, s, "demo/session-history.md"); strings.Count(hist, "### [[demo/sessions/") != 2 {
+	if hist := servicetest.ReadNote(t, s.V.Root, "demo/session-history.md"); strings.Count(hist, "### [[demo/sessions/") != 2 {
 		t.Errorf("history:\n%s", hist)
 	}
 	if rep, err := s.Check(func(int) {}); err != nil || len(rep.Problems) > 0 {
 		t.Errorf("check: %+v %v", rep.Problems, err)
 	}
 
-	before = snapshotVault(t, s.V.Root)
+	before = servicetest.Take(t, s.V.Root)
 	if rep := importChats(t, s, history, false); rep.Sessions != 0 || rep.Unchanged != 2 || rep.Updated != 0 {
 		t.Errorf("second import: %+v", rep)
 	}
-	assertUnchanged(t, s.V.Root, before, "a second import")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "a second import")
 
 	// The second chat went on: its record and history entry follow.
 	grown := chatTwo + "\n#### and document it  \n\nDocumented.\n"
 	history = "\n" + chatOne + "\n" + grown
-	before = snapshotVault(t, s.V.Root)
+	before = servicetest.Take(t, s.V.Root)
 	if rep := importChats(t, s, history, true); rep.Updated != 1 || rep.Unchanged != 1 {
 		t.Errorf("dry run of the update: %+v", rep)
 	}
-	assertUnchanged(t, s.V.Root, before, "a dry run of an update")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "a dry run of an update")
 	if rep := importChats(t, s, history, false); rep.Updated != 1 || rep.Unchanged != 1 || rep.Sessions != 0 {
 		t.Errorf("after the chat went on: %+v", rep)
 	}
-	if got := subjects(t, s.V.Root)[0]; got != "import: 0 sessions, 1 updated, from aider chats" {
+	if got := servicetest.Subjects(t, s.V.Root)[0]; got != "import: 0 sessions, 1 updated, from aider chats" {
 		t.Errorf("commit %q", got)
 	}
-	rec = readNote(t, s, two)
-	hist := readNote(t, s, "demo/session-history.md")
+	rec = servicetest.ReadNote(t, s.V.Root, two)
+	hist := servicetest.ReadNote(t, s.V.Root, "demo/session-history.md")
 	if !strings.Contains(rec, "· note · and document it ^u-2\n") || !strings.Contains(rec, "\nsource_sha256: "+sha(grown)+"\n") ||
 		!strings.Contains(hist, "2 user messages, 2 replies") || strings.Contains(hist, "1 user message, 1 reply") {
 		t.Errorf("the grown chat's record:\n%s\nhistory:\n%s", rec, hist)
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 
 	// A person adds to the first record: the same chat is unchanged; a chat
 	// that went on leaves the record as the person has it.
-	mine := readNote(t, s, one) + "\n## My notes\n\nAsk  Sam.\n"
-	personCommits(t, s, map[string]string{one: mine})
+	mine := servicetest.ReadNote(t, s.V.Root, one) + "\n## My notes\n\nAsk  Sam.\n"
+	servicetest.PersonCommits(t, s.V.Root, map[string]string{one: mine})
 	if rep := importChats(t, s, history, false); rep.Unchanged != 2 || len(rep.Skipped) != 0 {
 		t.Errorf("after a person's edit: %+v", rep)
 	}
 	history = "\n" + chatOne + "\n#### one more  \n\n" + "\n" + grown
-	before = snapshotVault(t, s.V.Root)
+	before = servicetest.Take(t, s.V.Root)
 	rep := importChats(t, s, history, false)
 	if len(rep.Skipped) != 1 || rep.Skipped[0].Path != ".aider.chat.history.md" ||
 		!strings.Contains(rep.Skipped[0].Reason, "the source changed since it was imported, and "+one+" was edited in the vault since: kept the vault's copy") {
 		t.Errorf("an edited record of a changed chat: %+v", rep)
 	}
-	assertUnchanged(t, s.V.Root, before, "skipping an edited record")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "skipping an edited record")
 
 	// A person edits the text the second record keeps, and the history
 	// entry of the second chat; the chat goes on once more.
-	rec = strings.Replace(readNote(t, s, two), "#### and document it", "#### and document it well", 1)
-	hist = readNote(t, s, "demo/session-history.md")
-	personCommits(t, s, map[string]string{two: rec})
-	before = snapshotVault(t, s.V.Root)
+	rec = strings.Replace(servicetest.ReadNote(t, s.V.Root, two), "#### and document it", "#### and document it well", 1)
+	hist = servicetest.ReadNote(t, s.V.Root, "demo/session-history.md")
+	servicetest.PersonCommits(t, s.V.Root, map[string]string{two: rec})
+	before = servicetest.Take(t, s.V.Root)
 	rep = importChats(t, s, history, false)
 	if len(rep.Skipped) != 2 || !strings.Contains(rep.Skipped[1].Reason, "the source text kept in it was edited (it no longer matches its source_sha256)") {
 		t.Errorf("a record whose kept text was edited: %+v", rep.Skipped)
 	}
-	assertUnchanged(t, s.V.Root, before, "skipping a record whose text was edited")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "skipping a record whose text was edited")
 
-	personCommits(t, s, map[string]string{two: strings.Replace(rec, "document it well", "document it", 1),
+	servicetest.PersonCommits(t, s.V.Root, map[string]string{two: strings.Replace(rec, "document it well", "document it", 1),
 		"demo/session-history.md": strings.Replace(hist, "2 user messages, 2 replies", "two messages (Sam)", 1)})
 	history += "\n#### thanks  \n"
 	rep = importChats(t, s, history, false)
 	if rep.Updated != 1 {
 		t.Errorf("the chat went on again: %+v", rep)
 	}
-	if got := readNote(t, s, "demo/session-history.md"); !strings.Contains(got, "two messages (Sam)") || strings.Contains(got, "3 user messages") {
+	if got := servicetest.ReadNote(t, s.V.Root, "demo/session-history.md"); !strings.Contains(got, "two messages (Sam)") || strings.Contains(got, "3 user messages") {
 		t.Errorf("the person's history entry was rewritten:\n%s", got)
 	}
-	if !strings.Contains(readNote(t, s, two), "· note · thanks ^u-3\n") {
-		t.Errorf("the record was not updated:\n%s", readNote(t, s, two))
+	if !strings.Contains(servicetest.ReadNote(t, s.V.Root, two), "· note · thanks ^u-3\n") {
+		t.Errorf("the record was not updated:\n%s", servicetest.ReadNote(t, s.V.Root, two))
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 }
 
 // A Claude Code session note written on Windows (CRLF) is kept with LF
@@ -221,20 +222,20 @@ func TestImportRecordsClaudeSessionCRLF(t *testing.T) {
 	if err != nil || rep.Sessions != 1 || res.Commit == "" {
 		t.Fatalf("import: %+v %+v %v", rep, res, err)
 	}
-	if got := subjects(t, s.V.Root)[0]; got != "import: 1 sessions from imported sessions" {
+	if got := servicetest.Subjects(t, s.V.Root)[0]; got != "import: 1 sessions from imported sessions" {
 		t.Errorf("commit %q", got)
 	}
-	rec := readNote(t, s, "demo/sessions/"+l.ID+".md")
+	rec := servicetest.ReadNote(t, s.V.Root, "demo/sessions/"+l.ID+".md")
 	if !strings.Contains(rec, "\nsource_sha256: "+sha(text)+"\n") || !strings.Contains(rec, "as imported, byte for byte (its CRLF line endings shown as LF):") ||
 		!strings.Contains(rec, "```markdown\n"+strings.ReplaceAll(text, "\r\n", "\n")+"```\n") || strings.Contains(rec, "\r") ||
 		!strings.Contains(rec, "\n- 2025-01-16T14:15:00Z · note · routes in place ^u-1\n") {
 		t.Errorf("the record:\n%s", rec)
 	}
-	before := snapshotVault(t, s.V.Root)
+	before := servicetest.Take(t, s.V.Root)
 	if rep, _, err := s.ImportRecords("demo", []importer.Session{l}, ImportOptions{}, nil); err != nil || rep.Unchanged != 1 {
 		t.Errorf("again: %+v %v", rep, err)
 	}
-	assertUnchanged(t, s.V.Root, before, "a second import")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "a second import")
 }
 
 // Sessions an import cannot write are skipped with the reason — an id that
@@ -247,18 +248,18 @@ func TestImportRecordsSkips(t *testing.T) {
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	s := testService(t, &now)
 	day := time.Date(2025, 1, 16, 13, 47, 0, 0, time.UTC)
-	personCommits(t, s, map[string]string{"demo/sessions/taken.md": "---\ntype: session\n---\n# taken\n"})
+	servicetest.PersonCommits(t, s.V.Root, map[string]string{"demo/sessions/taken.md": "---\ntype: session\n---\n# taken\n"})
 	logs := []importer.Session{
 		{ID: "../escape", SourcePath: "a.md", Format: importer.FormatClaudeSession, Date: day, Original: []byte("x\n")},
 		{ID: "taken", SourcePath: "taken.md", Format: importer.FormatClaudeSession, Date: day, Original: []byte("z\n")},
 		{ID: "fine", SourcePath: "fine.md", Format: importer.FormatClaudeSession, Date: day, Objective: "Fine", Original: []byte("# fine\n")},
 	}
-	before := snapshotVault(t, s.V.Root)
+	before := servicetest.Take(t, s.V.Root)
 	_, _, err := s.ImportRecords("nope", logs, ImportOptions{}, nil)
-	wantCode(t, err, errs.ProjectNotFound, "an unknown project")
+	servicetest.WantCode(t, err, errs.ProjectNotFound, "an unknown project")
 	_, _, err = s.ImportSessions("nope", logs, nil)
-	wantCode(t, err, errs.ProjectNotFound, "an unknown project (session logs)")
-	assertUnchanged(t, s.V.Root, before, "an unknown project")
+	servicetest.WantCode(t, err, errs.ProjectNotFound, "an unknown project (session logs)")
+	servicetest.AssertUnchanged(t, s.V.Root, before, "an unknown project")
 
 	rep, _, err := s.ImportRecords("demo", logs, ImportOptions{What: "notes"}, nil)
 	if err != nil {
@@ -272,7 +273,7 @@ func TestImportRecordsSkips(t *testing.T) {
 			t.Errorf("skipped %d: %+v, want %q", i, rep.Skipped[i], want)
 		}
 	}
-	if got := readNote(t, s, "demo/sessions/taken.md"); got != "---\ntype: session\n---\n# taken\n" {
+	if got := servicetest.ReadNote(t, s.V.Root, "demo/sessions/taken.md"); got != "---\ntype: session\n---\n# taken\n" {
 		t.Errorf("the vault's record was overwritten:\n%s", got)
 	}
 	for _, p := range []string{"escape.md", "demo/escape.md"} {
@@ -280,10 +281,10 @@ func TestImportRecordsSkips(t *testing.T) {
 			t.Errorf("%s was written", p)
 		}
 	}
-	if got := subjects(t, s.V.Root)[0]; got != "import: 1 sessions from notes" {
+	if got := servicetest.Subjects(t, s.V.Root)[0]; got != "import: 1 sessions from notes" {
 		t.Errorf("commit %q", got)
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 }
 
 // The decisions of session logs: a note each, named by the session's date
@@ -296,7 +297,7 @@ func TestImportSessionsDecisions(t *testing.T) {
 	s := testService(t, &now)
 	day := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 	existing := "demo/" + session.DecisionsDir + "/2025-03-01-s2-use-sqlite.md"
-	personCommits(t, s, map[string]string{existing: "---\ntype: decision\n---\n# Mine\n"})
+	servicetest.PersonCommits(t, s.V.Root, map[string]string{existing: "---\ntype: decision\n---\n# Mine\n"})
 	logs := []importer.Session{
 		{ID: "s1", SourcePath: "sessions/s1.json", Format: "json-legacy", Date: day, Ended: day.Add(2 * time.Hour), Objective: "Storage",
 			Decisions: []importer.Decision{{Title: "Use SQLite", Choice: "SQLite", Rationale: "one file"}, {Title: "Use SQLite", Choice: "SQLite again"}, {Choice: "WAL mode"}}},
@@ -310,7 +311,7 @@ func TestImportSessionsDecisions(t *testing.T) {
 	if rep.Sessions != 2 || rep.Decisions != 3 || calls != 2 {
 		t.Errorf("report %+v, progress called %d times", rep, calls)
 	}
-	if got := subjects(t, s.V.Root)[0]; got != "import: 2 sessions and 3 decisions from session logs" {
+	if got := servicetest.Subjects(t, s.V.Root)[0]; got != "import: 2 sessions and 3 decisions from session logs" {
 		t.Errorf("commit %q", got)
 	}
 	for _, p := range []string{"2025-03-01-s1-use-sqlite.md", "2025-03-01-s1-use-sqlite-2.md", "2025-03-01-s1-wal-mode.md"} {
@@ -318,17 +319,17 @@ func TestImportSessionsDecisions(t *testing.T) {
 			t.Errorf("decision note %s: %v", p, err)
 		}
 	}
-	rec := readNote(t, s, "demo/sessions/s1.md")
+	rec := servicetest.ReadNote(t, s.V.Root, "demo/sessions/s1.md")
 	for _, want := range []string{"|Use SQLite (2)]] · **choice:** SQLite again · **why:** Not recorded in the session log. ^d-2", "|WAL mode]] · **choice:** WAL mode", "\nended: 2025-03-01T11:00:00Z\n"} {
 		if !strings.Contains(rec, want) {
 			t.Errorf("s1's record lacks %q:\n%s", want, rec)
 		}
 	}
-	if got := readNote(t, s, existing); got != "---\ntype: decision\n---\n# Mine\n" {
+	if got := servicetest.ReadNote(t, s.V.Root, existing); got != "---\ntype: decision\n---\n# Mine\n" {
 		t.Errorf("the vault's decision note was overwritten:\n%s", got)
 	}
-	if objective := readNote(t, s, "demo/sessions/s2.md"); !strings.Contains(objective, "\nobjective: s2\n") {
+	if objective := servicetest.ReadNote(t, s.V.Root, "demo/sessions/s2.md"); !strings.Contains(objective, "\nobjective: s2\n") {
 		t.Errorf("a session without an objective:\n%s", objective)
 	}
-	assertClean(t, s.V.Root)
+	servicetest.AssertClean(t, s.V.Root)
 }

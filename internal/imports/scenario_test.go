@@ -2,9 +2,7 @@ package imports
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +51,7 @@ func TestScenarios(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"now":     cmdNow,
-			"replace": cmdReplace,
+			"replace": sessiontest.Replace,
 			"sv":      cmdSV,
 		},
 	})
@@ -74,21 +72,6 @@ func cmdNow(ts *testscript.TestScript, neg bool, args []string) {
 	t, err := time.Parse(time.RFC3339, args[0])
 	ts.Check(err)
 	*ts.Value(clockKey{}).(*time.Time) = t
-}
-
-func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 3 {
-		ts.Fatalf("usage: replace FILE OLD-REGEXP NEW")
-	}
-	p := ts.MkAbs(args[0])
-	data, err := os.ReadFile(p)
-	ts.Check(err)
-	re, err := regexp.Compile("(?m)" + args[1])
-	ts.Check(err)
-	if !re.Match(data) {
-		ts.Fatalf("replace: %q does not occur in %s", args[1], args[0])
-	}
-	ts.Check(os.WriteFile(p, re.ReplaceAll(data, []byte(strings.ReplaceAll(args[2], `\n`, "\n"))), 0o644))
 }
 
 func cmdSV(ts *testscript.TestScript, neg bool, args []string) {

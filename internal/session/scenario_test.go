@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -84,7 +83,7 @@ func TestScenarios(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"now":     cmdNow,
 			"mkvault": cmdMkvault,
-			"replace": cmdReplace,
+			"replace": sessiontest.Replace,
 			"append":  cmdAppend,
 			"sv":      cmdSV,
 		},
@@ -154,34 +153,15 @@ func cmdMkvault(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(makeVault(ts.MkAbs(args[0]), project, scenarioOf(ts).clock))
 }
 
-func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 3 {
-		ts.Fatalf("usage: replace FILE OLD-REGEXP NEW")
-	}
-	p := ts.MkAbs(args[0])
-	data, err := os.ReadFile(p)
-	ts.Check(err)
-	re, err := regexp.Compile("(?m)" + args[1])
-	ts.Check(err)
-	if !re.Match(data) {
-		ts.Fatalf("replace: %q does not occur in %s", args[1], args[0])
-	}
-	ts.Check(os.WriteFile(p, re.ReplaceAll(data, []byte(unescape(args[2]))), 0o644))
-}
-
 func cmdAppend(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: append FILE TEXT")
 	}
 	f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
 	ts.Check(err)
-	_, err = f.WriteString(unescape(args[1]))
+	_, err = f.WriteString(sessiontest.Unescape(args[1]))
 	ts.Check(err)
 	ts.Check(f.Close())
-}
-
-func unescape(s string) string {
-	return strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\r`, "\r").Replace(s)
 }
 
 // svArgs are the arguments of one sv operation: positional arguments and

@@ -170,3 +170,13 @@ func PersonCommits(t testing.TB, root string, files map[string]string) {
 	Git(t, root, "add", "-A")
 	Git(t, root, "-c", "user.name=Sam", "-c", "user.email=sam@example.invalid", "commit", "-qm", "a person's edit")
 }
+
+// WithTimeZone sets the vault's time_zone (a person's commit of its
+// config) and returns its session service opened again (the settings are
+// read when it opens), under *now.
+func WithTimeZone(t testing.TB, root, zone string, now *time.Time) *session.Service {
+	t.Helper()
+	cfg := ReadNote(t, root, ".sessionvault/config.yaml")
+	PersonCommits(t, root, map[string]string{".sessionvault/config.yaml": cfg + "\ntime_zone: " + zone + "\n"})
+	return Reopen(t, root, now)
+}
