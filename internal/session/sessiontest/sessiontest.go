@@ -2,8 +2,7 @@
 // of the capabilities built on it (tasks, features, workflow, reconcile,
 // imports): a real git repository on disk, set up the way `sessionvault
 // init` sets one up, and the scenario scripts' shared commands. It imports
-// no domain package, so that the session
-// package's own tests can use it too.
+// no domain package, so that the session package's own tests can use it too.
 package sessiontest
 
 import (
