@@ -209,9 +209,13 @@ func TestOSErrorsHaveCodes(t *testing.T) {
 		}
 		defer os.RemoveAll(base)
 		os.Chmod(base, 0o755)
-		b, _ := os.ReadFile(bin)
+		// A link, not a copy: a file this process has open for writing
+		// cannot be run by another test's fork ("text file busy").
 		bin := filepath.Join(base, "sessionvault")
-		os.WriteFile(bin, b, 0o755)
+		if err := os.Link(robustBinary(t), bin); err != nil {
+			b, _ := os.ReadFile(robustBinary(t))
+			os.WriteFile(bin, b, 0o755)
+		}
 		v := filepath.Join(base, "vault")
 		svMustExec(t, bin, v, "init", v, "--project", "demo")
 		svMustExec(t, bin, v, "start", "--objective", "read-only")
