@@ -24,17 +24,21 @@ type Code struct {
 // their own block below), E1686-E1689 export, E1690-E1699 configuration and
 // vault.
 var (
-	SessionNotFound          = Code{"E1600", "SESSION_NOT_FOUND"}
-	SessionAlreadyActive     = Code{"E1601", "SESSION_ALREADY_ACTIVE"}
-	NoActiveSession          = Code{"E1602", "NO_ACTIVE_SESSION"}
-	SessionCrashed           = Code{"E1603", "SESSION_CRASHED"}
-	DuplicateDecisionTitle   = Code{"E1604", "DUPLICATE_DECISION_TITLE"}
-	BlockerNotFound          = Code{"E1605", "BLOCKER_NOT_FOUND"}
-	BlockerAlreadyResolved   = Code{"E1606", "BLOCKER_ALREADY_RESOLVED"}
-	ProjectNotFound          = Code{"E1607", "PROJECT_NOT_FOUND"}
-	GateNotPassed            = Code{"E1608", "GATE_NOT_PASSED"}
-	ProtocolInvalid          = Code{"E1609", "PROTOCOL_INVALID"}
-	TaskNotFound             = Code{"E1610", "TASK_NOT_FOUND"}
+	SessionNotFound        = Code{"E1600", "SESSION_NOT_FOUND"}
+	SessionAlreadyActive   = Code{"E1601", "SESSION_ALREADY_ACTIVE"}
+	NoActiveSession        = Code{"E1602", "NO_ACTIVE_SESSION"}
+	SessionCrashed         = Code{"E1603", "SESSION_CRASHED"}
+	DuplicateDecisionTitle = Code{"E1604", "DUPLICATE_DECISION_TITLE"}
+	BlockerNotFound        = Code{"E1605", "BLOCKER_NOT_FOUND"}
+	BlockerAlreadyResolved = Code{"E1606", "BLOCKER_ALREADY_RESOLVED"}
+	ProjectNotFound        = Code{"E1607", "PROJECT_NOT_FOUND"}
+	GateNotPassed          = Code{"E1608", "GATE_NOT_PASSED"}
+	ProtocolInvalid        = Code{"E1609", "PROTOCOL_INVALID"}
+	TaskNotFound           = Code{"E1610", "TASK_NOT_FOUND"}
+	// EvidenceNotVerified: the evidence given for a checklist item does not
+	// hold (a file that is not the protocol's, a commit not in the code
+	// repository, a check command that fails); the message names the fix.
+	EvidenceNotVerified      = Code{"E1611", "EVIDENCE_NOT_VERIFIED"}
 	UpdateValidationFailed   = Code{"E1612", "UPDATE_VALIDATION_FAILED"}
 	TaskLocked               = Code{"E1613", "TASK_LOCKED"}
 	StateParseError          = Code{"E1614", "STATE_PARSE_ERROR"}
@@ -61,6 +65,10 @@ var (
 	GitLocked           = Code{"E1652", "GIT_LOCKED"}
 	ImportFailed        = Code{"E1653", "IMPORT_FAILED"}
 	RemoteSyncFailed    = Code{"E1654", "REMOTE_SYNC_FAILED"}
+	// NetworkUnavailable: a service over the network (a git remote, Linear)
+	// could not be reached: a name that does not resolve, a refused or
+	// timed-out connection. Nothing was changed.
+	NetworkUnavailable = Code{"E1657", "NETWORK_UNAVAILABLE"}
 	// ImportSourceNotFound: the folder or file given to an import does not
 	// exist, or holds nothing of the kind (no memory bank, no
 	// .claude/sessions folder).
@@ -117,11 +125,11 @@ var (
 
 // All lists every code, for documentation and tests.
 var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, SessionCrashed, DuplicateDecisionTitle,
-	BlockerNotFound, BlockerAlreadyResolved, ProjectNotFound, GateNotPassed, ProtocolInvalid, StateChangedOutside, UpdateValidationFailed, StateParseError, NoteTooLarge, PathOutsideVault, NoteNotAFile, SessionNotCrashed,
+	BlockerNotFound, BlockerAlreadyResolved, ProjectNotFound, GateNotPassed, ProtocolInvalid, StateChangedOutside, EvidenceNotVerified, UpdateValidationFailed, StateParseError, NoteTooLarge, PathOutsideVault, NoteNotAFile, SessionNotCrashed,
 	TaskNotFound, TaskLocked, TaskGraphCycle, CheckpointCreationFailed, InvalidCheckpointScope, CheckpointNotFound, VersionNotFound, RollbackFailed,
 	RecoverySessionNotFound, ConflictNotFound, ConflictAlreadyResolved, ResolutionFailed, InvalidConflictType, SourceTaskNotFound, TargetTaskNotFound, TaskSwitchFailed, ExportWriteFailed,
 	InvalidFeatureId, FeatureNotFound, FeatureAlreadyExists, InvalidFeatureTransition, PlanValidationFailed, HistoryEntryInvalid, AiSessionNotFound, ExportFailed,
-	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, ImportSourceNotFound, ImportFormatUnknown, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError,
+	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, NetworkUnavailable, ImportSourceNotFound, ImportFormatUnknown, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError,
 	UnknownAgent, NoActiveAgent, AgentAlreadyActive, InvalidWorkflowPhase, InvalidVerdict, InvocationNotFound}
 
 // Error is an error with a stable code. Details holds machine-readable
