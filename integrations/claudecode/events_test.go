@@ -173,8 +173,8 @@ func (f *fixture) stop(active bool) stopAnswer {
 // no session lets the agent stop; open MUST items of the end checklist block
 // it once with {"decision":"block"} and a reason listing each item with the
 // command to record it and how to end; with stop_hook_active it lets go;
-// once the evidence is in, and after the session ended, it lets the agent
-// stop.
+// once an update and a code commit were seen, and after the session ended,
+// it lets the agent stop.
 func TestStopHoldsTheAgentWhileEndMustsAreOpen(t *testing.T) {
 	f := newFixture(t)
 	if a := f.stop(false); a != (stopAnswer{}) {
@@ -188,8 +188,8 @@ func TestStopHoldsTheAgentWhileEndMustsAreOpen(t *testing.T) {
 	}
 	for _, want := range []string{
 		`^Session \d{4}-\d\d-\d\d-session-01 has 2 open MUST item\(s\) in its end checklist:\n`,
-		`\n- e-1 Record the session's progress as updates: fill the Updates section, then run ` + sv + ` evidence record e-1` + "`\n",
-		`\n- e-2 Commit the code changes of the session: run ` + sv + ` evidence record e-2 --sha COMMIT --dir ` + regexp.QuoteMeta(f.Code) + "`",
+		`\n- e-1 Record the session's progress as updates: ` + sv + ` update "\.\.\."` + "`" + ` \(the Updates section\)\n`,
+		`\n- e-2 Commit the code changes of the session: ` + "`git commit`" + ` in the code repository \(the engine sees a commit made since the session started; or run ` + sv + ` evidence record e-2 --sha HEAD --dir ` + regexp.QuoteMeta(f.Code) + "`" + `\)`,
 		`\nThen end the session: ` + sv + ` end --summary "\.\.\." --next "\.\.\."` + "`\\.$",
 	} {
 		if !regexp.MustCompile(want).MatchString(a.Reason) {
@@ -200,14 +200,15 @@ func TestStopHoldsTheAgentWhileEndMustsAreOpen(t *testing.T) {
 		t.Errorf("stop_hook_active: %+v; want no answer (it blocked once already)", a)
 	}
 
+	// The update is the evidence of e-1, the commit in the code repository
+	// that of e-2: the engine sees both, nothing is recorded by hand.
 	f.sv("update", "wired the form")
-	f.sv("evidence", "record", "e-1")
 	if a := f.stop(false); a.Decision != "block" || !strings.Contains(a.Reason, "has 1 open MUST item(s)") || strings.Contains(a.Reason, "e-1") {
-		t.Errorf("e-1 recorded: %+v; want a block for e-2 alone", a)
+		t.Errorf("after an update: %+v; want a block for e-2 alone", a)
 	}
-	f.sv("evidence", "record", "e-2", "--sha", strings.TrimSpace(git(t, f.Code, "rev-parse", "HEAD")))
+	git(t, f.Code, "commit", "-q", "--allow-empty", "-m", "the form")
 	if a := f.stop(false); a != (stopAnswer{}) {
-		t.Errorf("end MUSTs met: %+v; want no answer", a)
+		t.Errorf("after a commit in the code repository: %+v; want no answer", a)
 	}
 	f.sv("end", "--summary", "form done")
 	if a := f.stop(false); a != (stopAnswer{}) {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/recovery"
@@ -134,6 +135,7 @@ func (h Handler) decide(in Input) decision {
 	if err != nil {
 		return deny("the vault cannot be opened (" + err.Error() + "); failing closed. Read-only tools still work")
 	}
+	svc = withCodeDir(svc, in.Cwd)
 	project, err := svc.Project(h.Project)
 	if err != nil {
 		return deny(err.Error() + "; failing closed")
@@ -163,7 +165,11 @@ func (h Handler) PostToolUse(in Input) Response {
 	if err != nil {
 		return Allow()
 	}
+	svc = withCodeDir(svc, in.Cwd)
 	if project, err := svc.Project(h.Project); err == nil {
+		if in.ToolName == "Read" && !in.ToolFailed() && readsStateNote(svc, project, in) {
+			_ = svc.ObserveStateRead(project, "Read") // evidence that the agent read the state; without it, the item stays open
+		}
 		failed := in.ToolFailed() // tool_response parsed once: it may be megabytes
 		var log string
 		var due bool
@@ -223,6 +229,7 @@ func (h Handler) Stop(in Input) Response {
 	if err != nil {
 		return Allow()
 	}
+	svc = withCodeDir(svc, in.Cwd)
 	project, err := svc.Project(h.Project)
 	if err != nil {
 		return Allow()
@@ -254,4 +261,39 @@ func (h Handler) Stop(in Input) Response {
 	b.WriteString("\nThen end the session: `" + svc.Command(project, `end --summary "..." --next "..."`) + "`.")
 	out, _ := json.Marshal(map[string]string{"decision": "block", "reason": b.String()})
 	return Response{Stdout: string(out) + "\n"}
+}
+
+// withCodeDir returns svc working for an agent in cwd (the hook input's):
+// its code repository is cwd's (session.Service.CodeDir). svc itself when
+// cwd is "".
+func withCodeDir(svc *session.Service, cwd string) *session.Service {
+	if cwd == "" {
+		return svc
+	}
+	c := *svc
+	c.CodeDir = cwd
+	return &c
+}
+
+// readsStateNote reports whether a Read call's file is the project's
+// current-state note (relative to the call's cwd; symlinks resolved).
+func readsStateNote(svc *session.Service, project string, in Input) bool {
+	var args struct {
+		FilePath string `json:"file_path"`
+	}
+	if json.Unmarshal(in.ToolInput, &args) != nil || args.FilePath == "" {
+		return false
+	}
+	p := args.FilePath
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(in.Cwd, p)
+	}
+	want := filepath.Join(svc.V.Root, project, session.CurrentStateNote)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	if r, err := filepath.EvalSymlinks(want); err == nil {
+		want = r
+	}
+	return filepath.Clean(p) == filepath.Clean(want)
 }

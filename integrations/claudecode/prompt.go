@@ -48,6 +48,9 @@ func (h Handler) SessionStart(in Input) Response {
 	if limit <= 0 {
 		limit = 8 << 10
 	}
+	// The state handed to the agent here is the evidence that it read it
+	// (the start checklist's "read the current state").
+	_ = svc.ObserveStateRead(project, "SessionStart") // without it, the item waits for a Read or `status`
 	return contextResponse(ResumePrompt(svc, st, proto, in.Source, in.Cwd, limit))
 }
 

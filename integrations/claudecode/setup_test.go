@@ -143,11 +143,13 @@ func (f *fixture) start(objective string) {
 
 // meetStartGate records the evidence of the start checklist's MUST items
 // (c-1 file, c-2 section, c-3 run in the code repository).
+// The objective is observed by start; the agent reading the current state
+// is observed by PostToolUse: no evidence is recorded by hand.
 func (f *fixture) meetStartGate() {
 	f.t.Helper()
-	f.sv("evidence", "record", "c-1", "--file", "session-current-state.md")
-	f.sv("evidence", "record", "c-2")
-	f.sv("evidence", "record", "c-3", "--run")
+	if r := f.hook("post-tool-use", call("Read", map[string]any{"file_path": f.notePath("session-current-state.md")})); r.Exit != 0 {
+		f.t.Fatalf("post-tool-use Read of the state: exit %d, %s", r.Exit, r.Stderr)
+	}
 }
 
 // working is a session whose start gate is met.

@@ -32,6 +32,12 @@ link to it — one commit.`,
 					text += "\n  " + m.ID + " " + m.Step
 				}
 			}
+			if len(out.Unmet) > 0 {
+				text += fmt.Sprintf("\n%d SHOULD item(s) unmet (nothing blocked; next time):", len(out.Unmet))
+				for _, m := range out.Unmet {
+					text += "\n  " + m.ID + " " + m.Step + ": " + svc.Runnable(a.project, m.Do, "")
+				}
+			}
 			return a.emit(out, text)
 		},
 	}

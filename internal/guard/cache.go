@@ -21,19 +21,27 @@ type cacheFile struct {
 	// Watch are the notes (vault-relative) whose change during a writing
 	// tool call PostToolUse looks for (NoteToolCall records them).
 	Watch []string `json:"watch"`
-	MAC   string   `json:"mac"`
+	// Deps are files outside the state the facts were read from (evidence
+	// a gate re-checked: a recorded file, the code repository's HEAD), by
+	// absolute path, with their stat identity ("none": missing) then.
+	Deps map[string]string `json:"deps,omitempty"`
+	MAC  string            `json:"mac"`
 }
 
 // Cached is what the facts cache holds for a project.
 type Cached struct {
 	Facts Facts
 	Watch []string
+	// Deps: see cacheFile.Deps. The facts hold while each still has its
+	// stat identity.
+	Deps map[string]string
 }
 
 // Identity is the stat identity of every file a project's facts are read
 // from: its current-state note, the note's seal (signature-<project>), the
-// protocol document (the project's, else the vault's, else built in) and the
-// tool calls seen as evidence (tools-<project>). Any change to one of them
+// protocol document (the project's, else the vault's, else built in), the
+// tool calls seen as evidence (tools-<project>) and the evidence the engine
+// observed (observed-<project>). Any change to one of them
 // changes it. The error is the state note's, when it cannot be stat'ed.
 func Identity(root, project string) (string, error) {
 	at := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
@@ -43,7 +51,7 @@ func Identity(root, project string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("note " + note)
-	for _, name := range []string{integrity.SignatureFile(project), integrity.ToolsFile(project)} {
+	for _, name := range []string{integrity.SignatureFile(project), integrity.ToolsFile(project), integrity.ObservedFile(project)} {
 		id, err := StatIdentity(at(integrity.StateDir + "/" + name))
 		if err != nil {
 			id = "none"
@@ -74,7 +82,7 @@ func cachePath(root, project string) string {
 // Identity before the state was read and verified), signed with key. The
 // caller checks that Identity still gives id after the reading.
 func Save(root, project string, key []byte, id string, c Cached) error {
-	f := cacheFile{Identity: id, Facts: c.Facts, Watch: c.Watch}
+	f := cacheFile{Identity: id, Facts: c.Facts, Watch: c.Watch, Deps: c.Deps}
 	mac, err := cacheMAC(key, project, f)
 	if err != nil {
 		return err
@@ -112,7 +120,16 @@ func Load(root, project string) (c Cached, ok bool) {
 	if err != nil || !integrity.Equal(want, f.MAC) {
 		return Cached{}, false
 	}
-	return Cached{Facts: f.Facts, Watch: f.Watch}, true
+	for path, was := range f.Deps {
+		now, err := StatIdentity(path)
+		if err != nil {
+			now = "none"
+		}
+		if now != was {
+			return Cached{}, false
+		}
+	}
+	return Cached{Facts: f.Facts, Watch: f.Watch, Deps: f.Deps}, true
 }
 
 // NoteToolCall records, for a writing tool call the hook lets through, the

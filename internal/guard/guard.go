@@ -135,7 +135,8 @@ func (p Place) Command(args string) string {
 // it is), so that it works pasted into a shell in any folder. An
 // evidence record whose check runs in the code repository (--run, --sha)
 // also gets --dir codeDir (the folder the agent works in, e.g. the hook
-// input's cwd; "" leaves it to the folder the command is run from).
+// input's cwd; "" or a folder of the vault leaves it to the command, which
+// checks in the session's code repository).
 func (p Place) Runnable(text, codeDir string) string {
 	var b strings.Builder
 	const open = "`sessionvault "
@@ -154,7 +155,7 @@ func (p Place) Runnable(text, codeDir string) string {
 			text = text[i+len(open)+j+1:]
 			continue
 		}
-		if codeDir != "" && strings.HasPrefix(args, "evidence record ") && (strings.Contains(args, " --run") || strings.Contains(args, " --sha ")) {
+		if codeDir != "" && !insideDir(resolvePath(codeDir), resolvePath(p.Root)) && strings.HasPrefix(args, "evidence record ") && (strings.Contains(args, " --run") || strings.Contains(args, " --sha ")) {
 			args += " --dir " + shellquote.Quote(codeDir)
 		}
 		b.WriteString(text[:i])

@@ -40,6 +40,15 @@ func SignatureFile(project string) string { return "signature-" + project }
 // hooks saw, one signed line each.
 func ToolsFile(project string) string { return "tools-" + project }
 
+// ObservedFile is the file of a project's observed evidence: what the
+// engine saw for itself (the state handed to the agent, a passing check), one
+// signed line each.
+func ObservedFile(project string) string { return "observed-" + project }
+
+// CodeRepoFile is the file naming the code repository a project's active
+// session works in (an absolute path), as its start found it.
+func CodeRepoFile(project string) string { return "coderepo-" + project }
+
 // ToolCallFile is the file of a project's writing tool call in progress:
 // the stat identity of the notes it may change.
 func ToolCallFile(project string) string { return "toolcall-" + project }

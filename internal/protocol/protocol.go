@@ -28,7 +28,10 @@ type Requirement struct {
 	Step     string `json:"step"`
 	Evidence string `json:"evidence,omitempty"` // how the source says evidence is checked
 	Check    Check  `json:"check"`              // the evidence rule read from Evidence
-	Line     int    `json:"line"`               // 1-based line in the protocol document
+	// Fix is what to do when the evidence does not hold (a Fix column,
+	// e.g. "`git switch -c TOPIC`"); "" when the protocol says nothing.
+	Fix  string `json:"fix,omitempty"`
+	Line int    `json:"line"` // 1-based line in the protocol document
 }
 
 // Protocol is a parsed protocol document.
@@ -92,7 +95,7 @@ func parseInto(p *markdown.Parser, out *Protocol, src []byte, lineBase int, oute
 		if len(rows) < 2 {
 			continue
 		}
-		reqCol, stepCol, evCol := -1, -1, -1
+		reqCol, stepCol, evCol, fixCol := -1, -1, -1, -1
 		for i, h := range rows[0] {
 			switch strings.ToLower(strings.Trim(h, "* ")) {
 			case "req", "level", "requirement", "req.":
@@ -101,6 +104,8 @@ func parseInto(p *markdown.Parser, out *Protocol, src []byte, lineBase int, oute
 				stepCol = i
 			case "evidence", "verification", "how verified", "check":
 				evCol = i
+			case "fix", "if it fails", "remedy":
+				fixCol = i
 			}
 		}
 		if reqCol < 0 || stepCol < 0 {
@@ -119,6 +124,9 @@ func parseInto(p *markdown.Parser, out *Protocol, src []byte, lineBase int, oute
 			if evCol >= 0 && evCol < len(row) {
 				r.Evidence = row[evCol]
 				r.Check = ParseCheck(r.Evidence)
+			}
+			if fixCol >= 0 && fixCol < len(row) {
+				r.Fix = row[fixCol]
 			}
 			if r.Step == "" {
 				continue

@@ -33,6 +33,13 @@ const (
 
 	CommandSuccess = "success"
 	CommandFailure = "failure"
+
+	// CommandHistoryTool names, in the agent-edit commit of the command
+	// logs ("… changed by the agent's command-history call"), what made
+	// the edit: every commit of the logs as the agent's says it, whoever
+	// makes it (CommitCommandLogs, or `remote sync` committing entries not
+	// yet committed before the person's edits).
+	CommandHistoryTool = "command-history"
 )
 
 // CommandLogPath is a session's command log, from the vault root.
@@ -70,7 +77,7 @@ func (s *Service) CommitCommandLogs(project string, rels ...string) (string, err
 	if len(logs) == 0 {
 		return "", nil
 	}
-	c, err := s.V.CommitAgentEdits(logs, "command-history")
+	c, err := s.V.CommitAgentEdits(logs, CommandHistoryTool)
 	if err == nil {
 		s.noteLogsCommitted(project)
 	}

@@ -22,7 +22,22 @@ type Doc struct {
 	edits []bodyEdit
 	props []propEdit
 	Loc   *time.Location // zone of times written without one (nil: local)
+	// grown are the H2 sections (by title) an edit queued on this Doc adds
+	// lines to: what an engine operation itself wrote (observed evidence).
+	grown map[string]bool
 }
+
+// grow records that the section titled title gets lines from this Doc's edits.
+func (d *Doc) grow(title string) {
+	if d.grown == nil {
+		d.grown = map[string]bool{}
+	}
+	d.grown[title] = true
+}
+
+// Grown reports whether an edit queued on d adds lines to the H2 section
+// titled title.
+func (d *Doc) Grown(title string) bool { return d.grown[title] }
 
 type bodyEdit struct {
 	start, end int // body-relative
@@ -93,6 +108,7 @@ func (d *Doc) SetSection(title string, lines []string) {
 	content := ""
 	if len(lines) > 0 {
 		content = strings.Join(lines, nl) + nl
+		d.grow(title)
 	}
 	s, ok := d.Section(title)
 	if !ok {
@@ -146,6 +162,7 @@ func (d *Doc) contentBounds(s markdown.Section) (first, last int, ok bool) {
 // AppendLine adds line (no line ending) after the last non-blank line of an
 // H2 section, creating the section when missing.
 func (d *Doc) AppendLine(title, line string) {
+	d.grow(title)
 	nl := d.Newline()
 	s, ok := d.Section(title)
 	if !ok {
@@ -157,6 +174,7 @@ func (d *Doc) AppendLine(title, line string) {
 
 // AppendLineIn adds line after the last non-blank line of section sec.
 func (d *Doc) AppendLineIn(sec markdown.Section, line string) {
+	d.grow(sec.Title)
 	nl := d.Newline()
 	_, last, ok := d.contentBounds(sec)
 	if !ok {
@@ -172,6 +190,7 @@ func (d *Doc) AppendLineIn(sec markdown.Section, line string) {
 
 // prependLine adds line before the first non-blank line of an H2 section.
 func (d *Doc) prependLine(title, line string) {
+	d.grow(title)
 	nl := d.Newline()
 	s, ok := d.Section(title)
 	if !ok {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"strings"
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -39,13 +40,26 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 		// gate, VIOLATION when MUSTs of the end checklist were unmet (they
 		// go to the violations log, and the outcome names them).
 		phase := PhaseComplete
-		out.Violations = nil
+		out.Violations, out.Unmet = nil, nil
 		if proto, err := s.Protocol(project); err == nil {
-			if missing := s.Gate(st, proto, protocol.End); len(missing) > 0 {
+			rep := s.Report(&st, proto, d) // both checklists: a SHOULD of either is reported
+			var missing []Missing
+			for _, m := range rep.Must {
+				if strings.HasPrefix(m.ID, "e-") { // the end gate: the end checklist's MUSTs
+					missing = append(missing, m)
+				}
+			}
+			if len(missing) > 0 {
 				if err := s.logViolations(tx, st, string(protocol.End), missing, now); err != nil {
 					return vault.Change{}, err
 				}
 				phase, out.Violations = PhaseViolation, missing
+			}
+			out.Unmet = rep.Should
+			// What the engine observed goes into the record: each item
+			// shows what satisfied it.
+			if d, err = s.tickObserved(d, st); err != nil {
+				return vault.Change{}, err
 			}
 		}
 		if err := s.archive(tx, d, st, StatusComplete, phase, summary, next, now); err != nil {
@@ -64,6 +78,52 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 	s.commitSessionLog(project, out.ID, &out.Result) // the session's command history is in git by its end
 	out.State, err = s.Current(project)
 	return out, err
+}
+
+// tickObserved returns d with the checklist lines of st's items that are
+// done by what the engine observed (Report) ticked with that evidence, and
+// the lines of stale items marked so, re-read; d itself when none changed.
+func (s *Service) tickObserved(d *Doc, st State) (*Doc, error) {
+	items := map[string]CheckItem{}
+	for _, it := range append(append([]CheckItem{}, st.StartChecklist...), st.EndChecklist...) {
+		items[it.ID] = it
+	}
+	changed := false
+	for _, title := range []string{SecStart, SecEnd} {
+		for _, l := range d.SectionLines(title) {
+			c, ok := parseCheck(string(l.Content()))
+			if !ok {
+				continue
+			}
+			it, ok := items[c.ID]
+			if !ok {
+				continue
+			}
+			switch {
+			case it.Done && strings.HasPrefix(it.Evidence, observedPrefix) && (!c.Done || c.Evidence != it.Evidence):
+				c.Done, c.Evidence = true, it.Evidence
+			case it.Stale != "" && c.Done:
+				c.Done, c.Evidence = false, "stale: "+it.Stale
+			default:
+				continue
+			}
+			d.ReplaceLine(l.Offset, FormatCheck(c))
+			changed = true
+		}
+	}
+	if !changed {
+		return d, nil
+	}
+	b, err := d.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	nd, err := s.ParseDoc(d.Path, b)
+	if err != nil {
+		return nil, err
+	}
+	nd.Loc = d.Loc
+	return nd, nil
 }
 
 // archive writes the session record sessions/<id>.md from the current-state

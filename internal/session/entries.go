@@ -73,7 +73,10 @@ type CheckItem struct {
 	// Unverified: ticked in the note, but the engine holds no evidence for
 	// it (a tick made outside `evidence record`); it counts for nothing.
 	Unverified bool `json:"unverified,omitempty"`
-	Line       int  `json:"line"`
+	// Stale says why evidence once recorded no longer holds (a file that
+	// changed, a commit no longer on the branch): the item is open again.
+	Stale string `json:"stale,omitempty"`
+	Line  int    `json:"line"`
 }
 
 // Problem is an entry line the engine could not read back; it is reported

@@ -14,7 +14,6 @@ import (
 	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/protocol"
-	"github.com/sessionvault/sessionvault/internal/shellquote"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -25,7 +24,10 @@ type EvidenceOptions struct {
 	File    string // --file: for `file` evidence
 	SHA     string // --sha: for `commit` evidence
 	Run     bool   // --run: run the protocol's command for `run` evidence
-	Dir     string // the code repository (commands and commits are checked there); "" = current folder
+	// Dir is where a relative --file is looked for first and, when given,
+	// the code repository commands and commits are checked in; "" = the
+	// current folder for files, CodeRepo for commands and commits.
+	Dir string
 }
 
 // requirementFor returns the protocol requirement behind a checklist id.
@@ -92,11 +94,15 @@ var checkIDRe = lazyregexp.New(`^[ce]-\d+$`)
 // verify checks one requirement's evidence and returns the text recorded.
 func (s *Service) verify(d *Doc, project string, req protocol.Requirement, o EvidenceOptions) (string, error) {
 	fail := func(format string, args ...any) error {
-		return errs.New(errs.UpdateValidationFailed, "%s (%s): "+format, append([]any{o.Item, req.Step}, args...)...).With("item", o.Item)
+		msg := fmt.Sprintf("%s (%s): "+format, append([]any{o.Item, req.Step}, args...)...)
+		if req.Fix != "" {
+			msg += ". To fix: " + req.Fix
+		}
+		return errs.New(errs.EvidenceNotVerified, "%s", msg).With("item", o.Item)
 	}
 	need := func(flag string, given bool) error {
-		if !given {
-			return fail("its evidence is `%s`; record it with %s", checkRule(req.Check), flag)
+		if !given { // a flag the item needs: a usage error
+			return errs.New(errs.InvalidCommand, "%s (%s): its evidence is `%s`; record it with %s", o.Item, req.Step, checkRule(req.Check), flag).With("item", o.Item)
 		}
 		return nil
 	}
@@ -109,11 +115,14 @@ func (s *Service) verify(d *Doc, project string, req protocol.Requirement, o Evi
 		// current folder (o.Dir); else relative to the project folder.
 		path := o.File
 		if !filepath.IsAbs(path) {
-			if _, err := os.Stat(filepath.Join(o.Dir, path)); err == nil {
-				path = filepath.Join(o.Dir, path)
+			if _, err := os.Stat(filepath.Join(dirOr(o.Dir), path)); err == nil {
+				path = filepath.Join(dirOr(o.Dir), path)
 			} else {
 				path = filepath.Join(s.V.Root, project, path)
 			}
+		}
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -128,23 +137,29 @@ func (s *Service) verify(d *Doc, project string, req protocol.Requirement, o Evi
 			}
 		}
 		sum := sha256.Sum256(data)
-		return fmt.Sprintf("file %s sha256:%s", o.File, hex.EncodeToString(sum[:8])), nil
+		return fmt.Sprintf("file %s sha256:%s", s.evidenceName(project, path), hex.EncodeToString(sum[:8])), nil
 	case protocol.KindCommit:
 		if err := need("--sha SHA", o.SHA != ""); err != nil {
 			return "", err
 		}
-		full, err := resolveCommit(dirOr(o.Dir), o.SHA)
+		repo := FirstNonEmpty(o.Dir, s.CodeRepo(project), ".")
+		full, err := resolveCommit(repo, o.SHA)
 		if err != nil {
-			return "", fail("commit %s does not exist in the code repository at %s", o.SHA, dirOr(o.Dir))
+			return "", fail("commit %s does not exist in the code repository at %s", o.SHA, repo)
 		}
 		return "commit " + full, nil
 	case protocol.KindRun:
 		if err := need("--run", o.Run); err != nil {
 			return "", err
 		}
-		took, out, err := runCheck(dirOr(o.Dir), req.Check.Arg)
+		repo := FirstNonEmpty(o.Dir, s.CodeRepo(project), ".")
+		took, out, err := runCheck(repo, req.Check.Arg)
 		if err != nil {
-			return "", fail("`%s` failed (%v): %s", req.Check.Arg, err, out)
+			why := err.Error()
+			if out != "" {
+				why += ": " + out
+			}
+			return "", fail("`%s` does not pass in %s (%s)", req.Check.Arg, repo, why)
 		}
 		return fmt.Sprintf("run exit 0 in %s", took.Round(time.Millisecond)), nil
 	case protocol.KindSection:
@@ -174,6 +189,21 @@ func checkRule(c protocol.Check) string {
 	return string(c.Kind)
 }
 
+// evidenceName is how file evidence names path (absolute): relative to the
+// code repository or to the vault when inside one, so that the gates can
+// find it again; else the path itself.
+func (s *Service) evidenceName(project, path string) string {
+	for _, base := range []string{s.CodeRepo(project), s.V.Root} {
+		if base == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(base, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return path
+}
+
 func dirOr(d string) string {
 	if d == "" {
 		return "."
@@ -184,43 +214,12 @@ func dirOr(d string) string {
 // Missing is an unmet blocking requirement of a gate, with what to do.
 type Missing = guard.Missing
 
-// Gate returns the MUST items of a checklist ("start" or "end") that are not
-// done, each with the command that records its evidence, written as
-// `sessionvault VERB ...` (the form the violations log keeps; Runnable makes
-// it work from any folder).
+// Gate returns the MUST items of a checklist ("start" or "end") that are
+// unmet now (Report: evidence re-checked, observations counted), each with
+// what to do, quoting `sessionvault VERB ...` commands (the form the
+// violations log keeps; Runnable makes them work from any folder).
 func (s *Service) Gate(st State, proto *protocol.Protocol, phase protocol.Phase) []Missing {
-	items, reqs := st.StartChecklist, proto.Start
-	if phase == protocol.End {
-		items, reqs = st.EndChecklist, proto.End
-	}
-	var out []Missing
-	for _, it := range items {
-		if it.Done || !protocol.Blocking(it.Level) {
-			continue
-		}
-		if n := IdNumber(it.ID); n >= 1 && n <= len(reqs) && reqs[n-1].Check.Kind == protocol.KindTool {
-			if _, _, seen := s.toolSeen(st.Project, st.Session, it.ID); seen {
-				continue
-			}
-		}
-		m := Missing{ID: it.ID, Step: it.Step, Do: "a person ticks it in " + CurrentStateNote}
-		if n := IdNumber(it.ID); n >= 1 && n <= len(reqs) {
-			switch c := reqs[n-1].Check; c.Kind {
-			case protocol.KindFile:
-				m.Do = "read " + FirstNonEmpty(c.Arg, "the file") + ", then run `sessionvault evidence record " + it.ID + " --file " + shellquote.Quote(FirstNonEmpty(c.Arg, "PATH")) + "`"
-			case protocol.KindCommit:
-				m.Do = "run `sessionvault evidence record " + it.ID + " --sha COMMIT` (COMMIT: the commit's id)"
-			case protocol.KindRun:
-				m.Do = "run `sessionvault evidence record " + it.ID + " --run` (it runs: " + c.Arg + ")"
-			case protocol.KindSection:
-				m.Do = "fill the " + c.Arg + " section, then run `sessionvault evidence record " + it.ID + "`"
-			case protocol.KindTool:
-				m.Do = "call a tool matching " + c.Arg
-			}
-		}
-		out = append(out, m)
-	}
-	return out
+	return s.Report(&st, proto, nil, phase).Must
 }
 
 // SetMode records a mode change (seed 004) in the current state's mode

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/guard"
@@ -81,7 +82,23 @@ func (s *Service) Verified(project string) (State, error) {
 		return st, err
 	}
 	applySeal(&st, sl, p)
+	recheckSections(&st, p, d)
 	return st, nil
+}
+
+// recheckSections opens again the done `section:` items whose section of
+// d (the current-state note) is empty now (a person deleted what the
+// evidence was): Stale says so.
+func recheckSections(st *State, proto *protocol.Protocol, d *Doc) {
+	for _, items := range [][]CheckItem{st.StartChecklist, st.EndChecklist} {
+		for i := range items {
+			it := &items[i]
+			req, ok := requirementFor(proto, it.ID)
+			if ok && it.Done && req.Check.Kind == protocol.KindSection && !sectionFilled(d, req.Check.Arg) {
+				it.Done, it.Stale = false, "the "+req.Check.Arg+" section is empty now"
+			}
+		}
+	}
 }
 
 // currentDoc reads and parses the project's current-state note, as a
@@ -221,50 +238,68 @@ func (s *Service) Guard(project string) (guard.Facts, error) {
 	if err != nil {
 		return guard.Facts{}, err
 	}
-	f, ok := s.guardFacts(project, st, nil)
+	f, deps, ok := s.guardFacts(project, st, nil)
 	if ok && idErr == nil {
-		s.saveGuard(project, id, f)
+		s.saveGuard(project, id, f, deps)
 	}
 	return f, nil
 }
 
 // guardFacts are the facts of st, project's current state. sl nil: st is a
 // verified reading (the seal's evidence applied); else st was read from the
-// note the engine just sealed with sl, and the seal's evidence is applied
-// here. The protocol is read only when the start gate decides anything:
-// the session is active, not disabled, and a MUST item may be open. ok is
-// false when the protocol cannot be read (Facts.GateError says so): such
-// facts are not to be cached.
-func (s *Service) guardFacts(project string, st State, sl *seal) (f guard.Facts, ok bool) {
+// note the engine just sealed with sl. The start gate is evaluated (Report:
+// the protocol read, evidence re-checked, observations counted) only when it
+// decides anything: the session is active, not disabled, and a MUST item is
+// open or rests on evidence that can go stale (a file, a commit); deps are
+// then the files that evaluation read. ok is false when the protocol cannot
+// be read (Facts.GateError says so): such facts are not to be cached.
+func (s *Service) guardFacts(project string, st State, sl *seal) (f guard.Facts, deps map[string]string, ok bool) {
 	f = guard.Facts{Session: st.Session, Active: st.Active(), Mode: string(st.ModeOrDefault())}
 	if !f.Active || f.Mode == string(protocol.Disabled) {
-		return f, true
+		return f, nil, true
 	}
-	if sl == nil && !OpenMust(st.StartChecklist) || sl != nil && allMustRecorded(st.StartChecklist, *sl) {
-		return f, true
+	settled := sl == nil && !OpenMust(st.StartChecklist) || sl != nil && allMustRecorded(st.StartChecklist, *sl)
+	if settled && !mayGoStale(st.StartChecklist, sl) {
+		return f, nil, true
 	}
 	p, err := s.Protocol(project)
 	if err != nil {
 		f.GateError = "the protocol cannot be read: " + err.Error()
-		return f, false
+		return f, nil, false
 	}
-	if sl != nil {
-		applySeal(&st, sl, p)
+	rep := s.Report(&st, p, nil, protocol.Start)
+	f.StartMissing = rep.Must
+	return f, rep.deps, true
+}
+
+// mayGoStale reports whether a MUST item of a checklist rests on evidence
+// that a change outside the state can make stale: a recorded file or
+// commit (from the seal sl when given, else the items' own evidence).
+func mayGoStale(items []CheckItem, sl *seal) bool {
+	for _, it := range items {
+		if !protocol.Blocking(it.Level) {
+			continue
+		}
+		ev := it.Evidence
+		if sl != nil {
+			ev = sl.Evidence[it.ID]
+		}
+		if strings.HasPrefix(ev, "file ") || strings.HasPrefix(ev, "commit ") {
+			return true
+		}
 	}
-	if OpenMust(st.StartChecklist) {
-		f.StartMissing = s.Gate(st, p, protocol.Start)
-	}
-	return f, true
+	return false
 }
 
 // saveGuard caches f as the facts of the files whose guard.Identity was id
-// before they were read, if it still is.
-func (s *Service) saveGuard(project, id string, f guard.Facts) {
+// before they were read, if it still is; deps are the other files the facts
+// were read from, with their stat identity before that.
+func (s *Service) saveGuard(project, id string, f guard.Facts, deps map[string]string) {
 	if id2, err := guard.Identity(s.V.Root, project); err != nil || id2 != id {
 		return
 	}
 	if k, err := s.key(); err == nil {
-		_ = guard.Save(s.V.Root, project, k, id, guard.Cached{Facts: f, Watch: toolCallNotes(project)}) // a cache: without it the next decision reads the state
+		_ = guard.Save(s.V.Root, project, k, id, guard.Cached{Facts: f, Watch: toolCallNotes(project), Deps: deps}) // a cache: without it the next decision reads the state
 	}
 }
 
@@ -285,8 +320,8 @@ func (s *Service) refreshGuard(project string, data []byte, d *Doc, sl seal, pro
 	if err != nil || !bytes.Equal(disk, data) || len(checkSeal(&sl, d, proto)) > 0 {
 		return
 	}
-	if f, ok := s.guardFacts(project, d.ReadLite(project), &sl); ok {
-		s.saveGuard(project, id, f)
+	if f, deps, ok := s.guardFacts(project, d.ReadLite(project), &sl); ok {
+		s.saveGuard(project, id, f, deps)
 	}
 }
 

@@ -33,6 +33,9 @@ type Outcome struct {
 	Phase string `json:"phase,omitempty"`
 	// Violations are the unmet MUSTs an operation logged (end).
 	Violations []Missing `json:"violations,omitempty"`
+	// Unmet are the SHOULD items of both checklists a session ended
+	// without (end), each with what would have met it; they block nothing.
+	Unmet []Missing `json:"unmet_should,omitempty"`
 }
 
 var linearKeyRe = lazyregexp.New(`^[A-Za-z][A-Za-z0-9]*-\d+$`)
@@ -111,7 +114,8 @@ type entryOp func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, 
 
 // OnActive runs op on the project's active session as one commit: it reads
 // the current state (errs.NoActiveSession when idle), runs op, bumps
-// updated and version, writes the note, and records a heartbeat.
+// updated and version, writes the note, and records a heartbeat. The
+// outcome holds the state after the operation (Current).
 func (s *Service) OnActive(project string, op entryOp) (Outcome, error) {
 	project, err := s.Project(project)
 	if err != nil {
@@ -133,6 +137,9 @@ func (s *Service) OnActive(project string, op entryOp) (Outcome, error) {
 		if err != nil {
 			return vault.Change{}, err
 		}
+		// The sections the operation filled are evidence it saw itself
+		// (an update for "record the progress as updates").
+		s.observeOp(d, st, strings.TrimSpace(ch.Operation+" "+id), now)
 		if err := s.compact(tx, d, st, now); err != nil {
 			return vault.Change{}, err
 		}
@@ -155,6 +162,13 @@ func (s *Service) OnActive(project string, op entryOp) (Outcome, error) {
 	}
 	if !out.Repeat {
 		_ = s.writeHeartbeat(project, out.State.Session) // the commit's updated time is the sign of life; the heartbeat repeats it
+	}
+	// The state after the operation, as start and end return it. The
+	// operation took effect: a reading that fails (or, on a repeat, finds
+	// another session) leaves the state with its session only, rather than
+	// report an error a retry would repeat.
+	if st, err := s.Current(project); err == nil && st.Session == out.State.Session {
+		out.State = st
 	}
 	return out, nil
 }

@@ -53,6 +53,12 @@ func (s *Service) status(project string, full bool) (State, error) {
 	if sl, err := s.loadSeal(project); err == nil {
 		if p, err := s.Protocol(project); err == nil {
 			applySeal(&st, sl, p)
+			if full && st.Active() {
+				// As the gates see it now: re-checked, with what the
+				// engine observed, and what to do about each unmet item.
+				rep := s.Report(&st, p, d)
+				st.Gate = &rep
+			}
 		}
 	}
 	return st, nil

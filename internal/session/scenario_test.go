@@ -263,7 +263,7 @@ func cmdSV(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	v, err := vault.Open(root)
 	if err == nil {
-		s := &Service{V: v, MD: markdown.New(), Now: scenarioOf(ts).clock}
+		s := &Service{V: v, MD: markdown.New(), Now: scenarioOf(ts).clock, CodeDir: ts.MkAbs(".")}
 		if id := a.str("op-id"); id != "" {
 			s = s.WithOp(id)
 		}
@@ -467,6 +467,24 @@ func runOp(ts *testscript.TestScript, s *Service, project, op string, a *svArgs)
 			fmt.Fprintf(&b, "\n  %s %s: %s", m.ID, m.Step, s.Runnable(p, m.Do, ts.MkAbs(".")))
 		}
 		return errs.New(errs.GateNotPassed, "gate %s: %d MUST item(s) lack evidence:%s", phase, len(missing), b.String())
+	case "guard":
+		// The facts a PreToolUse decision reads (from the signed cache while
+		// nothing they were read from changed).
+		p, err := s.Project(project)
+		if err != nil {
+			return err
+		}
+		f, err := s.Guard(p)
+		if err != nil {
+			return err
+		}
+		if len(f.StartMissing) == 0 {
+			fmt.Fprintln(w, "guard: the start gate passes")
+		}
+		for _, m := range f.StartMissing {
+			fmt.Fprintf(w, "guard missing %s: %s\n", m.ID, m.Do)
+		}
+		return nil
 	case "advance":
 		out, err := s.AdvancePhase(project)
 		if out.ID != "" {
@@ -645,6 +663,8 @@ func printState(w io.Writer, st State, asJSON bool) error {
 	for _, c := range append(append([]CheckItem(nil), st.StartChecklist...), st.EndChecklist...) {
 		box := "[ ]"
 		switch {
+		case c.Stale != "":
+			box = "[~]"
 		case c.Unverified:
 			box = "[?]"
 		case c.Done:
@@ -653,6 +673,9 @@ func printState(w io.Writer, st State, asJSON bool) error {
 		line := fmt.Sprintf("check %s %s %s %s", c.ID, box, c.Level, c.Step)
 		if c.Evidence != "" {
 			line += " | evidence: " + c.Evidence
+		}
+		if c.Stale != "" {
+			line += " | stale: " + c.Stale
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -346,6 +346,9 @@ func applySeal(st *State, sl *seal, proto *protocol.Protocol) {
 			if !ok || !req.Check.Verifiable() {
 				continue
 			}
+			if it.Stale != "" {
+				continue // re-checked, and found not to hold any more
+			}
 			ev, signed := sl.Evidence[it.ID]
 			if it.Done && !signed {
 				it.Unverified = true

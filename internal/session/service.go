@@ -35,6 +35,10 @@ type Service struct {
 	V   *vault.Vault
 	MD  *markdown.Parser
 	Now func() time.Time // the clock; time.Now when nil
+	// CodeDir is the folder the agent works in (a hook input's cwd): its git
+	// work tree is the code repository commit and run evidence is checked
+	// in (CodeRepo). "" means the process's working folder.
+	CodeDir string
 
 	opID string // see WithOp
 }

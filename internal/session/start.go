@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/integrity"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -42,6 +43,10 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	// What the engine observes for the start checklist, found before the
+	// vault is locked (a run check may take a moment).
+	repo := s.CodeRepo(project)
+	observed := s.startEvidence(project, proto, o, repo, s.NowUTC())
 	var out Outcome
 	cur, _, _ := Paths(project)
 	out.Result, err = s.Transact(&out, func(tx *vault.Tx) (vault.Change, error) {
@@ -67,7 +72,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 				progress = prev.IntProp("progress")
 			}
 		}
-		s.setStarted(d, o, st, proto, id, progress, project, now)
+		s.setStarted(d, o, st, proto, id, progress, project, now, observed)
 		b, err := d.Bytes()
 		if err != nil {
 			return vault.Change{}, err
@@ -83,6 +88,10 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 	}
 	if !out.Repeat {
 		_ = s.writeHeartbeat(project, out.ID) // the commit's updated time is the sign of life; the heartbeat repeats it
+		// A new session: what was observed for an earlier one is spent, and
+		// the code repository is the one this start found.
+		_ = s.V.WriteState(integrity.ObservedFile(project), nil)
+		_ = s.V.WriteState(integrity.CodeRepoFile(project), []byte(repo))
 	}
 	out.State, err = s.Current(project)
 	if err == nil {
@@ -91,10 +100,14 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 	return out, err
 }
 
-func checklistLines(reqs []protocol.Requirement, prefix string) []string {
+// checklistLines are the lines of a new checklist of reqs, ids prefix-N;
+// the items in observed (id → evidence) are ticked with it.
+func checklistLines(reqs []protocol.Requirement, prefix string, observed map[string]string) []string {
 	var lines []string
 	for i, r := range reqs {
-		lines = append(lines, FormatCheck(CheckItem{ID: prefix + "-" + strconv.Itoa(i+1), Level: r.Level, Step: r.Step}))
+		id := prefix + "-" + strconv.Itoa(i+1)
+		ev, done := observed[id]
+		lines = append(lines, FormatCheck(CheckItem{ID: id, Level: r.Level, Step: r.Step, Done: done, Evidence: ev}))
 	}
 	return lines
 }
@@ -182,7 +195,7 @@ func (s *Service) makeRoom(tx *vault.Tx, d *Doc, st State, project string, force
 // setStarted queues the edits that make d the state note of the new
 // session id: its properties, the checklists of the protocol proto, and the
 // sections of the last session emptied (a person's lines under Next kept).
-func (s *Service) setStarted(d *Doc, o StartOptions, st State, proto *protocol.Protocol, id string, progress int, project string, now time.Time) {
+func (s *Service) setStarted(d *Doc, o StartOptions, st State, proto *protocol.Protocol, id string, progress int, project string, now time.Time, observed map[string]string) {
 	d.Set("status", StatusActive)
 	d.Set("session", id)
 	d.Set("objective", OneLine(o.Objective))
@@ -214,11 +227,11 @@ func (s *Service) setStarted(d *Doc, o StartOptions, st State, proto *protocol.P
 	// last session's mode, even a person's disabled, does not carry over.
 	d.Set("mode", FirstNonEmpty(s.V.Config.DefaultMode, "coding"))
 	d.SetSection(SecObjective, []string{OneLine(o.Objective)})
-	d.SetSection(SecStart, checklistLines(proto.Start, "c"))
+	d.SetSection(SecStart, checklistLines(proto.Start, "c", observed))
 	d.SetSection(SecUpdates, nil)
 	d.SetSection(SecDecisions, nil)
 	d.SetSection(SecBlockers, nil)
-	d.SetSection(SecEnd, checklistLines(proto.End, "e"))
+	d.SetSection(SecEnd, checklistLines(proto.End, "e", nil))
 	d.SetSection(SecNext, d.OtherLines(SecNext))
 	d.resetWorkflow()
 }

@@ -92,6 +92,10 @@ type State struct {
 	// the workflow's properties.
 	Workflow    Workflow     `json:"orchestrator_workflow"`
 	ModeHistory []ModeChange `json:"mode_history"`
+
+	// Gate is, in a full reading of an active session (Status), what its
+	// checklists lack now, with what to do (Report); nil otherwise.
+	Gate *GateReport `json:"gate,omitempty"`
 }
 
 // Active reports whether the state holds a session that accepts entries.

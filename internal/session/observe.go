@@ -1,0 +1,282 @@
+package session
+
+import (
+	"crypto/hmac"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sessionvault/sessionvault/internal/integrity"
+	"github.com/sessionvault/sessionvault/internal/protocol"
+)
+
+// Observed evidence: what the engine sees for itself, so that the usual
+// path needs no `evidence record` — the current state handed to the agent
+// (Claude Code's SessionStart, a Read of the note, `status`), the objective
+// `start` was given, the entries the engine's own operations write, the
+// starting commit, a commit made during the session, a check the engine can
+// run. An observation is never taken from a note's text: it is kept in the
+// vault's state folder, one signed line each, or written as the evidence of
+// a checklist line by the engine's own operation (and so sealed).
+
+// observation is one line of the observed file (integrity.ObservedFile):
+// "<session>\t<what>\t<time>\t<detail>\t<mac>"; session "-" is one made
+// while no session was active, which the next start takes.
+type observation struct {
+	Session string
+	What    string // obsStateRead
+	At      time.Time
+	Detail  string // how it was seen, e.g. "SessionStart"
+}
+
+// obsStateRead: the project's current state was handed to the agent.
+const obsStateRead = "state-read"
+
+// idleSession is the session of an observation made while none was active.
+const idleSession = "-"
+
+// stateReadMaxAge is how old an observation made before a session started
+// may be for that session's start to take it.
+const stateReadMaxAge = 12 * time.Hour
+
+// ObserveStateRead records that the project's current state was handed to
+// the agent (via says how: "SessionStart", "Read", "status"): it satisfies
+// the start checklist's `file: session-current-state.md` item of the active
+// session, or of the next one to start. Once per session; nothing when the
+// state does not verify (the agent was handed nothing the engine trusts).
+func (s *Service) ObserveStateRead(project, via string) error {
+	st, err := s.VerifiedCached(project)
+	if err != nil {
+		return nil
+	}
+	sess := idleSession
+	if st.Active() {
+		sess = st.Session
+		if proto, err := s.Protocol(project); err == nil && stateReadDone(st, proto) {
+			return nil // nothing left to satisfy (and the hooks' cache stays valid)
+		}
+	}
+	for _, o := range s.observations(project) { // (no write on every Read)
+		if o.Session == sess && o.What == obsStateRead && (sess != idleSession || s.NowUTC().Sub(o.At) < time.Hour) {
+			return nil
+		}
+	}
+	return s.addObservation(project, observation{Session: sess, What: obsStateRead, At: s.NowUTC(), Detail: via})
+}
+
+// stateReadDone reports whether every start item of st asking for the
+// current state to be read is done.
+func stateReadDone(st State, proto *protocol.Protocol) bool {
+	for _, it := range st.StartChecklist {
+		if req, ok := requirementIn(proto.Start, it.ID); ok && isStateNote(req.Check) && !it.Done {
+			return false
+		}
+	}
+	return true
+}
+
+func (o observation) line() string {
+	return o.Session + "\t" + o.What + "\t" + o.At.UTC().Format(time.RFC3339) + "\t" + strings.ReplaceAll(o.Detail, "\t", " ")
+}
+
+func (s *Service) addObservation(project string, o observation) error {
+	l := o.line()
+	mac, err := s.lineMAC(l)
+	if err != nil {
+		return err
+	}
+	return s.AppendState(integrity.ObservedFile(project), l+"\t"+mac+"\n")
+}
+
+// observations returns the project's observations whose signature checks.
+func (s *Service) observations(project string) []observation {
+	data, err := s.V.ReadState(integrity.ObservedFile(project))
+	if err != nil {
+		return nil
+	}
+	var out []observation
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) != 5 {
+			continue
+		}
+		if mac, err := s.lineMAC(strings.Join(f[:4], "\t")); err != nil || !hmac.Equal([]byte(mac), []byte(f[4])) {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, f[2])
+		if err != nil {
+			continue
+		}
+		out = append(out, observation{Session: f[0], What: f[1], At: at, Detail: f[3]})
+	}
+	return out
+}
+
+// stateRead returns the observation that session's agent was handed the
+// current state (for the idle session: one recent enough at now), or ok=false.
+func (s *Service) stateRead(project, session string, now time.Time) (observation, bool) {
+	for _, o := range s.observations(project) {
+		if o.What != obsStateRead || o.Session != session {
+			continue
+		}
+		if session == idleSession && (now.Sub(o.At) > stateReadMaxAge || o.At.After(now.Add(time.Minute))) {
+			continue
+		}
+		return o, true
+	}
+	return observation{}, false
+}
+
+// observedPrefix starts the evidence text of what the engine observed (as
+// opposed to what `evidence record` verified on request).
+const observedPrefix = "observed: "
+
+// observed is the evidence text of an observation: what saw it and when
+// (hours and minutes in the vault's time zone).
+func (s *Service) observed(what string, at time.Time) string {
+	loc, _ := s.V.Config.Location()
+	if loc == nil {
+		loc = time.Local
+	}
+	return observedPrefix + what + " " + at.In(loc).Format("15:04")
+}
+
+// isStateNote reports whether a `file:` rule names the current-state note.
+func isStateNote(c protocol.Check) bool {
+	return c.Kind == protocol.KindFile && filepath.Base(filepath.FromSlash(c.Arg)) == CurrentStateNote
+}
+
+// CodeRepo returns the code repository (its top folder) the project's
+// session works in: the git work tree of s.CodeDir (the process's working
+// folder when "") unless it is the vault's own, else the one the session's
+// start recorded; "" when there is neither. Commit and run evidence is
+// checked there, whatever folder a command was typed in.
+func (s *Service) CodeRepo(project string) string {
+	dir := s.CodeDir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	if top := gitToplevel(dir); top != "" && !s.inVault(top) {
+		return top
+	}
+	if data, err := s.V.ReadState(integrity.CodeRepoFile(project)); err == nil {
+		if p := strings.TrimSpace(string(data)); p != "" {
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// inVault reports whether path (absolute) is the vault's folder or inside it.
+func (s *Service) inVault(path string) bool {
+	root, err := filepath.EvalSymlinks(s.V.Root)
+	if err != nil {
+		root = s.V.Root
+	}
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p
+	}
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// startEvidence is what the engine observes for the start checklist of a
+// session it starts with o in the code repository repo ("" = none): item id
+// → evidence text. The objective it was given, the state handed to the
+// agent before (SessionStart), the starting commit, and the protocol's run
+// checks (run there, briefly).
+func (s *Service) startEvidence(project string, proto *protocol.Protocol, o StartOptions, repo string, now time.Time) map[string]string {
+	ev := map[string]string{}
+	for i, r := range proto.Start {
+		id := "c-" + itoa(i+1)
+		switch c := r.Check; {
+		case c.Kind == protocol.KindSection && strings.EqualFold(c.Arg, SecObjective) && strings.TrimSpace(o.Objective) != "":
+			ev[id] = s.observed("start --objective", now)
+		case isStateNote(c):
+			if obs, ok := s.stateRead(project, idleSession, now); ok {
+				ev[id] = s.observed(obs.Detail, obs.At)
+			}
+		case c.Kind == protocol.KindCommit && o.Commit != "" && repo != "":
+			if full, err := resolveCommit(repo, o.Commit); err == nil {
+				ev[id] = s.observed("starting commit "+shortSHA(full), now)
+			}
+		case c.Kind == protocol.KindRun && repo != "":
+			if _, _, err := runCheckFor(repo, c.Arg, observeRunTimeout); err == nil {
+				ev[id] = s.observed("start, `"+c.Arg+"` exit 0", now)
+			}
+		}
+	}
+	return ev
+}
+
+// observeOp ticks the open `section:` items whose section the engine
+// operation op (its name and the entry it wrote, e.g. "update u-3") filled
+// in d: the engine's own entries are the evidence, sealed with the line.
+// The protocol is read only when an item is open.
+func (s *Service) observeOp(d *Doc, st State, op string, now time.Time) {
+	if len(d.grown) == 0 || !anyOpen(st.StartChecklist) && !anyOpen(st.EndChecklist) {
+		return
+	}
+	proto, err := s.Protocol(st.Project)
+	if err != nil {
+		return
+	}
+	for _, title := range []string{SecStart, SecEnd} {
+		reqs := proto.Start
+		if title == SecEnd {
+			reqs = proto.End
+		}
+		for _, l := range d.SectionLines(title) {
+			c, ok := parseCheck(string(l.Content()))
+			if !ok || c.Done {
+				continue
+			}
+			req, ok := requirementIn(reqs, c.ID)
+			if !ok || req.Check.Kind != protocol.KindSection || !d.Grown(sectionTitle(d, req.Check.Arg)) {
+				continue
+			}
+			c.Done, c.Evidence = true, s.observed(op, now)
+			d.ReplaceLine(l.Offset, FormatCheck(c))
+		}
+	}
+}
+
+// sectionTitle returns the title of d's H2 section named name (case
+// insensitive), or name.
+func sectionTitle(d *Doc, name string) string {
+	for _, sec := range d.MD.Sections {
+		if sec.Level == 2 && strings.EqualFold(sec.Title, name) {
+			return sec.Title
+		}
+	}
+	return name
+}
+
+func anyOpen(items []CheckItem) bool {
+	for _, it := range items {
+		if !it.Done {
+			return true
+		}
+	}
+	return false
+}
+
+// requirementIn returns the requirement behind checklist id among reqs
+// (the start or end list).
+func requirementIn(reqs []protocol.Requirement, id string) (protocol.Requirement, bool) {
+	n := IdNumber(id)
+	if n < 1 || n > len(reqs) {
+		return protocol.Requirement{}, false
+	}
+	return reqs[n-1], true
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
