@@ -28,6 +28,7 @@ func (h Handler) SessionStart(in Input) Response {
 	if err != nil {
 		return Allow()
 	}
+	svc = withCodeDir(svc, in.Cwd)
 	project, err := svc.Project(h.Project)
 	if err != nil {
 		return Allow()
@@ -163,8 +164,13 @@ func resumeText(svc *session.Service, st session.State, proto *protocol.Protocol
 	}
 	if n := len(st.Decisions); n > 0 {
 		b.WriteString("\n## Decisions\n")
+		svc.CheckCitations(&st) // a decision whose cited code changed since needs a second look
 		for _, d := range st.Decisions[max(0, n-5):] {
-			fmt.Fprintf(&b, "- %s: %s (%s)\n", d.Title, d.Choice, d.Rationale)
+			fmt.Fprintf(&b, "- %s: %s (%s)", d.Title, d.Choice, d.Rationale)
+			if d.Stale != "" {
+				fmt.Fprintf(&b, " — stale: %s; check it still holds", d.Stale)
+			}
+			b.WriteString("\n")
 		}
 	}
 	return b.String()

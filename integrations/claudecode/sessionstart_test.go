@@ -2,6 +2,7 @@ package claudecode_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -178,5 +179,29 @@ func TestSessionStartPromptIsBounded(t *testing.T) {
 		if limit > 100 && whole[len(body)] != '\n' {
 			t.Errorf("limit %d: cut inside a line: %q", limit, got)
 		}
+	}
+}
+
+// TestResumePromptMarksStaleDecisions: a decision that cites code is marked
+// stale in the resume prompt once the cited code changed since, with how.
+func TestResumePromptMarksStaleDecisions(t *testing.T) {
+	f := newFixture(t)
+	f.working("Sessions")
+	if err := os.WriteFile(filepath.Join(f.Code, "auth.go"), []byte("package auth\n\nconst store = \"cookie\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, f.Code, "add", "auth.go")
+	git(t, f.Code, "commit", "-q", "-m", "auth")
+	f.sv("decide", "--title", "Storage", "--choice", "cookies", "--rationale", "simple", "--cite", "auth.go#L3")
+	if ctx := f.sessionStart("resume"); !strings.Contains(ctx, "\n- Storage: cookies (simple)\n") {
+		t.Fatalf("the decision before any change: the prompt lacks it, unmarked:\n%s", ctx)
+	}
+	if err := os.WriteFile(filepath.Join(f.Code, "auth.go"), []byte("package auth\n\nconst store = \"header\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, f.Code, "commit", "-q", "-am", "header")
+	want := "\n- Storage: cookies (simple) — stale: 1 commit touched auth.go since; check it still holds\n"
+	if ctx := f.sessionStart("resume"); !strings.Contains(ctx, want) {
+		t.Errorf("after a commit changed the cited line: the prompt lacks %q:\n%s", want, ctx)
 	}
 }

@@ -48,7 +48,13 @@ type Decision struct {
 	DecidedBy  string   `json:"decided_by,omitempty"`
 	ApprovedBy []string `json:"approved_by,omitempty"`
 	RejectedBy []string `json:"rejected_by,omitempty"`
-	Line       int      `json:"line"`
+	// Cites are what the decision rests on in the code (decide --cite), as
+	// Citation.String writes them.
+	Cites []string `json:"cites,omitempty"`
+	// Stale says how the cited code changed since (CheckCitations); "" when
+	// it did not, or was not checked.
+	Stale string `json:"stale,omitempty"`
+	Line  int    `json:"line"`
 }
 
 // Blocker is one blocker of a session (seed 000 Blocker model).
@@ -109,7 +115,7 @@ var (
 	idTailRe    = lazyregexp.New(`\^([a-z])-(\d+)` + MachineSuffix + `\s*$`)
 	updateRe    = lazyregexp.New(`^- (\S+) · (progress|note|blocker|milestone)(?: · (\d{1,3})%)? · (.*?) \^(u-\d+` + MachineSuffix + `)\s*$`)
 	decisionRe  = lazyregexp.New(`^- (\S+) · \[\[([^\]|]+)\|([^\]]*)\]\](.*?) \^(d-\d+` + MachineSuffix + `)\s*$`)
-	fieldRe     = lazyregexp.New(` · \*\*(choice|why|alternatives|impact|category|decided by|approved by|rejected by):\*\* `)
+	fieldRe     = lazyregexp.New(` · \*\*(choice|why|alternatives|impact|category|decided by|approved by|rejected by|cites):\*\* `)
 	blockerRe   = lazyregexp.New(`^- \[(.)\] (\S+) · \*\*(low|medium|high|critical)\*\* · (.*?)(?: · \*\*resolved:\*\* (.*?))? \^(b-\d+` + MachineSuffix + `)\s*$`)
 	blockerIDRe = lazyregexp.New(`^b-\d+` + MachineSuffix + `$`)
 	checkRe     = lazyregexp.New(`^- \[(.)\] (?:\*\*(MUST NOT|SHOULD NOT|MUST|SHOULD|MAY)\*\* )?(.*?)(?: · \*\*evidence:\*\* (.*?))? \^([ce]-\d+)\s*$`)
@@ -190,6 +196,9 @@ func FormatDecision(d Decision) string {
 	if len(d.RejectedBy) > 0 {
 		b.WriteString(Sep + "**rejected by:** " + strings.Join(d.RejectedBy, ", "))
 	}
+	if len(d.Cites) > 0 {
+		b.WriteString(Sep + "**cites:** " + strings.Join(d.Cites, "; "))
+	}
 	b.WriteString(" ^" + d.ID)
 	return b.String()
 }
@@ -233,6 +242,12 @@ func parseDecision(line string) (Decision, bool) {
 			d.ApprovedBy = agentList(val)
 		case "rejected by":
 			d.RejectedBy = agentList(val)
+		case "cites":
+			for _, c := range strings.Split(val, ";") {
+				if c = strings.TrimSpace(c); c != "" {
+					d.Cites = append(d.Cites, c)
+				}
+			}
 		}
 	}
 	return d, true

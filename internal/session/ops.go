@@ -274,6 +274,9 @@ type DecideOptions struct {
 	DecidedBy  string
 	ApprovedBy []string
 	RejectedBy []string
+	// Cite are what the decision rests on in the code: "PATH",
+	// "PATH#L10-L20" or a commit (Service.Cite); optional.
+	Cite []string
 }
 
 // SlugRe matches the runs of characters a slug replaces with one hyphen.
@@ -325,6 +328,18 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 	if o.RejectedBy, err = s.agentTypes("rejected-by", o.RejectedBy); err != nil {
 		return Outcome{}, err
 	}
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return Outcome{}, err
+	}
+	cites, err := s.Cite(project, o.Cite)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var citeText []string
+	for _, c := range cites {
+		citeText = append(citeText, c.String())
+	}
 	return s.OnActive(o.Project, func(tx *vault.Tx, d *Doc, st State, now time.Time) (vault.Change, string, error) {
 		for _, prev := range d.readDecisions(&st) {
 			if strings.EqualFold(strings.TrimSpace(prev.Title), strings.TrimSpace(LinkLabel(o.Title))) {
@@ -339,7 +354,7 @@ func (s *Service) Decide(o DecideOptions) (Outcome, error) {
 		dec := Decision{ID: "d-" + strconv.Itoa(d.lastEntryNumber(SecDecisions, 'd')+1) + s.IdSuffix(), Time: now, Title: o.Title,
 			Note: strings.TrimSuffix(rel, ".md"), Choice: o.Choice, Rationale: o.Rationale,
 			Alternatives: o.Alternatives, Impact: o.Impact, Category: o.Category,
-			DecidedBy: o.DecidedBy, ApprovedBy: o.ApprovedBy, RejectedBy: o.RejectedBy}
+			DecidedBy: o.DecidedBy, ApprovedBy: o.ApprovedBy, RejectedBy: o.RejectedBy, Cites: citeText}
 		d.AppendLine(SecDecisions, FormatDecision(dec))
 		nb, err := s.DecisionNote(st.Session, activeSessionLink(st.Project, st.Session), dec)
 		if err != nil {
@@ -395,6 +410,7 @@ func (s *Service) DecisionNote(session, sessionLink string, d Decision) ([]byte,
 		"DecidedBy":        note.Scalar(d.DecidedBy),
 		"ApprovedBy":       note.ListValue(d.ApprovedBy),
 		"RejectedBy":       note.ListValue(d.RejectedBy),
+		"Cites":            note.ListValue(d.Cites),
 		"Heading":          OneLine(d.Title),
 		"SessionLink":      sessionLink,
 		"Choice":           d.Choice,

@@ -58,6 +58,7 @@ func (s *Service) status(project string, full bool) (State, error) {
 				// engine observed, and what to do about each unmet item.
 				rep := s.Report(&st, p, d)
 				st.Gate = &rep
+				s.CheckCitations(&st)
 			}
 		}
 	}

@@ -178,7 +178,7 @@ var boolFlags = map[string]bool{"force": true, "run": true, "json": true, "fast"
 var opFlags = map[string][]string{
 	"start":    {"objective", "epic", "linear", "branch", "commit", "continue", "force"},
 	"update":   {"progress", "type", "tag", "at"},
-	"decide":   {"title", "choice", "rationale", "alternative", "impact", "category", "decided-by", "approved-by", "rejected-by"},
+	"decide":   {"title", "choice", "rationale", "alternative", "impact", "category", "decided-by", "approved-by", "rejected-by", "cite"},
 	"block":    {"severity"},
 	"resolve":  {"resolution"},
 	"end":      {"summary", "next"},
@@ -347,7 +347,7 @@ func runOp(ts *testscript.TestScript, s *Service, project, op string, a *svArgs)
 	case "decide":
 		out, err := s.Decide(DecideOptions{Project: project, Title: a.str("title"), Choice: a.str("choice"), Rationale: a.str("rationale"),
 			Alternatives: a.list("alternative"), Impact: a.str("impact"), Category: a.str("category"),
-			DecidedBy: a.str("decided-by"), ApprovedBy: a.list("approved-by"), RejectedBy: a.list("rejected-by")})
+			DecidedBy: a.str("decided-by"), ApprovedBy: a.list("approved-by"), RejectedBy: a.list("rejected-by"), Cite: a.list("cite")})
 		return printOutcome(w, "decided", out, err)
 	case "block":
 		out, err := s.Block(project, a.arg(0), a.str("severity"))
@@ -693,6 +693,12 @@ func printState(w io.Writer, st State, asJSON bool) error {
 	for _, d := range st.Decisions {
 		fmt.Fprintf(w, "decision %s %s | choice: %s | why: %s | alternatives: %s | impact: %s | category: %s | note: %s\n",
 			d.ID, d.Title, d.Choice, d.Rationale, strings.Join(d.Alternatives, "; "), d.Impact, d.Category, d.Note)
+		for _, c := range d.Cites {
+			fmt.Fprintf(w, "cites %s %s\n", d.ID, c)
+		}
+		if d.Stale != "" {
+			fmt.Fprintf(w, "stale %s %s\n", d.ID, d.Stale)
+		}
 	}
 	for _, b := range st.Blockers {
 		line := fmt.Sprintf("blocker %s %s %s %s", b.ID, b.Status, b.Severity, b.Text)
