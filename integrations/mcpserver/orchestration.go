@@ -32,7 +32,7 @@ type (
 		Status             *string      `json:"status,omitempty" jsonschema:"pending, in_progress, completed, blocked or archived"`
 		ImmediateContext   *ImmediateIn `json:"immediate_context,omitempty" jsonschema:"replaces the immediate context"`
 		KeyFiles           []string     `json:"key_files,omitempty" jsonschema:"replaces the key files"`
-		TechnicalDecisions []string     `json:"technical_decisions,omitempty" jsonschema:"replaces the technical decisions (e.g. links to decision notes)"`
+		TechnicalDecisions []string     `json:"technical_decisions,omitempty" jsonschema:"replaces the technical decisions"`
 		ResumePrompt       *string      `json:"resume_prompt,omitempty" jsonschema:"the task's resume prompt"`
 		LockedElements     []string     `json:"locked_elements,omitempty" jsonschema:"replaces the locked elements"`
 	}
@@ -40,14 +40,15 @@ type (
 		TaskID        string        `json:"task_id" jsonschema:"the task's id"`
 		Updates       TaskUpdatesIn `json:"updates,omitempty" jsonschema:"the fields to change; the rest stay"`
 		ChangeSummary string        `json:"change_summary,omitempty" jsonschema:"what changed (the commit's summary)"`
-		ChangeType    string        `json:"change_type,omitempty" jsonschema:"manual, auto_save, checkpoint, recovery or migration (default manual)"`
-		SessionID     string        `json:"session_id,omitempty" jsonschema:"the session saving (default: the active session)"`
+		ChangeType    string        `json:"change_type,omitempty" jsonschema:"manual (default), auto_save, checkpoint, recovery or migration"`
+		SessionID     string        `json:"session_id,omitempty" jsonschema:"default: the active session"`
 		SyncToFile    *bool         `json:"sync_to_file,omitempty" jsonschema:"always true: the note is the store"`
 	}
 	SaveContextOut struct {
-		Success   bool      `json:"success"`
-		TaskID    string    `json:"task_id"`
-		Version   int       `json:"version" jsonschema:"the number of commits that touched the task's note"`
+		Success bool   `json:"success"`
+		TaskID  string `json:"task_id"`
+		// Version is the number of commits that touched the task's note.
+		Version   int       `json:"version"`
 		SavedTo   SavedTo   `json:"saved_to"`
 		Commit    string    `json:"commit,omitempty"`
 		Timestamp time.Time `json:"timestamp"`
@@ -77,7 +78,7 @@ type (
 		ToTaskID           string       `json:"to_task_id" jsonschema:"the task to switch to"`
 		SaveCurrentState   *bool        `json:"save_current_state,omitempty" jsonschema:"save from_task_id's context (default true)"`
 		CurrentTaskUpdates *SwitchDelta `json:"current_task_updates,omitempty" jsonschema:"changes to from_task_id saved with the switch"`
-		SessionID          string       `json:"session_id,omitempty" jsonschema:"the session switching (default: the active session)"`
+		SessionID          string       `json:"session_id,omitempty" jsonschema:"default: the active session"`
 	}
 	// SwitchDelta is switch_task's currentTaskUpdates.
 	SwitchDelta struct {
@@ -89,22 +90,25 @@ type (
 		Label          string   `json:"label" jsonschema:"the checkpoint's label"`
 		Description    string   `json:"description,omitempty" jsonschema:"what it marks"`
 		TaskID         string   `json:"task_id,omitempty" jsonschema:"omit for a global checkpoint"`
-		CheckpointType string   `json:"checkpoint_type,omitempty" jsonschema:"manual, milestone, pre_migration, recovery_point or auto (default manual)"`
+		CheckpointType string   `json:"checkpoint_type,omitempty" jsonschema:"manual (default), milestone, pre_migration, recovery_point or auto"`
 		IncludeTasks   []string `json:"include_tasks,omitempty" jsonschema:"more task ids (multi_task)"`
-		SessionID      string   `json:"session_id,omitempty" jsonschema:"who creates it (default: the active session)"`
+		SessionID      string   `json:"session_id,omitempty" jsonschema:"default: the active session"`
 	}
 	CheckpointOut struct {
-		Success       bool      `json:"success"`
-		CheckpointID  string    `json:"checkpoint_id" jsonschema:"cp-{timestamp}-{random}; the git tag checkpoint/<id>"`
-		Label         string    `json:"label"`
-		Scope         string    `json:"scope" jsonschema:"global, task or multi_task"`
+		Success bool `json:"success"`
+		// CheckpointID is cp-{timestamp}-{random}; the git tag is
+		// checkpoint/<id>.
+		CheckpointID string `json:"checkpoint_id"`
+		Label        string `json:"label"`
+		// Scope is global, task or multi_task.
+		Scope         string    `json:"scope"`
 		IncludedTasks []string  `json:"included_tasks"`
 		CreatedAt     time.Time `json:"created_at"`
 		Commit        string    `json:"commit,omitempty"`
 		Warnings      []string  `json:"warnings,omitempty"`
 	}
 	RollbackIn struct {
-		TaskID       string         `json:"task_id,omitempty" jsonschema:"the task to roll back (omit with a global checkpoint: the project's canonical notes and tasks)"`
+		TaskID       string         `json:"task_id,omitempty" jsonschema:"the task (omit with a global checkpoint: the whole project)"`
 		Target       RollbackTarget `json:"target" jsonschema:"what to roll back to"`
 		CreateBackup *bool          `json:"create_backup,omitempty" jsonschema:"make a backup checkpoint first (default true)"`
 		SessionID    string         `json:"session_id,omitempty"`
@@ -157,101 +161,105 @@ func immediate(in *ImmediateIn) *tasks.ImmediateContext {
 	return &tasks.ImmediateContext{WorkingOn: in.WorkingOn, LastAction: in.LastAction, NextStep: in.NextStep, Blockers: in.Blockers, Notes: in.Notes}
 }
 
-func (s *Server) addOrchestrationTools(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "create_task", Description: "Make a task note (<project>/tasks/<id>.md); returns its id."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in CreateTaskIn) (*mcp.CallToolResult, CreateTaskOut, error) {
-			out, err := tasks.New(s.svc).TaskNew(tasks.NewTaskOptions{Project: s.project, Name: in.Name, ID: in.TaskID, Priority: in.Priority,
-				KeyFiles: in.KeyFiles, DependsOn: in.DependsOn, Blocks: in.Blocks, RelatedTo: in.RelatedTo, Parent: in.Parent})
-			if err != nil {
-				return nil, CreateTaskOut{}, s.toolErr(err)
-			}
-			return nil, CreateTaskOut{TaskID: out.Task.ID, Note: out.Task.Note, Commit: out.Result.Commit}, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "save_context_snapshot", Description: "Save a task's context: the fields given change, one commit; returns the task's version."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in SaveContextIn) (*mcp.CallToolResult, SaveContextOut, error) {
-			u := tasks.TaskUpdate{Phase: in.Updates.CurrentPhase, Iteration: in.Updates.Iteration, Score: in.Updates.Score, Status: in.Updates.Status,
-				Immediate: immediate(in.Updates.ImmediateContext), KeyFiles: in.Updates.KeyFiles, SetKeyFiles: in.Updates.KeyFiles != nil,
-				TechnicalDecisions: in.Updates.TechnicalDecisions, SetDecisions: in.Updates.TechnicalDecisions != nil,
-				ResumePrompt: in.Updates.ResumePrompt, LockedElements: in.Updates.LockedElements, SetLocked: in.Updates.LockedElements != nil}
-			out, err := tasks.New(s.svc).SaveTask(tasks.SaveTaskOptions{Project: s.project, TaskID: in.TaskID, Updates: u, ChangeSummary: in.ChangeSummary, ChangeType: in.ChangeType, Holder: in.SessionID})
-			if err != nil {
-				return nil, SaveContextOut{}, s.toolErr(err)
-			}
-			return nil, SaveContextOut{Success: true, TaskID: out.Task.ID, Version: out.Version, SavedTo: SavedTo{File: true, Commit: out.Result.Commit != ""},
-				Commit: out.Result.Commit, Timestamp: time.Now().UTC().Truncate(time.Second)}, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "switch_task", Description: "Switch tasks atomically: the source task's context saved and the target loaded in one commit; the project's and session's active task recorded."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in SwitchIn) (*mcp.CallToolResult, tasks.SwitchOutcome, error) {
-			o := tasks.SwitchOptions{Project: s.project, From: in.FromTaskID, To: in.ToTaskID, Holder: in.SessionID,
-				NoSave: in.SaveCurrentState != nil && !*in.SaveCurrentState}
-			if d := in.CurrentTaskUpdates; d != nil {
-				o.Updates = tasks.TaskUpdate{Immediate: immediate(d.ImmediateContext), Phase: d.CurrentPhase, Iteration: d.Iteration}
-			}
-			out, err := tasks.New(s.svc).SwitchTask(o)
-			if err != nil {
-				return nil, tasks.SwitchOutcome{}, s.toolErr(err)
-			}
-			return nil, out, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "create_checkpoint", Description: "Create a checkpoint: a commit listing it in checkpoints.md, tagged checkpoint/<id>; scope global, task or multi_task."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in CheckpointIn) (*mcp.CallToolResult, CheckpointOut, error) {
-			ids := append(nonEmptyIDs(in.TaskID), in.IncludeTasks...)
-			out, err := tasks.New(s.svc).CreateCheckpoint(tasks.CheckpointOptions{Project: s.project, Label: in.Label, Description: in.Description, Tasks: ids, Type: in.CheckpointType, CreatedBy: in.SessionID})
-			if err != nil {
-				return nil, CheckpointOut{}, s.toolErr(err)
-			}
-			cp := out.Checkpoint
-			return nil, CheckpointOut{Success: true, CheckpointID: cp.ID, Label: cp.Label, Scope: cp.Scope, IncludedTasks: cp.Tasks, CreatedAt: cp.CreatedAt, Commit: out.Result.Commit, Warnings: out.Result.Warnings}, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "rollback_to", Description: "Roll a task (or, with a global checkpoint, the project's canonical notes and tasks) back to a version or checkpoint, as one new commit after a backup checkpoint; the person's sections stay."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in RollbackIn) (*mcp.CallToolResult, RollbackOut, error) {
-			o := tasks.RollbackOptions{Project: s.project, TaskID: in.TaskID, NoBackup: in.CreateBackup != nil && !*in.CreateBackup, Holder: in.SessionID}
-			switch in.Target.Type {
-			case "version":
-				o.Version = in.Target.Version
-			case "checkpoint":
-				o.Checkpoint = in.Target.CheckpointID
-			default:
-				return nil, RollbackOut{}, s.toolErr(badArgument("target.type", in.Target.Type, "version or checkpoint"))
-			}
-			out, err := tasks.New(s.svc).Rollback(o)
-			if err != nil {
-				return nil, RollbackOut{}, s.toolErr(err)
-			}
-			return nil, RollbackOut{Success: true, RollbackOutcome: out}, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "detect_conflicts", Description: "Find conflicts between tasks: file_conflict, lock_collision, state_mismatch, version_divergence; new ones are recorded in conflicts.md.", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in DetectIn) (*mcp.CallToolResult, tasks.DetectResult, error) {
-			out, err := tasks.New(s.svc).DetectConflicts(s.project, in.TaskIDs, in.ConflictTypes)
-			if err != nil {
-				return nil, tasks.DetectResult{}, s.toolErr(err)
-			}
-			return nil, out, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "resolve_conflict", Description: "Resolve a recorded conflict with use_a, use_b, merge, custom or ignore; a lock_collision's lock is released."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in ResolveConflictIn) (*mcp.CallToolResult, ResolveConflictOut, error) {
-			out, err := tasks.New(s.svc).ResolveConflict(tasks.ResolveOptions{Project: s.project, ID: in.ConflictID, Action: in.Action, Value: in.ResolvedValue, Notes: in.Notes, ResolvedBy: in.ResolvedBy})
-			if err != nil {
-				return nil, ResolveConflictOut{}, s.toolErr(err)
-			}
-			return nil, ResolveConflictOut{Success: true, ResolveOutcome: out}, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "get_task_graph", Description: "The task graph from the task notes' wikilinks: nodes, typed edges, ready and blocked tasks, counts.", Annotations: readOnly()},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in GraphIn) (*mcp.CallToolResult, tasks.TaskGraph, error) {
-			g, err := tasks.New(s.svc).TaskGraphOf(tasks.GraphOptions{Project: s.project, TaskID: in.TaskID, Depth: in.Depth, IncludeCompleted: in.IncludeCompleted})
-			if err != nil {
-				return nil, tasks.TaskGraph{}, s.toolErr(err)
-			}
-			return nil, g, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "sync_hot_context", Description: "Bring the engine's derived notes up to date with git: checkpoints.md lists every checkpoint tag (e.g. ones fetched from a remote); reports the task contexts and the active task."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in SyncHotIn) (*mcp.CallToolResult, tasks.HotSync, error) {
-			out, err := tasks.New(s.svc).SyncHotContext(s.project, in.TaskIDs)
-			if err != nil {
-				return nil, tasks.HotSync{}, s.toolErr(err)
-			}
-			return nil, out, nil
-		})
+// orchestrationTools are the tasks toolset: task notes, task switching,
+// checkpoints, rollbacks and conflicts.
+func (s *Server) orchestrationTools() []toolDef {
+	return []toolDef{
+		tool(TasksToolset, &mcp.Tool{Name: "create_task", Description: "Make a task note (<project>/tasks/<id>.md); returns its id."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in CreateTaskIn) (*mcp.CallToolResult, CreateTaskOut, error) {
+				out, err := tasks.New(s.svc).TaskNew(tasks.NewTaskOptions{Project: s.project, Name: in.Name, ID: in.TaskID, Priority: in.Priority,
+					KeyFiles: in.KeyFiles, DependsOn: in.DependsOn, Blocks: in.Blocks, RelatedTo: in.RelatedTo, Parent: in.Parent})
+				if err != nil {
+					return nil, CreateTaskOut{}, s.toolErr(err)
+				}
+				return nil, CreateTaskOut{TaskID: out.Task.ID, Note: out.Task.Note, Commit: out.Result.Commit}, nil
+			}),
+		tool(TasksToolset, &mcp.Tool{Name: "save_context_snapshot", Description: "Save a task's context: the fields given change, one commit; returns the task's version."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in SaveContextIn) (*mcp.CallToolResult, SaveContextOut, error) {
+				u := tasks.TaskUpdate{Phase: in.Updates.CurrentPhase, Iteration: in.Updates.Iteration, Score: in.Updates.Score, Status: in.Updates.Status,
+					Immediate: immediate(in.Updates.ImmediateContext), KeyFiles: in.Updates.KeyFiles, SetKeyFiles: in.Updates.KeyFiles != nil,
+					TechnicalDecisions: in.Updates.TechnicalDecisions, SetDecisions: in.Updates.TechnicalDecisions != nil,
+					ResumePrompt: in.Updates.ResumePrompt, LockedElements: in.Updates.LockedElements, SetLocked: in.Updates.LockedElements != nil}
+				out, err := tasks.New(s.svc).SaveTask(tasks.SaveTaskOptions{Project: s.project, TaskID: in.TaskID, Updates: u, ChangeSummary: in.ChangeSummary, ChangeType: in.ChangeType, Holder: in.SessionID})
+				if err != nil {
+					return nil, SaveContextOut{}, s.toolErr(err)
+				}
+				return nil, SaveContextOut{Success: true, TaskID: out.Task.ID, Version: out.Version, SavedTo: SavedTo{File: true, Commit: out.Result.Commit != ""},
+					Commit: out.Result.Commit, Timestamp: time.Now().UTC().Truncate(time.Second)}, nil
+			}),
+		tool(TasksToolset, &mcp.Tool{Name: "switch_task", Description: "Switch tasks in one commit: save from_task_id's context, load to_task_id and make it the active task."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in SwitchIn) (*mcp.CallToolResult, tasks.SwitchOutcome, error) {
+				o := tasks.SwitchOptions{Project: s.project, From: in.FromTaskID, To: in.ToTaskID, Holder: in.SessionID,
+					NoSave: in.SaveCurrentState != nil && !*in.SaveCurrentState}
+				if d := in.CurrentTaskUpdates; d != nil {
+					o.Updates = tasks.TaskUpdate{Immediate: immediate(d.ImmediateContext), Phase: d.CurrentPhase, Iteration: d.Iteration}
+				}
+				out, err := tasks.New(s.svc).SwitchTask(o)
+				if err != nil {
+					return nil, tasks.SwitchOutcome{}, s.toolErr(err)
+				}
+				return nil, out, nil
+			}),
+		tool(TasksToolset, &mcp.Tool{Name: "create_checkpoint", Description: "Create a checkpoint (git tag checkpoint/<id>) of the project, a task or several tasks."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in CheckpointIn) (*mcp.CallToolResult, CheckpointOut, error) {
+				ids := append(nonEmptyIDs(in.TaskID), in.IncludeTasks...)
+				out, err := tasks.New(s.svc).CreateCheckpoint(tasks.CheckpointOptions{Project: s.project, Label: in.Label, Description: in.Description, Tasks: ids, Type: in.CheckpointType, CreatedBy: in.SessionID})
+				if err != nil {
+					return nil, CheckpointOut{}, s.toolErr(err)
+				}
+				cp := out.Checkpoint
+				return nil, CheckpointOut{Success: true, CheckpointID: cp.ID, Label: cp.Label, Scope: cp.Scope, IncludedTasks: cp.Tasks, CreatedAt: cp.CreatedAt, Commit: out.Result.Commit, Warnings: out.Result.Warnings}, nil
+			}),
+		tool(TasksToolset, &mcp.Tool{Name: "rollback_to", Description: "Roll a task, or with a global checkpoint the project, back to a version or checkpoint (a new commit, after a backup checkpoint)."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in RollbackIn) (*mcp.CallToolResult, RollbackOut, error) {
+				o := tasks.RollbackOptions{Project: s.project, TaskID: in.TaskID, NoBackup: in.CreateBackup != nil && !*in.CreateBackup, Holder: in.SessionID}
+				switch in.Target.Type {
+				case "version":
+					o.Version = in.Target.Version
+				case "checkpoint":
+					o.Checkpoint = in.Target.CheckpointID
+				default:
+					return nil, RollbackOut{}, s.toolErr(badArgument("target.type", in.Target.Type, "version or checkpoint"))
+				}
+				out, err := tasks.New(s.svc).Rollback(o)
+				if err != nil {
+					return nil, RollbackOut{}, s.toolErr(err)
+				}
+				return nil, RollbackOut{Success: true, RollbackOutcome: out}, nil
+			}),
+		tool(TasksToolset, &mcp.Tool{Name: "detect_conflicts", Description: "Find conflicts between tasks (file_conflict, lock_collision, state_mismatch, version_divergence); new ones are recorded.", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in DetectIn) (*mcp.CallToolResult, tasks.DetectResult, error) {
+				out, err := tasks.New(s.svc).DetectConflicts(s.project, in.TaskIDs, in.ConflictTypes)
+				if err != nil {
+					return nil, tasks.DetectResult{}, s.toolErr(err)
+				}
+				return nil, out, nil
+			}),
+		tool(TasksToolset, &mcp.Tool{Name: "resolve_conflict", Description: "Resolve a recorded conflict; a lock_collision's lock is released."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in ResolveConflictIn) (*mcp.CallToolResult, ResolveConflictOut, error) {
+				out, err := tasks.New(s.svc).ResolveConflict(tasks.ResolveOptions{Project: s.project, ID: in.ConflictID, Action: in.Action, Value: in.ResolvedValue, Notes: in.Notes, ResolvedBy: in.ResolvedBy})
+				if err != nil {
+					return nil, ResolveConflictOut{}, s.toolErr(err)
+				}
+				return nil, ResolveConflictOut{Success: true, ResolveOutcome: out}, nil
+			}),
+		tool(TasksToolset, &mcp.Tool{Name: "get_task_graph", Description: "The task graph: tasks, their links, which are ready and which blocked.", Annotations: readOnly()},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in GraphIn) (*mcp.CallToolResult, tasks.TaskGraph, error) {
+				g, err := tasks.New(s.svc).TaskGraphOf(tasks.GraphOptions{Project: s.project, TaskID: in.TaskID, Depth: in.Depth, IncludeCompleted: in.IncludeCompleted})
+				if err != nil {
+					return nil, tasks.TaskGraph{}, s.toolErr(err)
+				}
+				return nil, g, nil
+			}),
+		tool(TasksToolset, &mcp.Tool{Name: "sync_hot_context", Description: "List every checkpoint tag in checkpoints.md (e.g. fetched ones); reports the task contexts and the active task."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in SyncHotIn) (*mcp.CallToolResult, tasks.HotSync, error) {
+				out, err := tasks.New(s.svc).SyncHotContext(s.project, in.TaskIDs)
+				if err != nil {
+					return nil, tasks.HotSync{}, s.toolErr(err)
+				}
+				return nil, out, nil
+			}),
+	}
 }
 
 func nonEmptyIDs(id string) []string {

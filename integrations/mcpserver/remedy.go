@@ -72,7 +72,7 @@ var operationFlags = map[string]bool{"objective": true, "epic": true, "linear": 
 	"continue": true, "force": true, "progress": true, "type": true, "tag": true, "title": true, "choice": true,
 	"rationale": true, "alternative": true, "impact": true, "category": true, "severity": true, "resolution": true,
 	"summary": true, "next": true, "file": true, "sha": true, "run": true, "session": true, "tool": true,
-	"command": true, "op-id": true,
+	"command": true, "op-id": true, "at": true,
 	// the orchestrator workflow's (seed 004)
 	"prompt": true, "artifact": true, "phase": true, "status": true, "recommendation": true, "to": true,
 	"reason": true, "context": true, "pending": true, "confidence": true, "reasoning": true, "condition": true,
@@ -85,8 +85,8 @@ var (
 
 // toolCall returns the tool call that does what the CLI command line args
 // (the words after "sessionvault") does, as `tool {"argument": value}`, or
-// false when no tool does it.
-func toolCall(args string) (string, bool) {
+// false when no tool does it or serves says its tool is not served.
+func toolCall(args string, serves func(tool string) bool) (string, bool) {
 	words, err := shell.Fields(args, func(string) string { return "" })
 	if err != nil {
 		return "", false
@@ -104,7 +104,7 @@ func toolCall(args string) (string, bool) {
 		verb, rest = words[0]+" "+words[1], words[2:]
 		t, ok = toolFor[verb]
 	}
-	if !ok || verb == "mode set" && len(rest) > 0 && rest[0] == "disabled" {
+	if !ok || !serves(t.tool) || verb == "mode set" && len(rest) > 0 && rest[0] == "disabled" {
 		return "", false
 	}
 	in := map[string]any{}
@@ -178,11 +178,12 @@ func argument(flag string) string {
 // `sessionvault VERB …` becomes the tool call that does the same, and a
 // --flag named in the text becomes the tool's argument. A command that no
 // tool runs (a person's: init, accept, …) is kept, runnable as written from
-// any folder.
+// any folder, and so is a command whose tool is in a toolset this server
+// does not serve.
 func (s *Server) say(project, text string) string {
 	text = quotedCommandRe.ReplaceAllStringFunc(text, func(q string) string {
 		m := quotedCommandRe.FindStringSubmatch(q)
-		if call, ok := toolCall(m[2]); ok {
+		if call, ok := toolCall(m[2], s.serves); ok {
 			if m[1] != "" {
 				return "call " + call
 			}

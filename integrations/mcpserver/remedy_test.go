@@ -1,6 +1,9 @@
 package mcpserver
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // A CLI command line becomes the tool call that does the same operation;
 // a person's command has no tool call.
@@ -32,9 +35,29 @@ func TestToolCall(t *testing.T) {
 		{"heartbeat twice please", "", false},
 		{"update Wrote it", "`session_update {\"message\": \"Wrote it\"}`", true},
 	} {
-		got, ok := toolCall(c.args)
+		got, ok := toolCall(c.args, func(string) bool { return true })
 		if got != c.want || ok != c.ok {
 			t.Errorf("toolCall(%q) = %q, %v; want %q, %v", c.args, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// A command whose tool the server does not serve (its toolset is off) has no
+// tool call: the remedy stays a CLI command, runnable as written.
+func TestToolCallOnlyNamesServedTools(t *testing.T) {
+	session := func(tool string) bool { return slices.Contains(sessionTools, tool) }
+	for _, c := range []struct {
+		args, want string
+		ok         bool
+	}{
+		{"resolve b-2", "`resolve_blocker {\"blocker_id\": \"b-2\"}`", true},
+		{"agent end --summary ...", "", false},
+		{"mode set coding", "", false},
+		{"phase advance", "", false},
+	} {
+		got, ok := toolCall(c.args, session)
+		if got != c.want || ok != c.ok {
+			t.Errorf("toolCall(%q) with the session toolset = %q, %v; want %q, %v", c.args, got, ok, c.want, c.ok)
 		}
 	}
 }

@@ -1,8 +1,9 @@
-// Package mcpserver is sessionvault's MCP server (official go-sdk): every session
-// operation as a tool, and the canonical notes as resources. A tool call runs
-// the same session.Service method as its CLI verb — same validation, same
-// notes, one commit per change. Errors come back as tool errors (isError)
-// carrying the stable code, and the server keeps serving.
+// Package mcpserver is sessionvault's MCP server (official go-sdk): the
+// session operations as tools, grouped in toolsets (the session toolset
+// always, the others on request), and the canonical notes as resources. A
+// tool call runs the same session.Service method as its CLI verb — same
+// validation, same notes, one commit per change. Errors come back as tool
+// errors (isError) carrying the stable code, and the server keeps serving.
 package mcpserver
 
 import (
@@ -40,6 +41,9 @@ type Options struct {
 	// Decide is the PreToolUse decision on a call of tool with input
 	// (get_blocked_reason): whether it is allowed, and if not, why.
 	Decide func(tool string, input json.RawMessage) (allowed bool, reason string)
+	// Toolsets are the toolsets served besides the session toolset, which is
+	// always served (names from ToolsetNames; "all" serves every one).
+	Toolsets []string
 }
 
 // Server wires the tools to one vault's session service.
@@ -47,17 +51,34 @@ type Server struct {
 	svc     *session.Service
 	project string
 	opts    Options
+	// served are the names of the tools this server serves: a remedy names
+	// a tool call only for them.
+	served map[string]bool
 }
 
-// New returns the MCP server for svc's vault, wired as opts says.
-func New(svc *session.Service, opts Options) *mcp.Server {
-	s := &Server{svc: svc, project: opts.Project, opts: opts}
+// New returns the MCP server for svc's vault, wired as opts says. An
+// unknown toolset in opts.Toolsets is an error (CheckToolsets).
+func New(svc *session.Service, opts Options) (*mcp.Server, error) {
+	names, err := CheckToolsets(opts.Toolsets)
+	if err != nil {
+		return nil, fmt.Errorf("toolsets: %w", err)
+	}
+	s := &Server{svc: svc, project: opts.Project, opts: opts, served: map[string]bool{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sessionvault", Version: opts.Version}, nil)
-	s.addTools(srv)
+	on := serving(names)
+	for _, d := range s.tools() {
+		if on[d.set] {
+			d.add(srv)
+			s.served[d.name] = true
+		}
+	}
 	s.addResources(srv)
 	srv.AddReceivingMiddleware(codeSchemaErrors)
-	return srv
+	return srv, nil
 }
+
+// serves reports whether this server serves tool.
+func (s *Server) serves(tool string) bool { return s.served[tool] }
 
 // codeSchemaErrors gives the SDK's own argument-validation errors (a tool
 // called with `progress: "abc"`) the stable code our handlers' errors carry.
@@ -102,106 +123,121 @@ func asMap(v any) map[string]any {
 	return m
 }
 
-// Inputs and outputs. Argument names follow the CLI flags.
+// Inputs and outputs. Argument names follow the CLI flags. Descriptions are
+// short: every client reads them before an agent's first message.
 type (
 	StartIn struct {
-		Objective string `json:"objective" jsonschema:"what this session is for (1-500 characters)"`
+		Objective string `json:"objective" jsonschema:"what the session is for (1-500 characters)"`
 		Epic      string `json:"epic,omitempty" jsonschema:"epic or larger goal"`
 		Linear    string `json:"linear,omitempty" jsonschema:"Linear issue key, e.g. ENG-123"`
 		Branch    string `json:"branch,omitempty" jsonschema:"code branch"`
 		Commit    string `json:"commit,omitempty" jsonschema:"starting commit SHA"`
 		Continue  string `json:"continue,omitempty" jsonschema:"id of an archived session this one continues"`
 		Force     bool   `json:"force,omitempty" jsonschema:"abandon an active session and start anyway"`
-		OpID      string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+		OpID      string `json:"op_id,omitempty" jsonschema:"retry key: a call repeated with it returns the first result"`
 	}
 	UpdateIn struct {
-		Message  string   `json:"message" jsonschema:"the update, 1-500 characters"`
+		Message  string   `json:"message" jsonschema:"the update (1-500 characters)"`
 		Progress *int     `json:"progress,omitempty" jsonschema:"session progress, 0-100"`
 		Type     string   `json:"type,omitempty" jsonschema:"progress, note, blocker or milestone"`
-		Tags     []string `json:"tags,omitempty" jsonschema:"tags for the update"`
-		At       string   `json:"at,omitempty" jsonschema:"when the update happened, RFC 3339 or 2026-11-25T09:30 in the vault's time_zone (default now); not before the session's last update nor in the future"`
-		OpID     string   `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+		Tags     []string `json:"tags,omitempty" jsonschema:"tags"`
+		At       string   `json:"at,omitempty" jsonschema:"RFC 3339 or 2026-11-25T09:30 (default now); not before the last update"`
+		OpID     string   `json:"op_id,omitempty" jsonschema:"retry key: a call repeated with it returns the first result"`
 	}
 	DecideIn struct {
-		Title        string   `json:"title" jsonschema:"short title, unique within the session"`
+		Title        string   `json:"title" jsonschema:"short title, unique in the session"`
 		Choice       string   `json:"choice" jsonschema:"what was chosen"`
 		Rationale    string   `json:"rationale" jsonschema:"why"`
 		Alternatives []string `json:"alternatives,omitempty" jsonschema:"alternatives considered"`
-		Impact       string   `json:"impact,omitempty" jsonschema:"low, medium or high (default medium)"`
-		Category     string   `json:"category,omitempty" jsonschema:"category, e.g. architecture"`
-		DecidedBy    string   `json:"decided_by,omitempty" jsonschema:"the agent type that decided it, e.g. architect"`
-		ApprovedBy   []string `json:"approved_by,omitempty" jsonschema:"agent types that approved it"`
-		RejectedBy   []string `json:"rejected_by,omitempty" jsonschema:"agent types that rejected it"`
-		OpID         string   `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+		Impact       string   `json:"impact,omitempty" jsonschema:"low, medium (default) or high"`
+		Category     string   `json:"category,omitempty" jsonschema:"e.g. architecture"`
+		DecidedBy    string   `json:"decided_by,omitempty" jsonschema:"agent type that decided"`
+		ApprovedBy   []string `json:"approved_by,omitempty" jsonschema:"agent types that approved"`
+		RejectedBy   []string `json:"rejected_by,omitempty" jsonschema:"agent types that rejected"`
+		Cite         []string `json:"cite,omitempty" jsonschema:"code it rests on: PATH, PATH#L10-L20 or a commit; marked stale when it changes"`
+		OpID         string   `json:"op_id,omitempty" jsonschema:"retry key: a call repeated with it returns the first result"`
 	}
 	BlockIn struct {
 		Description string `json:"description" jsonschema:"what blocks the work"`
-		Severity    string `json:"severity,omitempty" jsonschema:"low, medium, high or critical (default medium)"`
-		OpID        string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+		Severity    string `json:"severity,omitempty" jsonschema:"low, medium (default), high or critical"`
+		OpID        string `json:"op_id,omitempty" jsonschema:"retry key: a call repeated with it returns the first result"`
 	}
 	ResolveIn struct {
-		BlockerID  string `json:"blocker_id" jsonschema:"the blocker's id, e.g. b-1"`
+		BlockerID  string `json:"blocker_id" jsonschema:"e.g. b-1"`
 		Resolution string `json:"resolution,omitempty" jsonschema:"how it was resolved"`
-		OpID       string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+		OpID       string `json:"op_id,omitempty" jsonschema:"retry key: a call repeated with it returns the first result"`
 	}
 	EndIn struct {
 		Summary string   `json:"summary,omitempty" jsonschema:"what the session did"`
 		Next    []string `json:"next,omitempty" jsonschema:"next steps"`
-		OpID    string   `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+		OpID    string   `json:"op_id,omitempty" jsonschema:"retry key: a call repeated with it returns the first result"`
 	}
 	EmptyIn struct{}
 	// OpIn is the input of a mutating tool without arguments.
 	OpIn struct {
-		OpID string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+		OpID string `json:"op_id,omitempty" jsonschema:"retry key: a call repeated with it returns the first result"`
 	}
 	RecoverIn struct {
-		Session string `json:"session,omitempty" jsonschema:"the crashed session's id (default: the project's active session)"`
-		OpID    string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+		Session string `json:"session,omitempty" jsonschema:"the crashed session (default: the active one)"`
+		OpID    string `json:"op_id,omitempty" jsonschema:"retry key: a call repeated with it returns the first result"`
 	}
 	GateIn struct {
 		Phase string `json:"phase" jsonschema:"start or end"`
 	}
 	EvidenceIn struct {
-		Item string `json:"item" jsonschema:"checklist item id: c-N (start) or e-N (end)"`
-		File string `json:"file,omitempty" jsonschema:"the file read, for file evidence"`
-		SHA  string `json:"sha,omitempty" jsonschema:"a commit, for commit evidence"`
-		Run  bool   `json:"run,omitempty" jsonschema:"run the protocol's command, for run evidence"`
-		OpID string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+		Item string `json:"item" jsonschema:"checklist item: c-N (start) or e-N (end)"`
+		File string `json:"file,omitempty" jsonschema:"the file read (file evidence)"`
+		SHA  string `json:"sha,omitempty" jsonschema:"a commit (commit evidence)"`
+		Run  bool   `json:"run,omitempty" jsonschema:"run the item's command (run evidence)"`
+		OpID string `json:"op_id,omitempty" jsonschema:"retry key: a call repeated with it returns the first result"`
 	}
 	BlockedIn struct {
 		Tool    string `json:"tool,omitempty" jsonschema:"Claude Code tool name (default Edit)"`
-		Command string `json:"command,omitempty" jsonschema:"for Bash: the command line to judge (reading command lines pass where writing ones do not)"`
+		Command string `json:"command,omitempty" jsonschema:"for Bash: the command line to judge"`
 	}
 	ModeIn struct {
-		Mode string `json:"mode" jsonschema:"analysis, planning, coding or disabled"`
-		OpID string `json:"op_id,omitempty" jsonschema:"an id for this call (e.g. a UUID): a call repeated with the same op_id after an error or a lost reply does nothing again and returns the first result"`
+		Mode string `json:"mode" jsonschema:"analysis, planning or coding"`
+		OpID string `json:"op_id,omitempty" jsonschema:"retry key: a call repeated with it returns the first result"`
 	}
 
 	// Result is what a mutating tool returns: the id it created or touched,
 	// the session, and the commits made.
 	Result struct {
-		ID           string `json:"id,omitempty" jsonschema:"the id created or touched (session, update, decision, blocker, item, phase or mode)"`
-		Session      string `json:"session,omitempty" jsonschema:"the session id"`
-		Commit       string `json:"commit,omitempty" jsonschema:"the operation's commit"`
-		PersonCommit string `json:"person_commit,omitempty" jsonschema:"a commit of edits made outside sessionvault, made first"`
-		Repeat       bool   `json:"repeat,omitempty" jsonschema:"true when op_id had already taken effect: nothing was done again, and this is the first result"`
+		// ID is the id created or touched (session, update, decision,
+		// blocker, item, phase or mode).
+		ID string `json:"id,omitempty"`
+		// Session is the session id.
+		Session string `json:"session,omitempty"`
+		// Commit is the operation's commit.
+		Commit string `json:"commit,omitempty"`
+		// PersonCommit is a commit of edits made outside sessionvault, made
+		// first.
+		PersonCommit string `json:"person_commit,omitempty"`
+		// Repeat is true when op_id had already taken effect: nothing was
+		// done again, and this is the first result.
+		Repeat bool `json:"repeat,omitempty"`
 	}
 	StateOut struct {
-		State map[string]any `json:"state" jsonschema:"the session state read from the current-state note"`
+		// State is the session state read from the current-state note.
+		State map[string]any `json:"state"`
 	}
 	RecoveryIn struct {
 		MarkRecovered  string `json:"mark_recovered,omitempty" jsonschema:"a session id to mark recovered (a crashed one is resumed)"`
-		IncludeHistory bool   `json:"include_history,omitempty" jsonschema:"include the last 10 tool calls the PostToolUse hook saw"`
+		IncludeHistory bool   `json:"include_history,omitempty" jsonschema:"include the last 10 tool calls"`
 	}
 	RecoveryOut struct {
 		recovery.RecoveryReport
-		Crashed        bool   `json:"crashed" jsonschema:"the active session shows no sign of life for the heartbeat timeout"`
+		// Crashed: the active session shows no sign of life for the
+		// heartbeat timeout.
+		Crashed        bool   `json:"crashed"`
 		Session        string `json:"session,omitempty"`
 		LastSignOfLife string `json:"last_sign_of_life,omitempty"`
-		Recover        string `json:"recover,omitempty" jsonschema:"what to do"`
+		// Recover says what to do.
+		Recover string `json:"recover,omitempty"`
 	}
 	ContextOut struct {
-		Prompt string         `json:"prompt" jsonschema:"the bounded resume prompt (8 KB at most)"`
+		// Prompt is the bounded resume prompt (8 KB at most).
+		Prompt string         `json:"prompt"`
 		State  map[string]any `json:"state"`
 		tasks.UnifiedContext
 	}
@@ -221,35 +257,34 @@ func result(o session.Outcome) Result {
 	return Result{ID: o.ID, Session: o.State.Session, Commit: o.Result.Commit, PersonCommit: o.Result.PersonCommit, Repeat: o.Repeat}
 }
 
-func (s *Server) addTools(srv *mcp.Server) {
-	for _, add := range []func(*mcp.Server){
-		s.addSessionStart,
-		s.addSessionUpdate,
-		s.addRecordDecision,
-		s.addRecordBlocker,
-		s.addResolveBlocker,
-		s.addSessionEnd,
-		s.addSessionStatus,
-		s.addHeartbeat,
-		s.addSessionRecover,
-		s.addCheckRecovery,
-		s.addGetUnifiedContext,
-		s.addValidateGate,
-		s.addAdvancePhase,
-		s.addRecordEvidence,
-		s.addGetBlockedReason,
-		s.addSetMode,
-		s.addOrchestrationTools,
-		s.addWorkflowTools,
-		s.addFeatureTools,
-	} {
-		add(srv)
+// tools are every tool the server can serve, each in its toolset.
+func (s *Server) tools() []toolDef {
+	defs := []toolDef{
+		s.sessionStart(),
+		s.sessionUpdate(),
+		s.recordDecision(),
+		s.recordBlocker(),
+		s.resolveBlocker(),
+		s.sessionEnd(),
+		s.sessionStatus(),
+		s.heartbeat(),
+		s.sessionRecover(),
+		s.checkRecovery(),
+		s.getUnifiedContext(),
+		s.validateGate(),
+		s.recordEvidence(),
+		s.getBlockedReason(),
+		s.advancePhase(),
+		s.setMode(),
 	}
+	defs = append(defs, s.orchestrationTools()...)
+	defs = append(defs, s.workflowTools()...)
+	return append(defs, s.featureTools()...)
 }
 
-// addSessionStart adds the session_start tool.
-func (s *Server) addSessionStart(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "session_start", Description: "Start a session (idle → active); returns its id YYYY-MM-DD-session-NN."},
+// sessionStart is the session_start tool.
+func (s *Server) sessionStart() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "session_start", Description: "Start a session; returns its id (YYYY-MM-DD-session-NN)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Start(session.StartOptions{Project: s.project, Objective: in.Objective, Epic: in.Epic, Linear: in.Linear, Branch: in.Branch, Commit: in.Commit, Continue: in.Continue, Force: in.Force})
 			if err != nil {
@@ -261,9 +296,9 @@ func (s *Server) addSessionStart(srv *mcp.Server) {
 		})
 }
 
-// addSessionUpdate adds the session_update tool.
-func (s *Server) addSessionUpdate(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "session_update", Description: "Record an update (progress, note, blocker or milestone) in the active session."},
+// sessionUpdate is the session_update tool.
+func (s *Server) sessionUpdate() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "session_update", Description: "Record an update (progress, note, blocker or milestone) in the active session."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in UpdateIn) (*mcp.CallToolResult, Result, error) {
 			uo := session.UpdateOptions{Project: s.project, Message: in.Message, Progress: in.Progress, Type: in.Type, Tags: in.Tags}
 			if in.At != "" {
@@ -281,12 +316,12 @@ func (s *Server) addSessionUpdate(srv *mcp.Server) {
 		})
 }
 
-// addRecordDecision adds the record_decision tool.
-func (s *Server) addRecordDecision(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "record_decision", Description: "Record a decision: an entry, its own note in decisions/, a line in session-decisions.md."},
+// recordDecision is the record_decision tool.
+func (s *Server) recordDecision() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "record_decision", Description: "Record a decision of the active session (its own note in decisions/)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in DecideIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Decide(session.DecideOptions{Project: s.project, Title: in.Title, Choice: in.Choice, Rationale: in.Rationale, Alternatives: in.Alternatives, Impact: in.Impact, Category: in.Category,
-				DecidedBy: in.DecidedBy, ApprovedBy: in.ApprovedBy, RejectedBy: in.RejectedBy})
+				DecidedBy: in.DecidedBy, ApprovedBy: in.ApprovedBy, RejectedBy: in.RejectedBy, Cite: in.Cite})
 			if err != nil {
 				return nil, Result{}, s.toolErr(err)
 			}
@@ -294,9 +329,9 @@ func (s *Server) addRecordDecision(srv *mcp.Server) {
 		})
 }
 
-// addRecordBlocker adds the record_blocker tool.
-func (s *Server) addRecordBlocker(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "record_blocker", Description: "Record a blocker; returns its id (b-N)."},
+// recordBlocker is the record_blocker tool.
+func (s *Server) recordBlocker() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "record_blocker", Description: "Record a blocker; returns its id (b-N)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in BlockIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Block(s.project, in.Description, in.Severity)
 			if err != nil {
@@ -306,9 +341,9 @@ func (s *Server) addRecordBlocker(srv *mcp.Server) {
 		})
 }
 
-// addResolveBlocker adds the resolve_blocker tool.
-func (s *Server) addResolveBlocker(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "resolve_blocker", Description: "Mark a blocker of the active session resolved."},
+// resolveBlocker is the resolve_blocker tool.
+func (s *Server) resolveBlocker() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "resolve_blocker", Description: "Mark a blocker of the active session resolved."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ResolveIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Resolve(s.project, in.BlockerID, in.Resolution)
 			if err != nil {
@@ -318,9 +353,9 @@ func (s *Server) addResolveBlocker(srv *mcp.Server) {
 		})
 }
 
-// addSessionEnd adds the session_end tool.
-func (s *Server) addSessionEnd(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "session_end", Description: "End the active session: archive it, add it to the history, leave the state idle."},
+// sessionEnd is the session_end tool.
+func (s *Server) sessionEnd() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "session_end", Description: "End the active session: archive it, add it to the history, leave the state idle."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in EndIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).End(s.project, in.Summary, in.Next)
 			if err != nil {
@@ -332,10 +367,13 @@ func (s *Server) addSessionEnd(srv *mcp.Server) {
 		})
 }
 
-// addSessionStatus adds the session_status tool.
-func (s *Server) addSessionStatus(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "session_status", Description: "The current session (or idle): objective, progress, checklists, entries.", Annotations: readOnly()},
+// sessionStatus is the session_status tool.
+func (s *Server) sessionStatus() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "session_status", Description: "The current session (or idle): objective, progress, checklists, entries.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, StateOut, error) {
+			if project, err := s.svc.Project(s.project); err == nil {
+				_ = s.svc.ObserveStateRead(project, "session_status") // the state handed over: the start checklist's "read the current state"
+			}
 			st, err := s.svc.Status(s.project)
 			if err != nil {
 				return nil, StateOut{}, s.toolErr(err)
@@ -344,9 +382,9 @@ func (s *Server) addSessionStatus(srv *mcp.Server) {
 		})
 }
 
-// addHeartbeat adds the heartbeat tool.
-func (s *Server) addHeartbeat(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "heartbeat", Description: "Record a sign of life of the active session (no commit)."},
+// heartbeat is the heartbeat tool.
+func (s *Server) heartbeat() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "heartbeat", Description: "Record a sign of life of the active session (no commit)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, Result, error) {
 			st, err := s.svc.Heartbeat(s.project)
 			if err != nil {
@@ -356,9 +394,9 @@ func (s *Server) addHeartbeat(srv *mcp.Server) {
 		})
 }
 
-// addSessionRecover adds the session_recover tool.
-func (s *Server) addSessionRecover(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "session_recover", Description: "Resume a crashed session (its heartbeat went stale): it becomes active again, with a recovery entry."},
+// sessionRecover is the session_recover tool.
+func (s *Server) sessionRecover() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "session_recover", Description: "Resume a crashed session (stale heartbeat): active again, with a recovery entry."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in RecoverIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).Recover(s.project, in.Session, false)
 			if err != nil {
@@ -368,9 +406,9 @@ func (s *Server) addSessionRecover(srv *mcp.Server) {
 		})
 }
 
-// addCheckRecovery adds the check_recovery tool (seed 002 §4.1.8).
-func (s *Server) addCheckRecovery(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "check_recovery", Description: "Sessions needing recovery (crash: stale heartbeat; compaction: a PreCompact recovery point), each with its resume prompt; mark_recovered resumes one."},
+// checkRecovery is the check_recovery tool.
+func (s *Server) checkRecovery() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "check_recovery", Description: "Sessions needing recovery (a stale heartbeat, or a context compaction), each with its resume prompt."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in RecoveryIn) (*mcp.CallToolResult, RecoveryOut, error) {
 			rep, err := recovery.New(s.svc).CheckRecovery(recovery.RecoveryOptions{Project: s.project, MarkRecovered: in.MarkRecovered, IncludeHistory: in.IncludeHistory})
 			if err != nil {
@@ -394,14 +432,15 @@ func (s *Server) addCheckRecovery(srv *mcp.Server) {
 		})
 }
 
-// addGetUnifiedContext adds the get_unified_context tool (seed 002 §4.1.1).
-func (s *Server) addGetUnifiedContext(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "get_unified_context", Description: "The bounded resume prompt and the structured state, the global context, and with task_id the task, its relationships, version history and unresolved conflicts.", Annotations: readOnly()},
+// getUnifiedContext is the get_unified_context tool.
+func (s *Server) getUnifiedContext() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "get_unified_context", Description: "What resuming needs: the resume prompt, the state and the project context; with task_id, that task too.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in UnifiedIn) (*mcp.CallToolResult, ContextOut, error) {
 			project, err := s.svc.Project(s.project)
 			if err != nil {
 				return nil, ContextOut{}, s.toolErr(err)
 			}
+			_ = s.svc.ObserveStateRead(project, "get_unified_context") // the state handed over
 			st, err := s.svc.Status(project)
 			if err != nil {
 				return nil, ContextOut{}, s.toolErr(err)
@@ -416,9 +455,9 @@ func (s *Server) addGetUnifiedContext(srv *mcp.Server) {
 		})
 }
 
-// addValidateGate adds the validate_gate tool.
-func (s *Server) addValidateGate(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "validate_gate", Description: "Which MUST items of the start or end checklist lack evidence.", Annotations: readOnly()},
+// validateGate is the validate_gate tool.
+func (s *Server) validateGate() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "validate_gate", Description: "Which MUST items of the start or end checklist lack evidence, and what to do.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in GateIn) (*mcp.CallToolResult, GateOut, error) {
 			phase := protocol.Phase(strings.ToLower(in.Phase))
 			if phase != protocol.Start && phase != protocol.End {
@@ -444,21 +483,9 @@ func (s *Server) addValidateGate(srv *mcp.Server) {
 		})
 }
 
-// addAdvancePhase adds the advance_phase tool.
-func (s *Server) addAdvancePhase(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "advance_phase", Description: "Move the session through its next gate (INIT → WORKING → COMPLETE); a failed gate logs violations."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in OpIn) (*mcp.CallToolResult, Result, error) {
-			o, err := s.svc.WithOp(in.OpID).AdvancePhase(s.project)
-			if err != nil {
-				return nil, Result{}, s.toolErr(err)
-			}
-			return nil, result(o), nil
-		})
-}
-
-// addRecordEvidence adds the record_evidence tool.
-func (s *Server) addRecordEvidence(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "record_evidence", Description: "Verify a checklist item's evidence as the protocol says, and tick it."},
+// recordEvidence is the record_evidence tool.
+func (s *Server) recordEvidence() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "record_evidence", Description: "Verify a checklist item's evidence as the protocol says, and tick it."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in EvidenceIn) (*mcp.CallToolResult, Result, error) {
 			o, err := s.svc.WithOp(in.OpID).RecordEvidence(session.EvidenceOptions{Project: s.project, Item: in.Item, File: in.File, SHA: in.SHA, Run: in.Run})
 			if err != nil {
@@ -468,9 +495,9 @@ func (s *Server) addRecordEvidence(srv *mcp.Server) {
 		})
 }
 
-// addGetBlockedReason adds the get_blocked_reason tool.
-func (s *Server) addGetBlockedReason(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "get_blocked_reason", Description: "Why the PreToolUse hook would block a tool now, and what to do.", Annotations: readOnly()},
+// getBlockedReason is the get_blocked_reason tool.
+func (s *Server) getBlockedReason() toolDef {
+	return tool(SessionToolset, &mcp.Tool{Name: "get_blocked_reason", Description: "Why the PreToolUse hook would block a tool now, and what to do.", Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in BlockedIn) (*mcp.CallToolResult, BlockedOut, error) {
 			tool := in.Tool
 			if tool == "" {
@@ -482,9 +509,21 @@ func (s *Server) addGetBlockedReason(srv *mcp.Server) {
 		})
 }
 
-// addSetMode adds the set_mode tool.
-func (s *Server) addSetMode(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "set_mode", Description: "Set the mode: analysis, planning or coding (disabled is a person's escape hatch, refused here)."},
+// advancePhase is the advance_phase tool.
+func (s *Server) advancePhase() toolDef {
+	return tool(AdminToolset, &mcp.Tool{Name: "advance_phase", Description: "Move the session through its next gate (INIT → WORKING → COMPLETE); a failed gate logs violations."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in OpIn) (*mcp.CallToolResult, Result, error) {
+			o, err := s.svc.WithOp(in.OpID).AdvancePhase(s.project)
+			if err != nil {
+				return nil, Result{}, s.toolErr(err)
+			}
+			return nil, result(o), nil
+		})
+}
+
+// setMode is the set_mode tool.
+func (s *Server) setMode() toolDef {
+	return tool(AdminToolset, &mcp.Tool{Name: "set_mode", Description: "Set the mode: analysis, planning or coding (disabled is a person's, refused here)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ModeIn) (*mcp.CallToolResult, Result, error) {
 			mode, err := protocol.ParseMode(in.Mode)
 			if err != nil {
@@ -542,4 +581,14 @@ func (s *Server) addResources(srv *mcp.Server) {
 				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.uri, MIMEType: mime, Text: text}}}, nil
 			})
 	}
+}
+
+// ResourceURIs are the URIs of the resources the server serves, whatever
+// its toolsets.
+func ResourceURIs() []string {
+	var uris []string
+	for _, r := range resources {
+		uris = append(uris, r.uri)
+	}
+	return uris
 }

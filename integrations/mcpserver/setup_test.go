@@ -48,6 +48,9 @@ func (c *testClock) Now() time.Time {
 
 // vaultSpec says what vault newEnv makes and how the server is started.
 type vaultSpec struct {
+	// protocol, when set, is the vault's SESSION-PROTOCOL.md, accepted
+	// before the server starts.
+	protocol string
 	// projects are the vault's projects (default: demo), all made by init;
 	// the first is the default project unless noDefault.
 	projects  []string
@@ -55,6 +58,12 @@ type vaultSpec struct {
 	// serverProject is the project the server is started with (mcp
 	// --project), "" for the vault's default.
 	serverProject string
+	// toolsets are the toolsets served (mcp --toolsets); nil serves every
+	// one, which the tests of each tool need.
+	toolsets []string
+	// defaultToolsets serves what `sessionvault mcp` serves with no
+	// --toolsets and no mcp.toolsets setting (toolsets is ignored).
+	defaultToolsets bool
 }
 
 // testEnv is one vault on disk, the MCP server on it and a client session.
@@ -111,17 +120,38 @@ func newEnvWith(t *testing.T, spec vaultSpec) *testEnv {
 		def = ""
 	}
 	svc := makeVault(t, e.root, def, projects, e.clock)
+	if spec.protocol != "" {
+		if err := os.WriteFile(filepath.Join(e.root, "SESSION-PROTOCOL.md"), []byte(spec.protocol), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range projects {
+			if _, _, err := svc.Accept(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 
 	h := claudecode.Handler{Open: func() (*session.Service, error) { return svc, nil }, Project: spec.serverProject,
 		Policy: claudecode.PolicyFrom(svc.V.Config), PolicyConfig: policy.Config{UnknownMCP: svc.V.Config.UnknownMCPTools}}
-	srv := New(svc, Options{
+	toolsets := spec.toolsets
+	switch {
+	case spec.defaultToolsets:
+		toolsets = nil
+	case toolsets == nil:
+		toolsets = []string{AllToolsets}
+	}
+	srv, err := New(svc, Options{
 		Project: spec.serverProject,
 		Version: "test",
 		ResumePrompt: func(st session.State, proto *protocol.Protocol, limit int) string {
 			return claudecode.ResumePrompt(svc, st, proto, "", "", limit)
 		},
-		Decide: func(tool string, input json.RawMessage) (bool, string) { return h.Decide(tool, input, "") },
+		Decide:   func(tool string, input json.RawMessage) (bool, string) { return h.Decide(tool, input, "") },
+		Toolsets: toolsets,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Connect(ctx, st, nil)

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -107,5 +108,116 @@ func TestResourcesList(t *testing.T) {
 	}
 	if len(got) != 4 {
 		t.Errorf("resources/list = %d resources, want 4", len(got))
+	}
+}
+
+// sessionTools are the tools of the default (session) toolset: what
+// `sessionvault mcp` serves without --toolsets.
+var sessionTools = []string{"check_recovery", "get_blocked_reason", "get_unified_context", "heartbeat", "record_blocker", "record_decision",
+	"record_evidence", "resolve_blocker", "session_end", "session_recover", "session_start", "session_status", "session_update", "validate_gate"}
+
+// served lists e's tools as a client sees them: their names, sorted, and
+// the bytes of the tools/list result's tools as compact JSON (what a client
+// hands its model before the first message).
+func (e *testEnv) served() ([]string, int) {
+	e.t.Helper()
+	res, err := e.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	b, err := json.Marshal(res.Tools)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	return names, len(b)
+}
+
+// The default server serves the session toolset in at most 12,000 bytes of
+// tools/list; a toolset named adds its tools; all serves every tool in at
+// most 40,000 bytes. A tool of a toolset not served is unknown to the
+// client, and the resources are the same whatever the toolsets.
+func TestToolsetsChooseTheToolsServed(t *testing.T) {
+	def := newEnvWith(t, vaultSpec{defaultToolsets: true})
+	names, size := def.served()
+	if !slices.Equal(names, sessionTools) {
+		t.Errorf("the default tools = %v\nwant %v", names, sessionTools)
+	}
+	t.Logf("tools/list: %d tools, %d bytes by default", len(names), size)
+	if size > 12000 {
+		t.Errorf("tools/list by default is %d bytes, more than 12,000", size)
+	}
+	if _, err := def.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_task", Arguments: map[string]any{"name": "x"}}); err == nil || !strings.Contains(err.Error(), `unknown tool "create_task"`) {
+		t.Errorf("create_task on the default server: %v", err)
+	}
+	res, err := def.cs.ListResources(context.Background(), nil)
+	if err != nil || len(res.Resources) != 4 {
+		t.Errorf("resources/list by default: %v, %v", res, err)
+	}
+
+	tasks := newEnvWith(t, vaultSpec{toolsets: []string{"tasks", "admin"}})
+	names, _ = tasks.served()
+	want := append(slices.Clone(sessionTools), "advance_phase", "create_checkpoint", "create_task", "detect_conflicts", "get_task_graph",
+		"resolve_conflict", "rollback_to", "save_context_snapshot", "set_mode", "switch_task", "sync_hot_context")
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("--toolsets tasks,admin serves %v\nwant %v", names, want)
+	}
+	tasks.ok("create_task", map[string]any{"name": "Parser"})
+
+	all := newEnvWith(t, vaultSpec{toolsets: []string{"all"}})
+	names, size = all.served()
+	if !slices.Equal(names, everyTool) {
+		t.Errorf("--toolsets all serves %v", names)
+	}
+	t.Logf("tools/list: %d tools, %d bytes with every toolset", len(names), size)
+	if size > 40000 {
+		t.Errorf("tools/list with every toolset is %d bytes, more than 40,000", size)
+	}
+}
+
+// Toolsets (what `sessionvault mcp --help` lists) puts every tool in one
+// toolset, the default one first, and lists what the server serves.
+func TestToolsetsListEveryToolOnce(t *testing.T) {
+	sets := Toolsets()
+	if len(sets) == 0 || sets[0].Name != SessionToolset || !sets[0].Default {
+		t.Fatalf("Toolsets()[0] = %+v, want the default session toolset", sets)
+	}
+	if !slices.Equal(sets[0].Tools, sessionTools) {
+		t.Errorf("the session toolset = %v\nwant %v", sets[0].Tools, sessionTools)
+	}
+	var union []string
+	for _, ts := range sets {
+		if ts.About == "" || len(ts.Tools) == 0 {
+			t.Errorf("toolset %+v has no description or no tools", ts)
+		}
+		if ts.Default != (ts.Name == SessionToolset) {
+			t.Errorf("toolset %s: Default = %v", ts.Name, ts.Default)
+		}
+		union = append(union, ts.Tools...)
+	}
+	slices.Sort(union)
+	if !slices.Equal(union, everyTool) {
+		t.Errorf("the toolsets' tools = %v\nwant each of %v once", union, everyTool)
+	}
+}
+
+// An unknown toolset is an error naming it and the known ones; blanks and
+// repeats are dropped.
+func TestCheckToolsets(t *testing.T) {
+	got, err := CheckToolsets([]string{" tasks", "", "features", "tasks"})
+	if err != nil || !slices.Equal(got, []string{"tasks", "features"}) {
+		t.Errorf("CheckToolsets = %v, %v", got, err)
+	}
+	if _, err := CheckToolsets(SplitToolsets("tasks,task")); err == nil || !strings.Contains(err.Error(), `"task" is not a toolset`) ||
+		!strings.Contains(err.Error(), "session, tasks, features, workflow, admin, all") {
+		t.Errorf("an unknown toolset: %v", err)
+	}
+	if _, err := New(nil, Options{Toolsets: []string{"everything"}}); err == nil || !strings.Contains(err.Error(), `"everything"`) {
+		t.Errorf("New with an unknown toolset: %v", err)
 	}
 }

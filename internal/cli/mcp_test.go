@@ -31,15 +31,26 @@ var allTools = []string{"advance_phase", "check_recovery", "create_checkpoint", 
 var seed002Tools = []string{"get_unified_context", "save_context_snapshot", "create_checkpoint", "rollback_to", "switch_task",
 	"detect_conflicts", "resolve_conflict", "check_recovery", "get_task_graph", "sync_hot_context"}
 
-// inMemory connects an MCP client to the server of vault v, in process.
+// inMemory connects an MCP client to the server of vault v serving every
+// toolset, in process.
 func inMemory(t *testing.T, v string) *mcp.ClientSession {
+	t.Helper()
+	return inMemoryWith(t, v, []string{mcpserver.AllToolsets})
+}
+
+// inMemoryWith connects an MCP client to the server of vault v serving
+// toolsets (nil: the default), in process.
+func inMemoryWith(t *testing.T, v string, toolsets []string) *mcp.ClientSession {
 	t.Helper()
 	vv, err := vault.Open(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc := session.New(vv)
-	srv := mcpserver.New(svc, mcpOptions(svc, "", "test"))
+	srv, err := mcpserver.New(svc, mcpOptions(svc, "", "test", toolsets))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	if _, err := srv.Connect(ctx, st, nil); err != nil {
@@ -258,8 +269,8 @@ func TestMCPBinaryLifecycleMatchesCLI(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != len(allTools) {
-		t.Fatalf("tools/list: %v (%d tools)", err, len(tools.Tools))
+	if err != nil || len(tools.Tools) != len(mcpserver.Toolsets()[0].Tools) {
+		t.Fatalf("tools/list: %v (%d tools, want the session toolset's)", err, len(tools.Tools))
 	}
 	before := strings.Count(git(t, vm, "log", "--format=%s"), "\n")
 	steps := []struct {
@@ -298,4 +309,92 @@ func TestMCPBinaryLifecycleMatchesCLI(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// servedBy starts the built binary as `sessionvault --vault v ARGS...` (mcp
+// and its flags) and lists its tools through a real MCP client over stdio:
+// their names, sorted, and the bytes of the tools as compact JSON.
+func servedBy(t *testing.T, bin, v string, args ...string) ([]string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--vault", v}, args...)...)
+	cmd.Env = os.Environ()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "size", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	sort.Strings(names)
+	return names, len(b)
+}
+
+// What an agent's client reads before its first message: `sessionvault mcp`
+// lists the session toolset in at most 12,000 bytes of tools (compact JSON),
+// `sessionvault mcp --toolsets all` every tool in at most 40,000; what
+// `mcp --help` lists is what the server serves.
+func TestMCPToolsListSize(t *testing.T) {
+	t.Parallel()
+	bin := robustBinary(t)
+	v := newVault(t)
+	sets := mcpserver.Toolsets()
+
+	names, size := servedBy(t, bin, v, "mcp")
+	t.Logf("sessionvault mcp: %d tools, %d bytes", len(names), size)
+	if size > 12000 {
+		t.Errorf("tools/list of sessionvault mcp is %d bytes, more than 12,000", size)
+	}
+	if strings.Join(names, ",") != strings.Join(sets[0].Tools, ",") {
+		t.Errorf("sessionvault mcp serves %v, --help lists %v", names, sets[0].Tools)
+	}
+
+	names, size = servedBy(t, bin, v, "mcp", "--toolsets", "all")
+	t.Logf("sessionvault mcp --toolsets all: %d tools, %d bytes", len(names), size)
+	if size > 40000 {
+		t.Errorf("tools/list of sessionvault mcp --toolsets all is %d bytes, more than 40,000", size)
+	}
+	if strings.Join(names, ",") != strings.Join(allTools, ",") {
+		t.Errorf("sessionvault mcp --toolsets all serves %v", names)
+	}
+
+	help := mustRun(t, v, "mcp", "--help")
+	for _, ts := range sets {
+		if !strings.Contains(help, "  "+ts.Name) {
+			t.Errorf("mcp --help does not list the %s toolset:\n%s", ts.Name, help)
+		}
+		for _, tool := range ts.Tools {
+			if !strings.Contains(help, tool) {
+				t.Errorf("mcp --help does not list %s (%s):\n%s", tool, ts.Name, help)
+			}
+		}
+	}
+}
+
+// Advice names a tool call only for a tool the server serves: without the
+// workflow toolset, the resume prompt's next step for an agent in progress
+// stays a CLI command, runnable as written; with it, it is end_agent.
+func TestMCPAdviceNamesOnlyServedTools(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	mustRun(t, v, "start", "--objective", "Advice by toolset")
+	mustRun(t, v, "agent", "start", "analyst")
+
+	prompt := fmt.Sprint(mustCall(t, inMemoryWith(t, v, nil), "get_unified_context", nil)["prompt"])
+	if strings.Contains(prompt, "end_agent") || !regexp.MustCompile("`sessionvault --vault \\S+ agent end --summary ...`").MatchString(prompt) {
+		t.Errorf("the default server's resume prompt:\n%s", prompt)
+	}
+	prompt = fmt.Sprint(mustCall(t, inMemoryWith(t, v, []string{"workflow"}), "get_unified_context", nil)["prompt"])
+	if !strings.Contains(prompt, "`end_agent {\"summary\": \"...\"}`") || strings.Contains(prompt, "sessionvault agent end") {
+		t.Errorf("the workflow server's resume prompt:\n%s", prompt)
+	}
 }

@@ -16,17 +16,23 @@ import (
 // scriptCmds are the testscript commands the CLI scripts add to the
 // standard ones.
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
-	return map[string]func(ts *testscript.TestScript, neg bool, args []string){"mcp": mcpCall}
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){"mcp": mcpCall, "agent": agentCall}
 }
 
-// mcpCall is the script command `mcp TOOL [JSON-ARGUMENTS]`: it starts
-// `sessionvault mcp` as a process in the script's folder and environment,
-// calls TOOL through a real MCP client (the SDK's CommandTransport over
-// stdio) and prints the tool's structured result as JSON on stdout, or a
-// tool error's text on stderr. `! mcp` expects a tool error.
+// mcpCall is the script command `mcp [--toolsets NAMES] TOOL
+// [JSON-ARGUMENTS]`: it starts `sessionvault mcp [--toolsets NAMES]` as a
+// process in the script's folder and environment, calls TOOL through a real
+// MCP client (the SDK's CommandTransport over stdio) and prints the tool's
+// structured result as JSON on stdout, or a tool error's text (or the
+// client's error, e.g. for a tool the server does not serve) on stderr.
+// `! mcp` expects a tool error or a client error.
 func mcpCall(ts *testscript.TestScript, neg bool, args []string) {
+	serve := []string{"mcp"}
+	if len(args) > 1 && args[0] == "--toolsets" {
+		serve, args = append(serve, args[:2]...), args[2:]
+	}
 	if len(args) < 1 || len(args) > 2 {
-		ts.Fatalf("usage: mcp TOOL [JSON-ARGUMENTS]")
+		ts.Fatalf("usage: mcp [--toolsets NAMES] TOOL [JSON-ARGUMENTS]")
 	}
 	in := map[string]any{}
 	if len(args) == 2 {
@@ -44,7 +50,7 @@ func mcpCall(ts *testscript.TestScript, neg bool, args []string) {
 	if bin == "" {
 		ts.Fatalf("mcp: no sessionvault on the script's PATH")
 	}
-	cmd := exec.Command(bin, "mcp")
+	cmd := exec.Command(bin, serve...)
 	cmd.Dir = ts.MkAbs(".")
 	for _, k := range []string{"PATH", "HOME", "SESSIONVAULT_VAULT", "SESSIONVAULT_NOW", "SESSIONVAULT_PROJECT", "GIT_CONFIG_NOSYSTEM",
 		"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"} {
@@ -61,7 +67,12 @@ func mcpCall(ts *testscript.TestScript, neg bool, args []string) {
 	defer cs.Close()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: args[0], Arguments: in})
 	if err != nil {
-		ts.Fatalf("mcp %s: %v", args[0], err)
+		ts.Logf("client error: %v", err)
+		_, _ = ts.Stderr().Write([]byte(err.Error() + "\n"))
+		if !neg {
+			ts.Fatalf("mcp %s: %v", args[0], err)
+		}
+		return
 	}
 	if res.IsError {
 		var text []string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -90,6 +91,40 @@ type Config struct {
 	Linear Linear `yaml:"linear"`
 	// Remote configures `remote sync` with a git remote (DESIGN §6).
 	Remote Remote `yaml:"remote"`
+	// MCP configures `sessionvault mcp`.
+	MCP MCP `yaml:"mcp"`
+}
+
+// MCP is the settings of the MCP server.
+type MCP struct {
+	// Toolsets are the toolsets `sessionvault mcp` serves besides its
+	// default one when run without --toolsets, e.g. [tasks, features] or
+	// [all]. The names are checked by the server (an unknown one is an error
+	// naming this key); a YAML list or a comma-separated string.
+	Toolsets Names `yaml:"toolsets"`
+}
+
+// Names is a list of names written in YAML as a list ([a, b]) or as one
+// comma-separated string ("a,b").
+type Names []string
+
+// UnmarshalYAML reads a list of names or a comma-separated string.
+func (n *Names) UnmarshalYAML(v *yaml.Node) error {
+	if v.Kind == yaml.ScalarNode {
+		*n = nil
+		for _, s := range strings.Split(v.Value, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				*n = append(*n, s)
+			}
+		}
+		return nil
+	}
+	var l []string
+	if err := v.Decode(&l); err != nil {
+		return fmt.Errorf("line %d: not a list of names: %w", v.Line, err)
+	}
+	*n = l
+	return nil
 }
 
 // Remote is the settings of `remote sync`.
@@ -311,6 +346,11 @@ lock_timeout: 30s
 # mode_blocks:
 #   analysis: [Edit, MultiEdit, Write, NotebookEdit, Bash]
 #   planning: [Edit, MultiEdit, Write, NotebookEdit]
+# The toolsets "sessionvault mcp" serves besides its session toolset: tasks,
+# features, workflow, admin, or all ("sessionvault mcp --help" lists their
+# tools). Each tool served costs an agent tokens before its first message.
+# mcp:
+#   toolsets: [tasks]
 # Agent types the orchestrator workflow accepts besides the built-in ones
 # (orchestrator, analyst, architect, planner, implementer, critic, qa, ...):
 # agent_types: [docs-writer]
