@@ -109,6 +109,9 @@ input. With --pending the target does not start yet: the handoff stays pending
 (status shows it) until 'agent start AGENT' takes it.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := requireFlags(c, "to", "reason"); err != nil {
+				return err
+			}
 			svc, err := a.service()
 			if err != nil {
 				return err
@@ -186,6 +189,9 @@ conditions and blockers. A decision or confidence out of range is E1684 and
 changes nothing.`,
 		Args: args(cobra.ExactArgs(2)),
 		RunE: func(c *cobra.Command, argv []string) error {
+			if err := requireFlags(c, "confidence", "reasoning"); err != nil {
+				return err
+			}
 			svc, err := a.service()
 			if err != nil {
 				return err

@@ -14,16 +14,17 @@ func (a *app) blockedReasonCommand() *cobra.Command {
 		Long: `Asks the hook's policy whether a tool call may run now, and why not. --command
 gives a Bash command line to judge (reading command lines pass where writing
 ones do not); without it, Bash means a command that writes or runs code.
-Exits 0 when the tool is allowed, 1 when it is blocked.`,
+Answering is success: it exits 0 whether the tool is allowed or blocked.
+Scripts read the answer from --json: "allowed" is false (and "blocked" true,
+with the "reason") when the hook would block the call.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			input, _ := json.Marshal(map[string]string{"command": command})
 			allowed, reason := a.hookHandler().Decide(tool, input, "")
 			if allowed {
-				return a.emit(map[string]any{"tool": tool, "blocked": false}, tool+" is allowed")
+				return a.emit(map[string]any{"tool": tool, "allowed": true, "blocked": false}, tool+" is allowed")
 			}
-			a.exit = 1 // blocked: scripts can test the exit status, as with gate validate
-			return a.emit(map[string]any{"tool": tool, "blocked": true, "reason": reason}, tool+" is blocked: "+reason)
+			return a.emit(map[string]any{"tool": tool, "allowed": false, "blocked": true, "reason": reason}, tool+" is blocked: "+reason)
 		},
 	}
 	c.Flags().StringVar(&tool, "tool", "Edit", "the Claude Code tool name")

@@ -123,6 +123,13 @@ stay as they are now. A backup checkpoint of the state before is made first
 (--no-backup skips it); roll forward again with ` + "`sessionvault rollback --checkpoint BACKUP`" + `.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
+			ch := c.Flags().Changed
+			switch {
+			case !ch("checkpoint") && !ch("version"):
+				return usageError(c, "rollback needs --checkpoint ID, or --version N with --task TASK")
+			case ch("version") && !ch("task"):
+				return usageError(c, "rollback --version N needs --task TASK (a version is one task's)")
+			}
 			svc, err := a.service()
 			if err != nil {
 				return err
@@ -212,6 +219,9 @@ merge's first or second parent's note. ignore marks it ignored (detect then
 reports it as existing, not new).`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
+			if err := requireFlags(c, "action"); err != nil {
+				return err
+			}
 			svc, err := a.service()
 			if err != nil {
 				return err

@@ -41,7 +41,10 @@ DIR/.claude/settings.json and runnable; the vault reachable from DIR (its link
 on this machine); the signing key present and the current state verified; the
 Serena link (when DIR has .serena); git identity; LINEAR_API_KEY when a session
 is linked to Linear. Each problem comes with the command that fixes it. Exit 1
-when a check fails (warnings do not count).`,
+when a check fails (warnings do not count). DIR must be a code repository: in a
+folder outside any git repository, or in the home folder (whose
+.claude/settings.json is Claude Code's user-wide settings), doctor says to run
+it in the code repository instead of proposing to install hooks there.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			checks := a.doctor(repo)
@@ -100,6 +103,13 @@ func (a *app) doctor(repo string) []doctorCheck {
 		vaultDir = "" // said below: no link and no vault above the repository
 	}
 	fixLink := "sessionvault --vault PATH-TO-VAULT hooks install --project-dir " + abs
+	if why := notCodeRepo(abs); why != "" {
+		// Hooks installed here would not be a code repository's: in the home
+		// folder they are Claude Code's user-wide settings
+		// (~/.claude/settings.json), applied to every project.
+		fixLink = "run `sessionvault doctor` in the code repository (or pass --repo REPO), then install the hooks there: sessionvault --vault PATH-TO-VAULT hooks install --project-dir REPO"
+		add("code repository", false, why, "cd to the code repository the agent works in and run `sessionvault doctor` there (or `sessionvault doctor --repo REPO`)")
+	}
 	if vaultDir == "" {
 		add("vault reachable from the repository", false, "no link for "+abs+" on this machine and no vault above it", fixLink)
 	} else if vv, err := vault.Open(vaultDir); err != nil {
@@ -187,6 +197,34 @@ func (a *app) doctor(repo string) []doctorCheck {
 		}
 	}
 	return out
+}
+
+// notCodeRepo says why dir is no place for a code repository's hooks: it
+// is the home folder (its .claude/settings.json is Claude Code's user-wide
+// settings), or it is not inside a git repository; "" when it is a code
+// repository's folder.
+func notCodeRepo(dir string) string {
+	if home, err := os.UserHomeDir(); err == nil && samePath(dir, home) {
+		return dir + " is the home folder: hooks installed there go into Claude Code's user-wide settings (~/.claude/settings.json) and apply to every project"
+	}
+	cmd := exec.Command("git", "-C", dir, "rev-parse", "--show-toplevel")
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	if err := cmd.Run(); err != nil {
+		return dir + " is not inside a git repository: doctor checks the code repository the agent works in"
+	}
+	return ""
+}
+
+// samePath reports whether a and b name the same folder (symbolic links
+// followed).
+func samePath(a, b string) bool {
+	if ra, err := filepath.EvalSymlinks(a); err == nil {
+		a = ra
+	}
+	if rb, err := filepath.EvalSymlinks(b); err == nil {
+		b = rb
+	}
+	return filepath.Clean(a) == filepath.Clean(b)
 }
 
 func quoteJSON(s string) string {

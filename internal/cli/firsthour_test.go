@@ -186,7 +186,8 @@ func TestGateValidateAfterHandEdits(t *testing.T) {
 }
 
 // An unknown subcommand, or a group command without one, is a usage error
-// (exit 2) that names it; blocked-reason exits 1 when the tool is blocked.
+// (exit 2) that names it; blocked-reason answers with exit 0 whether the
+// tool is blocked or not, and --json says which ("allowed").
 func TestUnknownSubcommandsAndBlockedReasonExit(t *testing.T) {
 	t.Parallel()
 	v := newVault(t)
@@ -197,11 +198,17 @@ func TestUnknownSubcommandsAndBlockedReasonExit(t *testing.T) {
 	if _, errOut, code := run(t, v, "hooks"); code != 2 || !strings.Contains(errOut, "needs a command: install") {
 		t.Errorf("hooks: exit %d\n%s", code, errOut)
 	}
-	if out, _, code := run(t, v, "blocked-reason", "--tool", "Edit"); code != 1 || !strings.Contains(out, "Edit is blocked") {
+	if out, _, code := run(t, v, "blocked-reason", "--tool", "Edit"); code != 0 || !strings.Contains(out, "Edit is blocked") {
 		t.Errorf("blocked-reason on a blocked tool: exit %d\n%s", code, out)
+	}
+	if out, _, code := run(t, v, "--json", "blocked-reason", "--tool", "Edit"); code != 0 || !strings.Contains(out, `"allowed": false`) || !strings.Contains(out, `"blocked": true`) || !strings.Contains(out, `"reason": "`) {
+		t.Errorf("blocked-reason --json on a blocked tool: exit %d\n%s", code, out)
 	}
 	if out, _, code := run(t, v, "blocked-reason", "--tool", "Read"); code != 0 || !strings.Contains(out, "Read is allowed") {
 		t.Errorf("blocked-reason on an allowed tool: exit %d\n%s", code, out)
+	}
+	if out, _, code := run(t, v, "--json", "blocked-reason", "--tool", "Read"); code != 0 || !strings.Contains(out, `"allowed": true`) || !strings.Contains(out, `"blocked": false`) {
+		t.Errorf("blocked-reason --json on an allowed tool: exit %d\n%s", code, out)
 	}
 }
 
@@ -357,7 +364,7 @@ func TestFieldErrorsNameTheField(t *testing.T) {
 	if _, errOut, _ := run(t, v, "update", strings.Repeat("a", 600)); !strings.Contains(errOut, "the message is 600 characters; at most 500") || strings.Contains(errOut, "--message") {
 		t.Errorf("update too long:\n%s", errOut)
 	}
-	if _, errOut, _ := run(t, v, "decide", "--title", "T", "--choice", "C"); !strings.Contains(errOut, "the rationale must not be empty") {
-		t.Errorf("decide without a rationale:\n%s", errOut)
+	if _, errOut, _ := run(t, v, "decide", "--title", "T", "--choice", "C", "--rationale", " "); !strings.Contains(errOut, "the rationale must not be empty") {
+		t.Errorf("decide with an empty rationale:\n%s", errOut)
 	}
 }

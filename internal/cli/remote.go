@@ -65,11 +65,12 @@ driver's path.`,
 	sync := &cobra.Command{
 		Use:   "sync [--remote NAME] [--branch B]",
 		Short: "One sync with the git remote: commit pending edits, fetch, merge, push",
-		Long: `Commits what is pending (edits made outside sessionvault, as the person), fetches
-the remote's branch, merges it (notes by entry: updates, decisions and blockers
-of both sides kept once each in time order, properties per key, a person's
-sections as git merges text, with conflict markers only where both sides
-changed the same lines there), and pushes. A push refused because someone
+		Long: `Commits what is pending (the command history the hooks recorded and did not
+commit yet, as the agent's; edits made outside sessionvault, as the person's),
+fetches the remote's branch, merges it (notes by entry: updates, decisions and
+blockers of both sides kept once each in time order, properties per key, a
+person's sections as git merges text, with conflict markers only where both
+sides changed the same lines there), and pushes. A push refused because someone
 pushed meanwhile starts another round, up to 5. A merge a killed sync left
 half done is finished first. The remote and branch default to the config's
 remote section (name origin, the current branch). Transport is the git CLI's:
@@ -148,14 +149,21 @@ func remoteSync(svc *session.Service, remote, branch string) (remoteSyncResult, 
 	if err != nil {
 		return out, err
 	}
+	// The command logs' entries the hooks appended but have not committed
+	// yet are the agent's, committed as CommitCommandLogs commits them;
+	// only the rest of what is pending is a person's edit.
 	res, err := svc.V.SyncRemote(vault.SyncOptions{Remote: remote, Branch: branch, AfterMerge: after,
-		SideRefs: reconcile.HeartbeatRefs, PushRefs: []string{reconcile.HeartbeatRefs + m.Name}, Tags: tasks.CheckpointTags})
+		SideRefs: reconcile.HeartbeatRefs, PushRefs: []string{reconcile.HeartbeatRefs + m.Name}, Tags: tasks.CheckpointTags,
+		AgentPaths: session.IsCommandLog, AgentTool: session.CommandHistoryTool})
 	out.SyncResult = res
 	return out, err
 }
 
 func syncText(res remoteSyncResult) string {
 	var parts []string
+	if res.AgentCommitted != "" {
+		parts = append(parts, "committed the agent's command history "+res.AgentCommitted[:min(12, len(res.AgentCommitted))])
+	}
 	if res.Committed != "" {
 		parts = append(parts, "committed pending edits "+res.Committed[:min(12, len(res.Committed))])
 	}

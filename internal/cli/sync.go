@@ -46,6 +46,17 @@ func (a *app) linearSync(svc *session.Service, project string, dry bool, only st
 	}, nil
 }
 
+// linearUnreachable is the error of a Linear that cannot be reached over
+// the network (syncer.Unreachable): errs.NetworkUnavailable, saying what
+// came of the command (done) and what to check.
+func linearUnreachable(err error, done string) error {
+	endpoint := strings.TrimSpace(os.Getenv(linear.EnvAPIURL))
+	if endpoint == "" {
+		endpoint = linear.DefaultEndpoint
+	}
+	return errs.Wrap(errs.NetworkUnavailable, err, "Linear ("+endpoint+") cannot be reached: "+done+"; check the network connection (and "+linear.EnvAPIURL+" if it is set)")
+}
+
 func (a *app) syncCommand() *cobra.Command {
 	c := &cobra.Command{Use: "sync linear", Short: "Push sessions to a sync target"}
 	var dry bool
@@ -73,6 +84,9 @@ resumes. The key comes from LINEAR_API_KEY; the endpoint from LINEAR_API_URL.`,
 			if err != nil {
 				if errors.Is(err, syncer.ErrAuth) {
 					return errs.Wrap(errs.ConfigInvalid, err, "Linear refused the key")
+				}
+				if syncer.Unreachable(err) {
+					return linearUnreachable(err, "the Linear sync stopped; what it did not send, the next run sends")
 				}
 				return errs.Wrap(errs.GitWriteFailed, err, "the Linear sync")
 			}
@@ -107,6 +121,9 @@ func (a *app) linearCommand() *cobra.Command {
 			defer cancel()
 			name, email, err := client.Viewer(ctx)
 			if err != nil {
+				if syncer.Unreachable(err) {
+					return linearUnreachable(err, "linear check: the key was not tested")
+				}
 				return errs.Wrap(errs.ConfigInvalid, err, "linear check")
 			}
 			return a.emit(map[string]string{"name": name, "email": email}, "LINEAR_API_KEY works: "+name+" <"+email+">")

@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -30,9 +32,11 @@ type Issue struct {
 
 // Target is a system sessions are pushed to. Implementations return errors
 // wrapping ErrRateLimited or ErrAuth to stop a run, and ErrNotFound for an
-// issue that does not exist; any other error (the service unavailable, a
-// create whose reply was lost) fails only that item, and the next run tries
-// it again. Package targettest is the conformance suite of this contract.
+// issue that does not exist; an error that says the target could not be
+// reached at all (Unreachable: the network error kept in the chain) stops
+// the run too; any other error (the service answering 5xx, a create whose
+// reply was lost) fails only that item, and the next run tries it again.
+// Package targettest is the conformance suite of this contract.
 type Target interface {
 	// Issue looks an issue up by its key (ENG-123); an unknown key gives
 	// ErrNotFound.
@@ -67,7 +71,32 @@ var (
 	// ErrNotFound: the issue (or another entity asked for) does not exist;
 	// it fails only the item.
 	ErrNotFound = errors.New("not found")
+	// ErrUnreachable stops the run: the target could not be reached over
+	// the network (Unreachable). Run wraps it around the item's error.
+	ErrUnreachable = errors.New("the target cannot be reached")
 )
+
+// Unreachable reports whether err says that a service could not be reached
+// over the network at all: a host name that does not resolve
+// (*net.DNSError), a connection refused, reset or failed (*net.OpError), or
+// a request that timed out (a *url.Error or net.Error timeout). A service
+// that answered, even with an error, was reached.
+func Unreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var dns *net.DNSError
+	var op *net.OpError
+	if errors.As(err, &dns) || errors.As(err, &op) || errors.Is(err, ErrUnreachable) {
+		return true
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Timeout() {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
 
 // Options are the pushes the config maps (DESIGN §8).
 type Options struct {
@@ -193,7 +222,9 @@ func CommentID(key string) string {
 // Run pushes every session of sessions that changed since the ledger's last
 // push. It saves the ledger after every item, so a stop at any point loses
 // nothing. A rate limit or an authentication error stops the run cleanly
-// (Summary.Stopped); the next run resumes.
+// (Summary.Stopped); the next run resumes. A target that cannot be reached
+// (Unreachable) stops the run too, with an error wrapping ErrUnreachable
+// and the item's: every item would fail the same way.
 func Run(ctx context.Context, t Target, store Store, project string, sessions []session.State, o Options) (Summary, error) {
 	var sum Summary
 	ledger, err := store.Load()
@@ -224,6 +255,9 @@ func Run(ctx context.Context, t Target, store Store, project string, sessions []
 		case errors.Is(err, ErrAuth):
 			sum.Stopped = err.Error()
 			return sum, err
+		case Unreachable(err):
+			sum.Stopped = "the target cannot be reached; the next run continues"
+			return sum, fmt.Errorf("%w: %w", ErrUnreachable, err)
 		default:
 			sum.Failed++
 			sum.Errors = append(sum.Errors, st.Session+": "+err.Error())

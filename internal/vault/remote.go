@@ -55,17 +55,29 @@ type SyncOptions struct {
 	// the local ones. Tags are never forced: one made on two clones under
 	// the same name stays as each made it.
 	Tags string
+	// AgentPaths, when set, picks out of the pending edits those that are
+	// the agent's own and not a person's: the command logs the hooks append
+	// to and commit only now and then. They are committed first, as the
+	// agent's edit made by the tool call named AgentTool (the commit
+	// CommitAgentEdits makes); only what remains is the person's.
+	AgentPaths func(rel string) bool
+	// AgentTool names what made the agent's edits in their commit's
+	// message ("… changed by the agent's AgentTool call").
+	AgentTool string
 }
 
 // SyncResult is what one `remote sync` did.
 type SyncResult struct {
-	Committed string   `json:"committed,omitempty"` // the commit of pending edits, if any
-	Merged    string   `json:"merged,omitempty"`    // the merge commit (or the fast-forwarded HEAD), if the remote had news
-	Pushed    bool     `json:"pushed"`              // the remote branch now holds HEAD
-	Tries     int      `json:"tries"`               // fetch-merge-push rounds
-	Changed   []string `json:"changed,omitempty"`   // vault paths the merge changed
-	Conflicts []string `json:"conflicts,omitempty"` // notes left with conflict markers in a person's section
-	Kept      []string `json:"kept,omitempty"`      // other files whose conflicting change from the remote was not taken (ours kept)
+	// AgentCommitted is the commit of the agent's pending edits
+	// (SyncOptions.AgentPaths), if any; Committed that of a person's.
+	AgentCommitted string   `json:"agent_committed,omitempty"`
+	Committed      string   `json:"committed,omitempty"` // the commit of pending edits, if any
+	Merged         string   `json:"merged,omitempty"`    // the merge commit (or the fast-forwarded HEAD), if the remote had news
+	Pushed         bool     `json:"pushed"`              // the remote branch now holds HEAD
+	Tries          int      `json:"tries"`               // fetch-merge-push rounds
+	Changed        []string `json:"changed,omitempty"`   // vault paths the merge changed
+	Conflicts      []string `json:"conflicts,omitempty"` // notes left with conflict markers in a person's section
+	Kept           []string `json:"kept,omitempty"`      // other files whose conflicting change from the remote was not taken (ours kept)
 }
 
 // SetupMergeDriver registers the merge driver in .git/config: bin is this
@@ -295,7 +307,8 @@ func (v *Vault) authArgs(remote string) []string {
 }
 
 // SyncRemote runs one sync with the remote, under the vault lock: commit
-// what is pending (edits made outside the engine, as the person), fetch,
+// what is pending (the agent's own files, opts.AgentPaths, as the agent;
+// the rest, edits made outside the engine, as the person), fetch,
 // merge (the notes through MergeNotes), push; a push refused because the
 // remote moved starts another round, up to opts.Tries. A merge left half
 // done by a killed sync is finished or undone first.
@@ -330,8 +343,8 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 		if err := v.finishKilledMerge(&res); err != nil {
 			return err
 		}
-		c, err := v.commitPending()
-		res.Committed = c
+		ac, c, err := v.commitPending(opts.AgentPaths, opts.AgentTool)
+		res.AgentCommitted, res.Committed = ac, c
 		return err
 	})
 	if err != nil {
@@ -340,6 +353,9 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 	auth := v.authArgs(opts.Remote)
 	fetchMerge := func() error {
 		if _, err := v.git(append(auth, "fetch", "--quiet", opts.Remote, opts.Branch)...); err != nil {
+			if unreachable(err) {
+				return v.remoteUnreachable(err, opts.Remote, "fetching")
+			}
 			if !strings.Contains(err.Error(), "couldn't find remote ref") {
 				return errs.Wrap(errs.RemoteSyncFailed, err, "fetching "+opts.Remote)
 			}
@@ -350,12 +366,18 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 		}
 		if opts.SideRefs != "" {
 			if _, err := v.git(append(auth, "fetch", "--quiet", opts.Remote, "+"+opts.SideRefs+"*:"+opts.SideRefs+"*")...); err != nil {
+				if unreachable(err) {
+					return v.remoteUnreachable(err, opts.Remote, "fetching")
+				}
 				return errs.Wrap(errs.RemoteSyncFailed, err, "fetching "+opts.SideRefs+" from "+opts.Remote)
 			}
 		}
 		if opts.Tags != "" {
 			spec := "refs/tags/" + opts.Tags + "*:refs/tags/" + opts.Tags + "*"
 			if _, err := v.git(append(auth, "fetch", "--quiet", "--no-tags", opts.Remote, spec)...); err != nil && !strings.Contains(err.Error(), "would clobber") {
+				if unreachable(err) {
+					return v.remoteUnreachable(err, opts.Remote, "fetching")
+				}
 				return errs.Wrap(errs.RemoteSyncFailed, err, "fetching the tags "+opts.Tags+"* from "+opts.Remote)
 			}
 		}
@@ -397,12 +419,49 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 			res.Pushed = true
 			return res, nil
 		}
+		if unreachable(pushErr) {
+			return res, v.remoteUnreachable(pushErr, opts.Remote, "pushing to")
+		}
 		msg := pushErr.Error()
 		rejected := strings.Contains(msg, "[rejected]") || strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "fetch first")
 		if !rejected || res.Tries >= opts.Tries {
 			return res, errs.Wrap(errs.RemoteSyncFailed, pushErr, "pushing to "+opts.Remote)
 		}
 	}
+}
+
+// unreachableSigns are what git (curl for http(s), ssh) writes when the
+// remote cannot be reached at all: a host name that does not resolve, a
+// connection refused or timed out, no route.
+var unreachableSigns = []string{
+	"could not resolve host", "could not resolve hostname", "temporary failure in name resolution",
+	"name or service not known", "connection refused", "failed to connect", "connection timed out",
+	"operation timed out", "network is unreachable", "no route to host", "unable to access",
+}
+
+// unreachable reports whether err, a git command's error holding git's
+// message, says that the remote could not be reached over the network. An
+// https remote that answered is not: "unable to access" with an HTTP 4xx
+// (refused credentials, no such repository) or a certificate git does not
+// trust is another failure.
+func unreachable(err error) bool {
+	msg := strings.ToLower(err.Error())
+	if strings.Contains(msg, "returned error: 4") || strings.Contains(msg, "ssl certificate problem") {
+		return false
+	}
+	for _, s := range unreachableSigns {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// remoteUnreachable is the error of a remote that cannot be reached while
+// doing what (fetching, pushing to): errs.NetworkUnavailable; the edits
+// committed here stay, and the next sync sends them.
+func (v *Vault) remoteUnreachable(err error, remote, what string) error {
+	return errs.Wrap(errs.NetworkUnavailable, err, what+" "+remote+": the remote cannot be reached; what is committed here stays, and the next `sessionvault remote sync` sends it; check the network connection and the remote's address (`git -C "+shellQuote(v.Root)+" remote get-url "+shellQuote(remote)+"`)")
 }
 
 // syncMarker is the state file a sync keeps while the git CLI works in the
@@ -549,37 +608,61 @@ func (v *Vault) restoreEmptied() error {
 	return nil
 }
 
-// commitPending commits, as the person, every change in the work tree git
-// sees (what `git add -A` would take: the vault's .gitignore keeps the
-// per-machine state out). Returns the commit, or "".
-func (v *Vault) commitPending() (string, error) {
-	st, err := v.git("status", "--porcelain", "-z", "--untracked-files=all")
+// commitPending commits every change in the work tree git sees (what `git
+// add -A` would take: the vault's .gitignore keeps the per-machine state
+// out): first, as the agent's edit made by the tool call agentTool, the
+// paths agentPath picks (nil: none); then the rest as the person's. Returns
+// the two commits, "" for one not made.
+func (v *Vault) commitPending(agentPath func(rel string) bool, agentTool string) (agent, person string, err error) {
+	st, err := v.gitRaw("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames")
 	if err != nil {
-		return "", errs.Wrap(errs.GitWriteFailed, err, "looking for pending edits")
+		return "", "", errs.Wrap(errs.GitWriteFailed, err, "looking for pending edits")
 	}
-	if strings.Trim(st, "\x00") == "" {
-		return "", nil
+	if strings.Trim(string(st), "\x00") == "" {
+		return "", "", nil
+	}
+	// -z: "XY path" records, NUL-ended, as git wrote them (no rename
+	// records: --no-renames).
+	var paths, agentPaths []string
+	for _, r := range strings.Split(string(st), "\x00") {
+		if len(r) < 4 || r[2] != ' ' {
+			continue
+		}
+		if p := r[3:]; agentPath != nil && agentPath(p) {
+			agentPaths = append(agentPaths, p)
+		} else {
+			paths = append(paths, p)
+		}
+	}
+	if len(agentPaths) > 0 {
+		// Only these paths: what the person staged stays for their commit.
+		if _, err := v.git(append([]string{"add", "-A", "--"}, agentPaths...)...); err != nil {
+			return "", "", errs.Wrap(errs.GitWriteFailed, err, "committing the agent's pending edits")
+		}
+		who := v.Config.Agent.Name + " <" + v.Config.Agent.Email + ">"
+		args := append(v.asAgent(), "commit", "--quiet", "--no-verify", "--author", who, "-m", agentMessage(agentPaths, agentTool), "--only", "--")
+		if _, err := v.git(append(args, agentPaths...)...); err != nil {
+			return "", "", errs.Wrap(errs.GitWriteFailed, err, "committing the agent's pending edits")
+		}
+		if agent, err = v.git("rev-parse", "HEAD"); err != nil {
+			return "", "", errs.Wrap(errs.GitWriteFailed, err, "reading HEAD")
+		}
+		if st, err := v.gitRaw("status", "--porcelain", "-z", "--untracked-files=all"); err != nil {
+			return agent, "", errs.Wrap(errs.GitWriteFailed, err, "looking for pending edits")
+		} else if strings.Trim(string(st), "\x00") == "" {
+			return agent, "", nil
+		}
 	}
 	if _, err := v.git("add", "-A"); err != nil {
-		return "", errs.Wrap(errs.GitWriteFailed, err, "committing pending edits")
-	}
-	// -z: "XY path" records, NUL-ended (a rename's source follows as a
-	// record of its own); the output was trimmed, so the first record may
-	// have lost the leading space of its XY.
-	var paths []string
-	for _, r := range strings.Split(st, "\x00") {
-		if i := strings.IndexByte(r, ' '); len(r) > 2 && i >= 0 && i <= 2 {
-			if p := strings.TrimLeft(r[i:], " "); p != "" {
-				paths = append(paths, p)
-			}
-		}
+		return agent, "", errs.Wrap(errs.GitWriteFailed, err, "committing pending edits")
 	}
 	who := v.Config.Person.Name + " <" + v.Config.Person.Email + ">"
 	if _, err := v.git("-c", "user.name="+v.Config.Person.Name, "-c", "user.email="+v.Config.Person.Email,
 		"commit", "--quiet", "--no-verify", "--author", who, "-m", personMessage(paths)); err != nil {
-		return "", errs.Wrap(errs.GitWriteFailed, err, "committing pending edits")
+		return agent, "", errs.Wrap(errs.GitWriteFailed, err, "committing pending edits")
 	}
-	return v.git("rev-parse", "HEAD")
+	person, err = v.git("rev-parse", "HEAD")
+	return agent, person, err
 }
 
 // mergeFetched merges FETCH_HEAD into HEAD: a fast-forward when HEAD has
