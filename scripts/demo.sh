@@ -19,6 +19,13 @@ export SESSIONVAULT_VAULT="$work/vault"
 sv() { echo "\$ sessionvault $*"; "$bin" "$@"; echo; }
 
 sv init "$work/vault" --project demo
+# The code repository the sessions work in: the engine checks the branch and
+# sees the commits made there (the checklists' evidence), from its folder.
+code="$work/code"
+git init -q -b main "$code"
+git -C "$code" commit -q --allow-empty -m "first commit"
+git -C "$code" switch -q -c demo-work
+cd "$code"
 sv status
 # The example's active session was last seen long ago: it is crashed.
 # recovery check prints its resume prompt (its task's immediate context).
@@ -55,6 +62,8 @@ sv decide --title "Keep notes as the source of truth" --choice "Markdown notes i
 blocker=$("$bin" block "Waiting for review of the README" --severity low)
 echo "\$ sessionvault block ... -> $blocker"
 sv resolve "$blocker" --resolution "Reviewed"
+echo "# Notes" > NOTES.md && git add NOTES.md && git commit -q -m "Notes on the example"
+echo "\$ git commit -m \"Notes on the example\"   (in $code: the end checklist's commit)"
 sv end --summary "Finished the example session" --next "Wire the hooks into Claude Code"
 sv start --objective "Show a second session" --branch demo/second --commit 0000000
 sv update "Second session under way" --progress 10

@@ -230,8 +230,8 @@ func TestHooksWithATamperedState(t *testing.T) {
 
 	r := f.hook("pre-tool-use", call("Edit", map[string]any{"file_path": "main.go"}))
 	if r.Exit != 2 || !strings.Contains(r.Stderr, "changed outside sessionvault") || !strings.Contains(r.Stderr, `mode is "disabled" in the note but "coding"`) ||
-		!strings.Contains(r.Stderr, "`git -C "+f.Vault+" diff`") || !strings.Contains(r.Stderr, accept) {
-		t.Errorf("Edit: %+v; want exit 2 naming the change, the diff and accept", r)
+		!strings.Contains(r.Stderr, "`git -C "+f.Vault+" diff -- demo/session-current-state.md; git -C "+f.Vault+" log -p -3 -- demo/session-current-state.md`") || !strings.Contains(r.Stderr, accept) {
+		t.Errorf("Edit: %+v; want exit 2 naming the change, how to review it (uncommitted and committed) and accept", r)
 	}
 	if r := f.hook("pre-tool-use", bash("sessionvault update 'sneaky'")); r.Exit != 2 {
 		t.Errorf("sessionvault's own command: %+v; want it denied until a person accepts", r)

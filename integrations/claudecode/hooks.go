@@ -143,7 +143,7 @@ func (h Handler) decide(in Input) decision {
 	facts, err := svc.Guard(project)
 	if err != nil {
 		if errors.Is(err, session.ErrTampered) {
-			return deny(err.Error() + ". A person reviews the change (`" + svc.GitCommand("diff") + "`) and runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
+			return deny(err.Error() + ". A person reviews the change (`" + svc.ReviewCommand(project) + "`) and runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
 		}
 		return deny("the session state cannot be read: " + err.Error() + ". Fix the note or restore it (the command above), then a person runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
 	}
@@ -167,8 +167,15 @@ func (h Handler) PostToolUse(in Input) Response {
 	}
 	svc = withCodeDir(svc, in.Cwd)
 	if project, err := svc.Project(h.Project); err == nil {
-		if in.ToolName == "Read" && !in.ToolFailed() && readsStateNote(svc, project, in) {
-			_ = svc.ObserveStateRead(project, "Read") // evidence that the agent read the state; without it, the item stays open
+		if in.ToolName == "Read" && !in.ToolFailed() {
+			// Evidence that the agent read the state or the history; without
+			// it, the item stays open.
+			switch readsNote(svc, project, in) {
+			case session.CurrentStateNote:
+				_ = svc.ObserveStateRead(project, "Read")
+			case session.HistoryNote:
+				_ = svc.ObserveHistoryRead(project, "Read")
+			}
 		}
 		failed := in.ToolFailed() // tool_response parsed once: it may be megabytes
 		var log string
@@ -275,25 +282,28 @@ func withCodeDir(svc *session.Service, cwd string) *session.Service {
 	return &c
 }
 
-// readsStateNote reports whether a Read call's file is the project's
-// current-state note (relative to the call's cwd; symlinks resolved).
-func readsStateNote(svc *session.Service, project string, in Input) bool {
+// readsNote returns which canonical note of the project (its name) a Read
+// call's file is (relative to the call's cwd; symlinks resolved), or "".
+func readsNote(svc *session.Service, project string, in Input) string {
 	var args struct {
 		FilePath string `json:"file_path"`
 	}
 	if json.Unmarshal(in.ToolInput, &args) != nil || args.FilePath == "" {
-		return false
+		return ""
 	}
 	p := args.FilePath
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(in.Cwd, p)
 	}
-	want := filepath.Join(svc.V.Root, project, session.CurrentStateNote)
 	if r, err := filepath.EvalSymlinks(p); err == nil {
 		p = r
 	}
-	if r, err := filepath.EvalSymlinks(want); err == nil {
-		want = r
+	dir := filepath.Join(svc.V.Root, project)
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
 	}
-	return filepath.Clean(p) == filepath.Clean(want)
+	if filepath.Dir(filepath.Clean(p)) != filepath.Clean(dir) {
+		return ""
+	}
+	return filepath.Base(p)
 }

@@ -51,7 +51,8 @@ func (h Handler) SessionStart(in Input) Response {
 	}
 	// The state handed to the agent here is the evidence that it read it
 	// (the start checklist's "read the current state").
-	_ = svc.ObserveStateRead(project, "SessionStart") // without it, the item waits for a Read or `status`
+	_ = svc.ObserveStateRead(project, "SessionStart")   // without it, the item waits for a Read or `status`
+	_ = svc.ObserveHistoryRead(project, "SessionStart") // (the prompt carries the latest session of the history)
 	return contextResponse(ResumePrompt(svc, st, proto, in.Source, in.Cwd, limit))
 }
 

@@ -15,9 +15,17 @@ func (a *app) decideCommand() *cobra.Command {
 decisions/<date>-<slug>.md linked both ways, and a line at the top of
 session-decisions.md — one commit. Titles are unique within a session.
 --decided-by, --approved-by and --rejected-by name agent types (the orchestrator
-workflow's, and the vault's agent_types); they go into the decision's line and its note.`,
+workflow's, and the vault's agent_types); they go into the decision's line and its note.
+
+--cite records what the decision rests on in the code repository (a file, a
+range of its lines, a commit) with what it was then: when the code changes,
+status and the resume prompt mark the decision stale ("2 commits touched
+auth.go since"), so that it is checked before it is relied on.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := requireFlags(c, "title", "choice", "rationale"); err != nil {
+				return err
+			}
 			svc, err := a.service()
 			if err != nil {
 				return err
@@ -40,5 +48,6 @@ workflow's, and the vault's agent_types); they go into the decision's line and i
 	f.StringVar(&o.DecidedBy, "decided-by", "", "the agent type that decided it, e.g. architect")
 	f.StringArrayVar(&o.ApprovedBy, "approved-by", nil, "an agent type that approved it (repeatable)")
 	f.StringArrayVar(&o.RejectedBy, "rejected-by", nil, "an agent type that rejected it (repeatable)")
+	f.StringArrayVar(&o.Cite, "cite", nil, "what it rests on in the code: PATH, PATH#L10-L20 or a commit (repeatable); status and the resume prompt say when that code changed since")
 	return c
 }

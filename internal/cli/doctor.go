@@ -153,7 +153,7 @@ func (a *app) doctor(repo string) []doctorCheck {
 	if project, err := svc.Project(a.project); err != nil {
 		add("current state", false, err.Error(), "see the message")
 	} else if _, err := svc.Verified(project); err != nil {
-		fix := "a person reviews `" + svc.GitCommand("diff") + "` and runs: " + svc.Command(project, "accept")
+		fix := "a person reviews `" + svc.ReviewCommand(project) + "` and runs: " + svc.Command(project, "accept")
 		if !errors.Is(err, session.ErrTampered) {
 			fix = "restore the note (`" + svc.GitCommand("checkout -- "+project+"/"+session.CurrentStateNote) + "`), then " + svc.Command(project, "accept")
 		}

@@ -87,16 +87,19 @@ func TestMCPAdviceNamesTools(t *testing.T) {
 		do, _ := m.(map[string]any)["do"].(string)
 		noCLI("a gate remedy", do)
 	}
-	first, _ := missing[0].(map[string]any)["do"].(string)
-	if _, isErr, text := followAdvice(t, cs, first, "record_evidence"); isErr {
-		t.Errorf("the gate's remedy, called as written, fails: %s\n(remedy: %s)", text, first)
-	}
-
 	blocked := mustCall(t, cs, "get_blocked_reason", map[string]any{"tool": "Edit"})
 	reason, _ := blocked["reason"].(string)
 	noCLI("the blocked reason", reason)
-	if blocked["blocked"] != true || !strings.Contains(reason, "record_evidence") {
+	if blocked["blocked"] != true || !strings.Contains(reason, "session_status") {
 		t.Errorf("get_blocked_reason = %v", blocked)
+	}
+
+	first, _ := missing[0].(map[string]any)["do"].(string)
+	if _, isErr, text := followAdvice(t, cs, first, "session_status"); isErr {
+		t.Errorf("the gate's remedy, called as written, fails: %s\n(remedy: %s)", text, first)
+	}
+	if blocked := mustCall(t, cs, "get_blocked_reason", map[string]any{"tool": "Edit"}); blocked["blocked"] != false {
+		t.Errorf("get_blocked_reason after the remedy = %v", blocked)
 	}
 
 	ctx := mustCall(t, cs, "get_unified_context", nil)

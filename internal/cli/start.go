@@ -19,21 +19,31 @@ func (a *app) startCommand() *cobra.Command {
 start and end checklists of the protocol, and empty updates, decisions and
 blockers. Prints the new session id.
 
---branch and --commit default to the git state of the current folder when it is
-a git repository (the code repository, not the vault). Fails if a session is
+--branch and --commit default to the git state of the code repository: the
+current folder's when it is in one (not the vault's), else the one the
+project's last session worked in. The start checklist's items the engine can
+see for itself are ticked at once: the objective, the state handed over by
+Claude Code's SessionStart hook, the starting commit, the protocol's run
+checks (run in the code repository). Fails if a session is
 already active, unless --force, which archives that one as abandoned.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := requireFlags(c, "objective"); err != nil {
+				return err
+			}
 			svc, err := a.service()
 			if err != nil {
 				return err
 			}
 			o.Project = a.project
+			// The code repository: the current folder's, or (typed in the
+			// vault) the one the project's last session worked in.
+			repo := svc.CodeRepo(a.project)
 			if !c.Flags().Changed("branch") {
-				o.Branch = gitOutput("rev-parse", "--abbrev-ref", "HEAD")
+				o.Branch = gitOutput(repo, "rev-parse", "--abbrev-ref", "HEAD")
 			}
 			if !c.Flags().Changed("commit") {
-				o.Commit = gitOutput("rev-parse", "HEAD")
+				o.Commit = gitOutput(repo, "rev-parse", "HEAD")
 			}
 			out, err := svc.Start(o)
 			if err != nil {
@@ -53,10 +63,13 @@ already active, unless --force, which archives that one as abandoned.`,
 	return c
 }
 
-// gitOutput runs git in the current folder and returns its trimmed output,
-// or "" when the folder is not a git repository or git is missing.
-func gitOutput(argv ...string) string {
-	cmd := exec.Command("git", argv...)
+// gitOutput runs git in the repository at dir and returns its trimmed
+// output, or "" when dir is "" or not a git repository, or git is missing.
+func gitOutput(dir string, argv ...string) string {
+	if dir == "" {
+		return ""
+	}
+	cmd := exec.Command("git", append([]string{"-C", dir}, argv...)...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
 	out, err := cmd.Output()
 	if err != nil {

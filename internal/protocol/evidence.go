@@ -11,8 +11,8 @@ import (
 type Kind string
 
 // Evidence kinds. A protocol names one in its Evidence column as a code span:
-// `file: NAME`, `commit`, `run: COMMAND`, `tool: PATTERN`, `section: NAME`
-// or `person`. A cell without one is free text: only a person's tick
+// `file: NAME`, `commit`, `run: COMMAND`, `tool: PATTERN`, `section: NAME`,
+// `blockers` or `person`. A cell without one is free text: only a person's tick
 // satisfies it.
 const (
 	KindFile    Kind = "file"    // a file exists; its SHA-256 is recorded when the evidence is recorded
@@ -20,8 +20,10 @@ const (
 	KindRun     Kind = "run"     // a command from the protocol that exits 0
 	KindTool    Kind = "tool"    // a tool call seen by the PostToolUse hook, by tool-name pattern
 	KindSection Kind = "section" // a section of the current-state note is non-empty
-	KindPerson  Kind = "person"  // a person ticked it in Obsidian
-	KindText    Kind = ""        // free text: a person's tick only
+	// KindBlockers: the session has no open blocker (each one resolved).
+	KindBlockers Kind = "blockers"
+	KindPerson   Kind = "person" // a person ticked it in Obsidian
+	KindText     Kind = ""       // free text: a person's tick only
 )
 
 // Check is a requirement's parsed evidence rule.
@@ -30,7 +32,7 @@ type Check struct {
 	Arg  string `json:"arg,omitempty"` // file name, command, tool pattern or section name
 }
 
-var directiveRe = lazyregexp.New("`\\s*(file|commit|run|tool|section|person)\\s*(?::\\s*([^`]*))?`")
+var directiveRe = lazyregexp.New("`\\s*(file|commit|run|tool|section|blockers|person)\\s*(?::\\s*([^`]*))?`")
 
 // ParseCheck reads the evidence rule from an Evidence cell.
 func ParseCheck(cell string) Check {
@@ -45,7 +47,7 @@ func ParseCheck(cell string) Check {
 // opposed to needing a person's tick).
 func (c Check) Verifiable() bool {
 	switch c.Kind {
-	case KindFile, KindCommit, KindRun, KindTool, KindSection:
+	case KindFile, KindCommit, KindRun, KindTool, KindSection, KindBlockers:
 		return true
 	}
 	return false

@@ -3,6 +3,7 @@ package session
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,9 +169,13 @@ func (e *evaluation) recheck(req protocol.Requirement, it CheckItem) string {
 // observe returns the evidence the engine sees itself for an open item, or "".
 func (e *evaluation) observe(ph protocol.Phase, req protocol.Requirement, it CheckItem) string {
 	switch c := req.Check; {
-	case isStateNote(c):
-		if obs, ok := e.s.stateRead(e.st.Project, e.st.Session, e.s.NowUTC()); ok {
+	case handedOver(c) != "":
+		if obs, ok := e.s.readSeen(e.st.Project, e.st.Session, handedOver(c), e.s.NowUTC()); ok {
 			return e.s.observed(obs.Detail, obs.At)
+		}
+	case c.Kind == protocol.KindBlockers:
+		if open, known := e.openBlockers(); known && len(open) == 0 {
+			return e.s.observed("no open blocker", e.s.NowUTC())
 		}
 	case c.Kind == protocol.KindTool:
 		if tool, at, ok := e.s.toolSeen(e.st.Project, e.st.Session, it.ID); ok {
@@ -178,16 +183,12 @@ func (e *evaluation) observe(ph protocol.Phase, req protocol.Requirement, it Che
 		}
 	case c.Kind == protocol.KindCommit && ph == protocol.End:
 		repo := e.codeRepo()
-		if repo == "" || e.st.Commit == "" {
+		if repo == "" {
 			return ""
 		}
 		e.dependOnHead(repo)
-		head, err := git(repo, "rev-parse", "HEAD")
-		if err != nil || strings.HasPrefix(head, e.st.Commit) {
-			return ""
-		}
-		if on, err := onBranch(repo, e.st.Commit); err == nil && on {
-			return e.s.observed("commit "+shortSHA(head)+" since the start", e.s.NowUTC())
+		if sha := e.commitSinceStart(repo); sha != "" {
+			return e.s.observed("commit "+shortSHA(sha)+" since the start", e.s.NowUTC())
 		}
 	case c.Kind == protocol.KindRun:
 		repo := e.codeRepo()
@@ -200,6 +201,40 @@ func (e *evaluation) observe(ph protocol.Phase, req protocol.Requirement, it Che
 		}
 	}
 	return ""
+}
+
+// commitSinceStart returns HEAD of the code repository at repo when it is a
+// commit made since the session started: a descendant of the starting
+// commit, or — when the session names none the repository has (it started
+// elsewhere) — a commit dated after the start. "" otherwise.
+func (e *evaluation) commitSinceStart(repo string) string {
+	head, err := git(repo, "rev-parse", "HEAD")
+	if err != nil {
+		return ""
+	}
+	if e.st.Commit != "" {
+		if start, err := resolveCommit(repo, e.st.Commit); err == nil {
+			if start == head {
+				return ""
+			}
+			if on, err := onBranch(repo, start); err == nil && on {
+				return head
+			}
+			return ""
+		}
+	}
+	if e.st.Started == nil {
+		return ""
+	}
+	when, err := git(repo, "log", "-1", "--format=%ct", "HEAD")
+	if err != nil {
+		return ""
+	}
+	var secs int64
+	if _, err := fmt.Sscan(when, &secs); err != nil || secs < e.st.Started.Unix() {
+		return ""
+	}
+	return head
 }
 
 // do says what to do about an unmet item, quoting `sessionvault ...`
@@ -248,8 +283,37 @@ func (e *evaluation) do(ph protocol.Phase, req protocol.Requirement, it CheckIte
 		return "fill the " + c.Arg + " section, then run `sessionvault evidence record " + it.ID + "`"
 	case protocol.KindTool:
 		return "call a tool matching " + c.Arg
+	case protocol.KindBlockers:
+		open, _ := e.openBlockers()
+		if len(open) == 0 {
+			return "resolve every open blocker"
+		}
+		var ids []string
+		for _, b := range open {
+			ids = append(ids, b.ID)
+		}
+		return "resolve " + strings.Join(ids, ", ") + ": `sessionvault resolve " + open[0].ID + " --resolution \"...\"`"
 	}
 	return "a person ticks it in " + CurrentStateNote
+}
+
+// openBlockers returns the session's open blockers: from the note when the
+// evaluation has it, else from st when it was read in full; known is false
+// when neither says.
+func (e *evaluation) openBlockers() (open []Blocker, known bool) {
+	if e.d != nil {
+		var tmp State
+		return openOf(readEntries(e.d, &tmp, SecBlockers, parseBlocker)), true
+	}
+	if e.st.Blockers != nil {
+		return e.st.OpenBlockers(), true
+	}
+	return nil, false
+}
+
+func openOf(bs []Blocker) []Blocker {
+	st := State{Blockers: bs}
+	return st.OpenBlockers()
 }
 
 // sectionFilled reports whether d's H2 section name holds a non-blank line.

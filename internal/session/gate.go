@@ -171,6 +171,12 @@ func (s *Service) verify(d *Doc, project string, req protocol.Requirement, o Evi
 			return "", fail("section %q of the current state is empty", req.Check.Arg)
 		}
 		return "section " + req.Check.Arg + " not empty", nil
+	case protocol.KindBlockers:
+		var tmp State
+		if open := openOf(readEntries(d, &tmp, SecBlockers, parseBlocker)); len(open) > 0 {
+			return "", fail("%d blocker(s) are open; resolve them first (`sessionvault resolve %s --resolution \"...\"`)", len(open), open[0].ID)
+		}
+		return "no open blocker", nil
 	case protocol.KindTool:
 		tool, at, ok := s.toolSeen(project, d.Prop("session"), o.Item)
 		if !ok {

@@ -30,8 +30,12 @@ type observation struct {
 	Detail  string // how it was seen, e.g. "SessionStart"
 }
 
-// obsStateRead: the project's current state was handed to the agent.
-const obsStateRead = "state-read"
+// What an observation saw: the project's current state, or its history
+// (the latest entry), handed to the agent.
+const (
+	obsStateRead   = "state-read"
+	obsHistoryRead = "history-read"
+)
 
 // idleSession is the session of an observation made while none was active.
 const idleSession = "-"
@@ -46,6 +50,17 @@ const stateReadMaxAge = 12 * time.Hour
 // session, or of the next one to start. Once per session; nothing when the
 // state does not verify (the agent was handed nothing the engine trusts).
 func (s *Service) ObserveStateRead(project, via string) error {
+	return s.observeRead(project, obsStateRead, via)
+}
+
+// ObserveHistoryRead is ObserveStateRead for the project's history (its
+// latest entry: SessionStart's resume prompt carries it, or a Read of the
+// note): the `file: session-history.md` item.
+func (s *Service) ObserveHistoryRead(project, via string) error {
+	return s.observeRead(project, obsHistoryRead, via)
+}
+
+func (s *Service) observeRead(project, what, via string) error {
 	st, err := s.VerifiedCached(project)
 	if err != nil {
 		return nil
@@ -53,23 +68,32 @@ func (s *Service) ObserveStateRead(project, via string) error {
 	sess := idleSession
 	if st.Active() {
 		sess = st.Session
-		if proto, err := s.Protocol(project); err == nil && stateReadDone(st, proto) {
+		if proto, err := s.Protocol(project); err == nil && readDone(st, proto, what) {
 			return nil // nothing left to satisfy (and the hooks' cache stays valid)
 		}
 	}
 	for _, o := range s.observations(project) { // (no write on every Read)
-		if o.Session == sess && o.What == obsStateRead && (sess != idleSession || s.NowUTC().Sub(o.At) < time.Hour) {
+		if o.Session == sess && o.What == what && (sess != idleSession || s.NowUTC().Sub(o.At) < time.Hour) {
 			return nil
 		}
 	}
-	return s.addObservation(project, observation{Session: sess, What: obsStateRead, At: s.NowUTC(), Detail: via})
+	if err := s.addObservation(project, observation{Session: sess, What: what, At: s.NowUTC(), Detail: via}); err != nil {
+		return err
+	}
+	if sess != idleSession {
+		// The hooks' facts were read before this observation: read them
+		// again now, so that the next decision needs no reading (the lean
+		// hook decides alone).
+		_, _ = s.Guard(project) // a cache: without it, the next decision reads the state
+	}
+	return nil
 }
 
-// stateReadDone reports whether every start item of st asking for the
-// current state to be read is done.
-func stateReadDone(st State, proto *protocol.Protocol) bool {
+// readDone reports whether every start item of st that a read of what
+// (obsStateRead, obsHistoryRead) satisfies is done.
+func readDone(st State, proto *protocol.Protocol, what string) bool {
 	for _, it := range st.StartChecklist {
-		if req, ok := requirementIn(proto.Start, it.ID); ok && isStateNote(req.Check) && !it.Done {
+		if req, ok := requirementIn(proto.Start, it.ID); ok && handedOver(req.Check) == what && !it.Done {
 			return false
 		}
 	}
@@ -113,11 +137,12 @@ func (s *Service) observations(project string) []observation {
 	return out
 }
 
-// stateRead returns the observation that session's agent was handed the
-// current state (for the idle session: one recent enough at now), or ok=false.
-func (s *Service) stateRead(project, session string, now time.Time) (observation, bool) {
+// readSeen returns the observation that session's agent was handed what
+// (obsStateRead, obsHistoryRead; for the idle session: one recent enough at
+// now), or ok=false.
+func (s *Service) readSeen(project, session, what string, now time.Time) (observation, bool) {
 	for _, o := range s.observations(project) {
-		if o.What != obsStateRead || o.Session != session {
+		if o.What != what || o.Session != session {
 			continue
 		}
 		if session == idleSession && (now.Sub(o.At) > stateReadMaxAge || o.At.After(now.Add(time.Minute))) {
@@ -143,8 +168,21 @@ func (s *Service) observed(what string, at time.Time) string {
 }
 
 // isStateNote reports whether a `file:` rule names the current-state note.
-func isStateNote(c protocol.Check) bool {
-	return c.Kind == protocol.KindFile && filepath.Base(filepath.FromSlash(c.Arg)) == CurrentStateNote
+func isStateNote(c protocol.Check) bool { return handedOver(c) == obsStateRead }
+
+// handedOver returns what observation satisfies a `file:` rule naming a
+// note the agent is handed (the current state, the history), or "".
+func handedOver(c protocol.Check) string {
+	if c.Kind != protocol.KindFile {
+		return ""
+	}
+	switch filepath.Base(filepath.FromSlash(c.Arg)) {
+	case CurrentStateNote:
+		return obsStateRead
+	case HistoryNote:
+		return obsHistoryRead
+	}
+	return ""
 }
 
 // CodeRepo returns the code repository (its top folder) the project's
@@ -195,8 +233,8 @@ func (s *Service) startEvidence(project string, proto *protocol.Protocol, o Star
 		switch c := r.Check; {
 		case c.Kind == protocol.KindSection && strings.EqualFold(c.Arg, SecObjective) && strings.TrimSpace(o.Objective) != "":
 			ev[id] = s.observed("start --objective", now)
-		case isStateNote(c):
-			if obs, ok := s.stateRead(project, idleSession, now); ok {
+		case handedOver(c) != "":
+			if obs, ok := s.readSeen(project, idleSession, handedOver(c), now); ok {
 				ev[id] = s.observed(obs.Detail, obs.At)
 			}
 		case c.Kind == protocol.KindCommit && o.Commit != "" && repo != "":

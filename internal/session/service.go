@@ -201,6 +201,15 @@ func (s *Service) GitCommand(args string) string {
 	return "git -C " + shellquote.Quote(s.V.Root) + " " + args
 }
 
+// ReviewCommand returns the git command lines that show a person how
+// project's current-state note was changed outside sessionvault: what is not
+// committed yet, then its last commits (an edit `serve` or the next
+// operation already committed as the person's is there).
+func (s *Service) ReviewCommand(project string) string {
+	rel := shellquote.Quote(project + "/" + CurrentStateNote)
+	return s.GitCommand("diff -- "+rel) + "; " + s.GitCommand("log -p -3 -- "+rel)
+}
+
 // restoreHint is the command that puts rel back as last committed, quoted
 // for a POSIX shell.
 func (s *Service) restoreHint(rel string) string {

@@ -46,6 +46,14 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 	// What the engine observes for the start checklist, found before the
 	// vault is locked (a run check may take a moment).
 	repo := s.CodeRepo(project)
+	if repo != "" && o.Branch == "" && o.Commit == "" {
+		// Where the session starts in the code repository (what the CLI
+		// fills in from the same place).
+		o.Commit, _ = git(repo, "rev-parse", "HEAD")
+		if b, err := git(repo, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && b != "HEAD" {
+			o.Branch = b
+		}
+	}
 	observed := s.startEvidence(project, proto, o, repo, s.NowUTC())
 	var out Outcome
 	cur, _, _ := Paths(project)

@@ -34,7 +34,7 @@ func (s *Service) CheckState(project string) StateCheck {
 	if _, err := s.Verified(project); err != nil {
 		if errors.Is(err, ErrTampered) {
 			return StateCheck{ChangedOutside: true, Problem: err.Error(),
-				Fix: "a person reviews the change (`" + s.GitCommand("diff") + "`) and runs `" + s.Command(project, "accept") + "`"}
+				Fix: "a person reviews the change (`" + s.ReviewCommand(project) + "`) and runs `" + s.Command(project, "accept") + "`"}
 		}
 		c := StateCheck{Problem: err.Error()}
 		if errs.Is(err, errs.StateParseError) {
