@@ -127,3 +127,23 @@ func TestDocLinksResolve(t *testing.T) {
 		}
 	}
 }
+
+// `make demo` (scripts/demo.sh on a copy of vault-example/) runs through and
+// its session ends COMPLETE, with no evidence recorded by hand.
+func TestDemoEndsComplete(t *testing.T) {
+	t.Parallel()
+	bin := robustBinary(t)
+	home := t.TempDir()
+	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "demo.sh"), bin)
+	cmd.Env = append(gitEnv(home), "PATH="+os.Getenv("PATH"), "TMPDIR="+home, "SESSIONVAULT_CONFIG_DIR=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the demo fails: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "in phase COMPLETE") || strings.Contains(string(out), "in phase VIOLATION") {
+		t.Errorf("the demo's session does not end COMPLETE:\n%s", out)
+	}
+	if strings.Contains(string(out), "evidence record c-") && strings.Contains(string(out), "$ sessionvault evidence record") {
+		t.Errorf("the demo records evidence by hand:\n%s", out)
+	}
+}

@@ -56,6 +56,29 @@ func TestDefaultProtocolChecks(t *testing.T) {
 	if ParseCheck("Tool output present").Verifiable() {
 		t.Error("free text must not be verifiable by the engine")
 	}
+	// A first session on GitHub's default branch is not blocked: the branch
+	// item is a SHOULD, and says how to fix it; the end's blockers item is
+	// one the engine checks.
+	if r := got.Start[2]; r.Level != "SHOULD" || !strings.Contains(r.Fix, "git switch -c") {
+		t.Errorf("the branch item = %+v, want a SHOULD with its fix", r)
+	}
+	for _, r := range got.Start {
+		if r.Level == "MUST" && r.Check.Kind == KindRun {
+			t.Errorf("start MUST %q runs a command: a first session could not pass it", r.Step)
+		}
+	}
+	if c := got.End[2].Check; c.Kind != KindBlockers || !c.Verifiable() {
+		t.Errorf("end item 3 check = %+v, want blockers", c)
+	}
+}
+
+// A Fix column (or "If it fails", "Remedy") is read with each row.
+func TestParseFixColumn(t *testing.T) {
+	src := []byte("## Session start\n\n| Req | Step | Evidence | If it fails |\n|---|---|---|---|\n| MUST | Be ready | `run: test -f READY` | `touch READY` |\n| SHOULD | Read | `file: a.md` | |\n")
+	got := Parse(markdown.New(), "p", src)
+	if len(got.Start) != 2 || got.Start[0].Fix != "`touch READY`" || got.Start[1].Fix != "" || got.Start[0].Check != (Check{KindRun, "test -f READY"}) {
+		t.Fatalf("parsed %+v", got.Start)
+	}
 }
 
 func TestPolicy(t *testing.T) {
