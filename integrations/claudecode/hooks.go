@@ -140,12 +140,9 @@ func (h Handler) decide(in Input) decision {
 	if err != nil {
 		return deny(err.Error() + "; failing closed")
 	}
-	facts, err := svc.Guard(project)
-	if err != nil {
-		if errors.Is(err, session.ErrTampered) {
-			return deny(err.Error() + ". A person reviews the change (`" + svc.ReviewCommand(project) + "`) and runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
-		}
-		return deny("the session state cannot be read: " + err.Error() + ". Fix the note or restore it (the command above), then a person runs `" + svc.Command(project, "accept") + "`; until then only read-only tools run")
+	facts, err := svc.Guard(project) // on a state it cannot read or verify: facts that say so (Unreadable)
+	if err != nil && facts.Unreadable == "" {
+		return deny("the session state cannot be read: " + err.Error() + "; failing closed. Read-only tools still work")
 	}
 	d.Verdict = guard.Decide(call, in.Cwd, svc.Place(project), h.Policy, facts)
 	d.svc, d.project = svc, project

@@ -35,6 +35,14 @@ type Facts struct {
 	// checked (the protocol cannot be read): calls that need the gate are
 	// denied with it (fail closed). Such facts are never cached.
 	GateError string `json:"gate_error,omitempty"`
+	// Unreadable, when not empty, says why the state could not be read or
+	// verified (a note that does not parse, a state changed outside
+	// sessionvault): every call that needs the state is denied (fail
+	// closed), with what a person does. Tampered says it is the latter.
+	// Such facts are cached like any others: the next call on the same
+	// unchanged files is denied without reading them again.
+	Unreadable string `json:"unreadable,omitempty"`
+	Tampered   bool   `json:"tampered,omitempty"`
 }
 
 // Missing is one open checklist item of a gate and what to do about it. Do
@@ -90,6 +98,9 @@ func Screen(call *policy.Call, t policy.Table) (v Verdict, decided bool) {
 // or while MUST items of the start checklist lack evidence, the call is
 // denied with the command to run.
 func Decide(call policy.Call, cwd string, at Place, t policy.Table, f Facts) Verdict {
+	if f.Unreadable != "" {
+		return deny(call.Class, at.unreadable(f))
+	}
 	if f.Mode == policy.ModeDisabled {
 		return allow(call.Class)
 	}
@@ -117,6 +128,18 @@ func Decide(call policy.Call, cwd string, at Place, t policy.Table, f Facts) Ver
 		fmt.Fprintf(&b, "\n- %s %s: %s", m.ID, m.Step, at.Runnable(m.Do, cwd))
 	}
 	return deny(call.Class, b.String())
+}
+
+// unreadable is the deny of a call on a state that cannot be read or
+// verified: why, and what a person does.
+func (p Place) unreadable(f Facts) string {
+	accept := p.Command("accept")
+	if f.Tampered {
+		note := shellquote.Quote(p.Project + "/session-current-state.md")
+		git := "git -C " + shellquote.Quote(p.Root)
+		return f.Unreadable + ". A person reviews the change (`" + git + " diff -- " + note + "; " + git + " log -p -3 -- " + note + "`) and runs `" + accept + "`; until then only read-only tools run"
+	}
+	return "the session state cannot be read: " + f.Unreadable + ". Fix the note or restore it (the command above), then a person runs `" + accept + "`; until then only read-only tools run"
 }
 
 // Command returns the sessionvault command line for args, runnable in a

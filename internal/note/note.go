@@ -138,7 +138,14 @@ func (n *Note) parseFrontMatter() error {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		return &ParseError{Path: n.path, Line: n.yamlErrorLine(err), Msg: "front matter is not valid YAML: " + err.Error(), Err: err}
+		line, msg := n.yamlErrorLine(err), "front matter is not valid YAML: "+yamlMessage(err)
+		if q := unclosedQuote(raw); q > 0 && n.fileLine(q, 1) <= line {
+			// The parser notices an unclosed quote lines later; the line to
+			// fix is the one that opens it.
+			line = n.fileLine(q, 1)
+			msg = "front matter is not valid YAML: this line opens a quote it does not close (" + yamlMessage(err) + ")"
+		}
+		return &ParseError{Path: n.path, Line: line, Msg: msg, Err: err}
 	}
 	// yaml.v3 decodes the first document and ignores what follows it;
 	// properties there would be invisible, and edits could land there.
@@ -225,6 +232,59 @@ func (n *Note) yamlErrorLine(err error) int {
 		return 1
 	}
 	return n.fileLine(line, 1)
+}
+
+// yamlMessage is a yaml.v3 error's text without its "yaml: line N:" prefix
+// (a line of the front matter, not of the note: ParseError names the note's).
+func yamlMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if strings.HasPrefix(msg, "line ") {
+		if _, rest, ok := strings.Cut(msg, ": "); ok {
+			return rest
+		}
+	}
+	return msg
+}
+
+// unclosedQuote returns the 1-based line of the YAML text raw whose value
+// opens a quote that the line does not close (`key: "text`), or 0. A quoted
+// scalar may span lines in YAML, but a property a person broke in Obsidian
+// is this far more often.
+func unclosedQuote(raw []byte) int {
+	for i, l := range strings.Split(string(raw), "\n") {
+		_, v, ok := strings.Cut(strings.TrimSpace(l), ": ")
+		if !ok {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "- ") {
+				v, ok = t[2:], true
+			}
+		}
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch {
+		case strings.HasPrefix(v, `"`):
+			closed := false
+			for j := 1; j < len(v); j++ {
+				if v[j] == '\\' {
+					j++
+					continue
+				}
+				if v[j] == '"' {
+					closed = true
+					break
+				}
+			}
+			if !closed {
+				return i + 1
+			}
+		case strings.HasPrefix(v, "'"):
+			if strings.Count(v[1:], "'")%2 == 0 { // '' is a quote inside; the closing one is odd
+				return i + 1
+			}
+		}
+	}
+	return 0
 }
 
 // yamlLineStarts returns the offset of each line start in the YAML text b,

@@ -227,6 +227,8 @@ func (s *Service) VerifiedCached(project string) (State, error) {
 // are unchanged; else read and verified (VerifiedCached, and the start gate
 // when it matters) and cached, unless a file changed during the reading.
 // The errors are VerifiedCached's (ErrTampered, errs.StateParseError, ...);
+// for those two the facts say so too (Facts.Unreadable), cached alike, and a
+// later call from the cache returns them with no error;
 // a protocol that cannot be read is not an error here: Facts.GateError says
 // it, and the decision fails closed at the gate.
 func (s *Service) Guard(project string) (guard.Facts, error) {
@@ -236,7 +238,18 @@ func (s *Service) Guard(project string) (guard.Facts, error) {
 	id, idErr := guard.Identity(s.V.Root, project)
 	st, err := s.VerifiedCached(project)
 	if err != nil {
-		return guard.Facts{}, err
+		// A note that does not parse, or a state changed outside the engine:
+		// the decision is a deny until the files change, and is cached like
+		// any other, so that the next call costs no more than on a good note.
+		var e *errs.Error
+		if !errors.As(err, &e) || e.Code != errs.StateParseError && e.Code != errs.StateChangedOutside {
+			return guard.Facts{}, err
+		}
+		f := guard.Facts{Unreadable: err.Error(), Tampered: errors.Is(err, ErrTampered)}
+		if idErr == nil {
+			s.saveGuard(project, id, f, nil)
+		}
+		return f, err
 	}
 	f, deps, ok := s.guardFacts(project, st, nil)
 	if ok && idErr == nil {
