@@ -382,3 +382,39 @@ func TestProjectsAndTimes(t *testing.T) {
 		t.Fatal("ParseTime read \"next tuesday\"")
 	}
 }
+
+// TestObservedEvidenceReachesTheNote: what the engine observed between
+// operations (the state read through `status`) is written on the item's
+// checklist line by the next operation, with what saw it; the update itself
+// ticks "record updates". No evidence is recorded by hand.
+func TestObservedEvidenceReachesTheNote(t *testing.T) {
+	t.Parallel()
+	s, _ := testService(t)
+	if _, err := s.Start(StartOptions{Project: "demo", Objective: "Observed"}); err != nil {
+		t.Fatal(err)
+	}
+	note := filepath.Join(s.V.Root, "demo", CurrentStateNote)
+	if data, _ := os.ReadFile(note); !strings.Contains(string(data), "- [ ] **MUST** Read the current state (`session-current-state`) ^c-1") {
+		t.Fatalf("c-1 ticked before the state was read:\n%s", data)
+	}
+	if err := s.ObserveStateRead("demo", "status"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(UpdateOptions{Project: "demo", Message: "first step"}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(note)
+	for _, want := range []string{"- [x] **MUST** Read the current state (`session-current-state`) · **evidence:** observed: status ",
+		"- [x] **MUST** Record the session's progress as updates · **evidence:** observed: update u-1 "} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the note lacks %q:\n%s", want, data)
+		}
+	}
+	st, err := s.Verified("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := st.StartChecklist[0]; !it.Done || it.Unverified {
+		t.Errorf("c-1 after the update = %+v, want done and sealed", it)
+	}
+}

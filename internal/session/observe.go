@@ -250,18 +250,22 @@ func (s *Service) startEvidence(project string, proto *protocol.Protocol, o Star
 	return ev
 }
 
-// observeOp ticks the open `section:` items whose section the engine
-// operation op (its name and the entry it wrote, e.g. "update u-3") filled
-// in d: the engine's own entries are the evidence, sealed with the line.
-// The protocol is read only when an item is open.
+// observeOp ticks, in d, the open items an engine operation op (its name
+// and the entry it wrote, e.g. "update u-3") shows to be met: a `section:`
+// item whose section the operation filled (the engine's own entries are the
+// evidence), and an item met by what was observed since (the state or the
+// history handed to the agent), so that the note's checklist line says
+// what satisfied it. Sealed with the line. The protocol is read only when
+// an item is open.
 func (s *Service) observeOp(d *Doc, st State, op string, now time.Time) {
-	if len(d.grown) == 0 || !anyOpen(st.StartChecklist) && !anyOpen(st.EndChecklist) {
+	if !anyOpen(st.StartChecklist) && !anyOpen(st.EndChecklist) {
 		return
 	}
 	proto, err := s.Protocol(st.Project)
 	if err != nil {
 		return
 	}
+	var seen []observation // read once, when an item may take one
 	for _, title := range []string{SecStart, SecEnd} {
 		reqs := proto.Start
 		if title == SecEnd {
@@ -273,10 +277,28 @@ func (s *Service) observeOp(d *Doc, st State, op string, now time.Time) {
 				continue
 			}
 			req, ok := requirementIn(reqs, c.ID)
-			if !ok || req.Check.Kind != protocol.KindSection || !d.Grown(sectionTitle(d, req.Check.Arg)) {
+			if !ok {
 				continue
 			}
-			c.Done, c.Evidence = true, s.observed(op, now)
+			c.Evidence = "" // (an open line may still say why it went stale)
+			switch {
+			case req.Check.Kind == protocol.KindSection && d.Grown(sectionTitle(d, req.Check.Arg)):
+				c.Evidence = s.observed(op, now)
+			case handedOver(req.Check) != "":
+				if seen == nil {
+					seen = append(s.observations(st.Project), observation{})
+				}
+				for _, o := range seen {
+					if o.Session == st.Session && o.What == handedOver(req.Check) {
+						c.Evidence = s.observed(o.Detail, o.At)
+						break
+					}
+				}
+			}
+			if c.Evidence == "" {
+				continue
+			}
+			c.Done = true
 			d.ReplaceLine(l.Offset, FormatCheck(c))
 		}
 	}
