@@ -147,6 +147,18 @@ func (s *Service) verify(d *Doc, project string, req protocol.Requirement, o Evi
 		if err != nil {
 			return "", fail("commit %s does not exist in the code repository at %s", o.SHA, repo)
 		}
+		if strings.HasPrefix(o.Item, "e-") {
+			// The end checklist's commit is the session's work: made since
+			// the session started (when its start is known there).
+			if start, err := resolveCommit(repo, d.Prop("commit")); err == nil && d.Prop("commit") != "" {
+				if full == start {
+					return "", fail("commit %s is the commit the session started from; commit the session's work first (`git commit` in %s)", shortSHA(full), repo)
+				}
+				if _, err := git(repo, "merge-base", "--is-ancestor", start, full); err != nil {
+					return "", fail("commit %s was not made since the session started (it does not descend from %s)", shortSHA(full), shortSHA(start))
+				}
+			}
+		}
 		return "commit " + full, nil
 	case protocol.KindRun:
 		if err := need("--run", o.Run); err != nil {
