@@ -157,6 +157,7 @@ func (a *app) service() (*session.Service, error) {
 		return nil, err
 	}
 	svc := session.New(v).WithOp(a.opID)
+	svc.StateAfter = a.jsonOut // --json prints the state after an operation
 	if now := os.Getenv("SESSIONVAULT_NOW"); now != "" {
 		t, err := time.Parse(time.RFC3339, now)
 		if err != nil {

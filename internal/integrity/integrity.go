@@ -45,6 +45,10 @@ func ToolsFile(project string) string { return "tools-" + project }
 // signed line each.
 func ObservedFile(project string) string { return "observed-" + project }
 
+// ProtocolCacheFile is the file of a project's parsed protocol, signed and
+// keyed by the document's SHA-256.
+func ProtocolCacheFile(project string) string { return "protocol-" + project + ".json" }
+
 // CodeRepoFile is the file naming the code repository a project's active
 // session works in (an absolute path), as its start found it.
 func CodeRepoFile(project string) string { return "coderepo-" + project }

@@ -163,12 +163,14 @@ func (s *Service) OnActive(project string, op entryOp) (Outcome, error) {
 	if !out.Repeat {
 		_ = s.writeHeartbeat(project, out.State.Session) // the commit's updated time is the sign of life; the heartbeat repeats it
 	}
-	// The state after the operation, as start and end return it. The
-	// operation took effect: a reading that fails (or, on a repeat, finds
-	// another session) leaves the state with its session only, rather than
-	// report an error a retry would repeat.
-	if st, err := s.Current(project); err == nil && st.Session == out.State.Session {
-		out.State = st
+	// The state after the operation, as start and end return it, when it
+	// is asked for. The operation took effect: a reading that fails (or, on
+	// a repeat, finds another session) leaves the state with its session
+	// only, rather than report an error a retry would repeat.
+	if s.StateAfter {
+		if st, err := s.Current(project); err == nil && st.Session == out.State.Session {
+			out.State = st
+		}
 	}
 	return out, nil
 }

@@ -39,6 +39,12 @@ type Service struct {
 	// work tree is the code repository commit and run evidence is checked
 	// in (CodeRepo). "" means the process's working folder.
 	CodeDir string
+	// StateAfter makes the entry operations (update, decide, block,
+	// resolve, ...) read the state after their commit into Outcome.State,
+	// as start and end return it (the CLI's --json); without it,
+	// Outcome.State holds the session id only, and the operation costs no
+	// second reading.
+	StateAfter bool
 
 	opID string // see WithOp
 }
@@ -295,7 +301,7 @@ func (s *Service) Protocol(project string) (*protocol.Protocol, error) {
 	if err != nil {
 		return nil, err
 	}
-	return protocol.Parse(s.MD, name, data), nil
+	return s.parseProtocol(project, name, data), nil
 }
 
 // Init writes the four canonical notes of a project from the templates,
