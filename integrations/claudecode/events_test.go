@@ -281,7 +281,7 @@ func TestHooksWithANoteAPersonBroke(t *testing.T) {
 		stderr      string // a pattern; "" = nothing
 	}{
 		{"Edit is denied", "pre-tool-use", call("Edit", map[string]any{"file_path": "main.go"}), 2, "",
-			`^sessionvault blocked this tool call: the session state cannot be read: ` + parse + `.*Fix the note or restore it .*then a person runs ` + accept + `; until then only read-only tools run\n$`},
+			`^sessionvault blocked this tool call: the session state cannot be read: ` + parse + `.*Fix the note, or restore it as last committed \(` + "`" + regexp.QuoteMeta("git -C "+f.Vault+" checkout -- demo/session-current-state.md") + "`" + `\); then a person runs ` + accept + `; until then only read-only tools run\n$`},
 		{"a writing Bash call is denied", "pre-tool-use", bash("go build ./..."), 2, "", parse},
 		{"Read passes", "pre-tool-use", call("Read", map[string]any{"file_path": "main.go"}), 0, "", ""},
 		{"a reading Bash call passes", "pre-tool-use", bash("git log -1"), 0, "", ""},

@@ -139,7 +139,8 @@ func (p Place) unreadable(f Facts) string {
 		git := "git -C " + shellquote.Quote(p.Root)
 		return f.Unreadable + ". A person reviews the change (`" + git + " diff -- " + note + "; " + git + " log -p -3 -- " + note + "`) and runs `" + accept + "`; until then only read-only tools run"
 	}
-	return "the session state cannot be read: " + f.Unreadable + ". Fix the note or restore it (the command above), then a person runs `" + accept + "`; until then only read-only tools run"
+	restore := "git -C " + shellquote.Quote(p.Root) + " checkout -- " + shellquote.Quote(p.Project+"/session-current-state.md")
+	return "the session state cannot be read: " + f.Unreadable + ". Fix the note, or restore it as last committed (`" + restore + "`); then a person runs `" + accept + "`; until then only read-only tools run"
 }
 
 // Command returns the sessionvault command line for args, runnable in a

@@ -3,9 +3,9 @@ package session
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/guard"
@@ -25,6 +25,9 @@ type GateReport struct {
 	// report (a file recorded as evidence, the code repository's HEAD and
 	// branch), with their stat identity taken before they were read.
 	deps map[string]string
+	// uncacheable: the report depends on something it could not name
+	// (git could not say where HEAD is kept).
+	uncacheable bool
 }
 
 // Report evaluates the checklists of st for phases (both when none is
@@ -38,6 +41,12 @@ type GateReport struct {
 // matching tool call, a commit made since the session started, a run check
 // that passes now in the code repository).
 func (s *Service) Report(st *State, proto *protocol.Protocol, d *Doc, phases ...protocol.Phase) GateReport {
+	return s.report(st, proto, d, false, phases...)
+}
+
+// report is Report; mustOnly skips the items that block nothing (what a
+// PreToolUse decision needs: no git run for a SHOULD).
+func (s *Service) report(st *State, proto *protocol.Protocol, d *Doc, mustOnly bool, phases ...protocol.Phase) GateReport {
 	if len(phases) == 0 {
 		phases = []protocol.Phase{protocol.Start, protocol.End}
 	}
@@ -53,10 +62,10 @@ func (s *Service) Report(st *State, proto *protocol.Protocol, d *Doc, phases ...
 		for i := range items {
 			it := &items[i]
 			req, ok := requirementIn(reqs, it.ID)
-			if !ok {
+			if !ok || mustOnly && !protocol.Blocking(it.Level) {
 				continue
 			}
-			if it.Done && it.Evidence != "" {
+			if it.Done && it.Evidence != "" && req.Check.Verifiable() {
 				if why := e.recheck(req, *it); why != "" {
 					it.Done, it.Stale = false, why
 				}
@@ -115,7 +124,11 @@ func (e *evaluation) dependOnHead(repo string) {
 		return
 	}
 	e.headDep = true
-	for _, f := range headFiles(repo) {
+	files := headFiles(repo)
+	if len(files) == 0 {
+		e.rep.uncacheable = true // what it depends on is unknown: read it again next time
+	}
+	for _, f := range files {
 		e.dep(f)
 	}
 }
@@ -124,15 +137,19 @@ func (e *evaluation) dependOnHead(repo string) {
 // longer holds, or "".
 func (e *evaluation) recheck(req protocol.Requirement, it CheckItem) string {
 	ev := it.Evidence
-	switch {
-	case req.Check.Kind == protocol.KindSection:
+	switch req.Check.Kind {
+	case protocol.KindSection:
 		if e.d != nil && !sectionFilled(e.d, req.Check.Arg) {
 			return "the " + req.Check.Arg + " section is empty now"
 		}
-	case strings.HasPrefix(ev, "file "):
+	case protocol.KindBlockers:
+		if open, known := e.openBlockers(); known && len(open) > 0 {
+			return "blocker " + open[0].ID + " is open"
+		}
+	case protocol.KindFile:
 		name, sum, ok := parseFileEvidence(ev)
 		if !ok {
-			return ""
+			return "" // observed (the note handed over), not a file's hash
 		}
 		path := e.s.evidencePath(e.st.Project, name, e.codeRepo())
 		if e.s.inVault(path) {
@@ -152,15 +169,18 @@ func (e *evaluation) recheck(req protocol.Requirement, it CheckItem) string {
 		if !strings.HasPrefix(hex.EncodeToString(h[:]), sum) {
 			return name + " changed since it was recorded"
 		}
-	case strings.HasPrefix(ev, "commit "):
-		sha := strings.Fields(ev)[1]
+	case protocol.KindCommit:
+		f := strings.Fields(ev)
+		if len(f) < 2 || f[0] != "commit" {
+			return "" // observed (the starting commit, a commit since the start)
+		}
 		repo := e.codeRepo()
 		if repo == "" {
 			return ""
 		}
 		e.dependOnHead(repo)
-		if on, err := onBranch(repo, sha); err == nil && !on {
-			return "commit " + shortSHA(sha) + " is no longer on the branch"
+		if on, err := onBranch(repo, f[1]); err == nil && !on {
+			return "commit " + shortSHA(f[1]) + " is no longer on the branch"
 		}
 	}
 	return ""
@@ -203,38 +223,34 @@ func (e *evaluation) observe(ph protocol.Phase, req protocol.Requirement, it Che
 	return ""
 }
 
-// commitSinceStart returns HEAD of the code repository at repo when it is a
-// commit made since the session started: a descendant of the starting
-// commit, or — when the session names none the repository has (it started
-// elsewhere) — a commit dated after the start. "" otherwise.
+// commitSinceStart returns HEAD of the code repository at repo when a
+// commit was made there since the session started: one committed at or
+// after the start, on HEAD's history since the starting commit (the whole
+// history when the session names no commit the repository has: it started
+// elsewhere). A commit that only arrived (a fast-forward, a pull, a branch
+// checked out) is older than the session and does not count. "" otherwise.
 func (e *evaluation) commitSinceStart(repo string) string {
-	head, err := git(repo, "rev-parse", "HEAD")
-	if err != nil {
+	if e.st.Started == nil {
 		return ""
 	}
+	head, err := git(repo, "rev-parse", "--verify", "--quiet", "HEAD")
+	if err != nil || head == "" {
+		return ""
+	}
+	rng := "HEAD"
 	if e.st.Commit != "" {
 		if start, err := resolveCommit(repo, e.st.Commit); err == nil {
 			if start == head {
 				return ""
 			}
-			if on, err := onBranch(repo, start); err == nil && on {
-				return head
-			}
-			return ""
+			rng = start + "..HEAD"
 		}
 	}
-	if e.st.Started == nil {
-		return ""
+	since := "--since=@" + strconv.FormatInt(e.st.Started.Unix(), 10)
+	if out, err := git(repo, "rev-list", "-1", since, rng); err == nil && out != "" {
+		return head
 	}
-	when, err := git(repo, "log", "-1", "--format=%ct", "HEAD")
-	if err != nil {
-		return ""
-	}
-	var secs int64
-	if _, err := fmt.Sscan(when, &secs); err != nil || secs < e.st.Started.Unix() {
-		return ""
-	}
-	return head
+	return ""
 }
 
 // do says what to do about an unmet item, quoting `sessionvault ...`
@@ -297,18 +313,22 @@ func (e *evaluation) do(ph protocol.Phase, req protocol.Requirement, it CheckIte
 	return "a person ticks it in " + CurrentStateNote
 }
 
-// openBlockers returns the session's open blockers: from the note when the
-// evaluation has it, else from st when it was read in full; known is false
-// when neither says.
+// openBlockers returns the session's open blockers: from the note the
+// evaluation has, else from st when it was read in full, else from the note
+// read now; known is false when none of them can say.
 func (e *evaluation) openBlockers() (open []Blocker, known bool) {
-	if e.d != nil {
-		var tmp State
-		return openOf(readEntries(e.d, &tmp, SecBlockers, parseBlocker)), true
-	}
-	if e.st.Blockers != nil {
+	d := e.d
+	if d == nil && e.st.Blockers != nil {
 		return e.st.OpenBlockers(), true
 	}
-	return nil, false
+	if d == nil {
+		var err error
+		if d, err = e.s.currentDoc(e.st.Project); err != nil {
+			return nil, false
+		}
+	}
+	var tmp State
+	return openOf(readEntries(d, &tmp, SecBlockers, parseBlocker)), true
 }
 
 func openOf(bs []Blocker) []Blocker {
@@ -333,8 +353,10 @@ func parseFileEvidence(ev string) (name, sum string, ok bool) {
 	if i < 0 {
 		return "", "", false
 	}
-	sum = strings.Fields(rest[i+len(" sha256:"):] + " ")[0]
-	return rest[:i], sum, sum != ""
+	if f := strings.Fields(rest[i+len(" sha256:"):]); len(f) > 0 {
+		sum = f[0]
+	}
+	return rest[:i], sum, sum != "" && rest[:i] != ""
 }
 
 // fileOf returns the file named by file evidence, or "".

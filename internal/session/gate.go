@@ -115,10 +115,18 @@ func (s *Service) verify(d *Doc, project string, req protocol.Requirement, o Evi
 		// current folder (o.Dir); else relative to the project folder.
 		path := o.File
 		if !filepath.IsAbs(path) {
-			if _, err := os.Stat(filepath.Join(dirOr(o.Dir), path)); err == nil {
-				path = filepath.Join(dirOr(o.Dir), path)
-			} else {
-				path = filepath.Join(s.V.Root, project, path)
+			// The current folder, the code repository (the gates print a
+			// file's name relative to it), the project folder.
+			tries := []string{filepath.Join(dirOr(o.Dir), path)}
+			if repo := s.CodeRepo(project); repo != "" {
+				tries = append(tries, filepath.Join(repo, path))
+			}
+			path = filepath.Join(s.V.Root, project, path)
+			for _, t := range tries {
+				if _, err := os.Stat(t); err == nil {
+					path = t
+					break
+				}
 			}
 		}
 		if abs, err := filepath.Abs(path); err == nil {

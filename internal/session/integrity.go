@@ -11,7 +11,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/guard"
@@ -258,21 +257,17 @@ func (s *Service) Guard(project string) (guard.Facts, error) {
 	return f, nil
 }
 
-// guardFacts are the facts of st, project's current state. sl nil: st is a
-// verified reading (the seal's evidence applied); else st was read from the
-// note the engine just sealed with sl. The start gate is evaluated (Report:
-// the protocol read, evidence re-checked, observations counted) only when it
-// decides anything: the session is active, not disabled, and a MUST item is
-// open or rests on evidence that can go stale (a file, a commit); deps are
-// then the files that evaluation read. ok is false when the protocol cannot
-// be read (Facts.GateError says so): such facts are not to be cached.
-func (s *Service) guardFacts(project string, st State, sl *seal) (f guard.Facts, deps map[string]string, ok bool) {
+// guardFacts are the facts of st, project's current state (seal applied
+// or not: Report applies it), with d the note it was read from when at hand
+// (nil: st is a verified reading, its sections re-checked). For an active
+// session not in mode disabled, the start gate is evaluated (Report over
+// its MUST items: evidence re-checked, observations counted); deps are the
+// files outside the state that evaluation read. ok is false when the facts
+// are not to be cached: the protocol cannot be read (Facts.GateError says
+// so), or the evaluation depends on something it could not name.
+func (s *Service) guardFacts(project string, st State, d *Doc) (f guard.Facts, deps map[string]string, ok bool) {
 	f = guard.Facts{Session: st.Session, Active: st.Active(), Mode: string(st.ModeOrDefault())}
 	if !f.Active || f.Mode == string(protocol.Disabled) {
-		return f, nil, true
-	}
-	settled := sl == nil && !OpenMust(st.StartChecklist) || sl != nil && allMustRecorded(st.StartChecklist, *sl)
-	if settled && !mayGoStale(st.StartChecklist, sl) {
 		return f, nil, true
 	}
 	p, err := s.Protocol(project)
@@ -280,28 +275,9 @@ func (s *Service) guardFacts(project string, st State, sl *seal) (f guard.Facts,
 		f.GateError = "the protocol cannot be read: " + err.Error()
 		return f, nil, false
 	}
-	rep := s.Report(&st, p, nil, protocol.Start)
+	rep := s.report(&st, p, d, true, protocol.Start)
 	f.StartMissing = rep.Must
-	return f, rep.deps, true
-}
-
-// mayGoStale reports whether a MUST item of a checklist rests on evidence
-// that a change outside the state can make stale: a recorded file or
-// commit (from the seal sl when given, else the items' own evidence).
-func mayGoStale(items []CheckItem, sl *seal) bool {
-	for _, it := range items {
-		if !protocol.Blocking(it.Level) {
-			continue
-		}
-		ev := it.Evidence
-		if sl != nil {
-			ev = sl.Evidence[it.ID]
-		}
-		if strings.HasPrefix(ev, "file ") || strings.HasPrefix(ev, "commit ") {
-			return true
-		}
-	}
-	return false
+	return f, rep.deps, !rep.uncacheable
 }
 
 // saveGuard caches f as the facts of the files whose guard.Identity was id
@@ -320,9 +296,8 @@ func (s *Service) saveGuard(project, id string, f guard.Facts, deps map[string]s
 // and sealed (the note written as data, read as d, sealed with sl over the
 // protocol proto), so that the next hook decision reads nothing: only when
 // the note on disk is still exactly data (no save landed since) and agrees
-// with its seal. The protocol is read only when a MUST item lacks a tick or
-// recorded evidence. Anything else leaves the cache as it is: the next
-// decision reads and verifies the state.
+// with its seal. Anything else leaves the cache as it is: the next decision
+// reads and verifies the state.
 func (s *Service) refreshGuard(project string, data []byte, d *Doc, sl seal, proto string) {
 	id, err := guard.Identity(s.V.Root, project)
 	if err != nil {
@@ -333,23 +308,7 @@ func (s *Service) refreshGuard(project string, data []byte, d *Doc, sl seal, pro
 	if err != nil || !bytes.Equal(disk, data) || len(checkSeal(&sl, d, proto)) > 0 {
 		return
 	}
-	if f, deps, ok := s.guardFacts(project, d.ReadLite(project), &sl); ok {
+	if f, deps, ok := s.guardFacts(project, d.ReadLite(project), d); ok {
 		s.saveGuard(project, id, f, deps)
 	}
-}
-
-// allMustRecorded reports whether every MUST item of a checklist is ticked
-// in the note and has evidence in the seal: then the gate passes whatever
-// the protocol says of how each is checked (a verifiable item counts by its
-// evidence, a person's by its tick).
-func allMustRecorded(items []CheckItem, sl seal) bool {
-	for _, it := range items {
-		if !protocol.Blocking(it.Level) {
-			continue
-		}
-		if _, ok := sl.Evidence[it.ID]; !ok || !it.Done {
-			return false
-		}
-	}
-	return true
 }

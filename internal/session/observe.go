@@ -30,6 +30,11 @@ type observation struct {
 	Detail  string // how it was seen, e.g. "SessionStart"
 }
 
+// observedMACPrefix starts what an observation's MAC covers, before its
+// project and its line: a line copied into another project's file, or into
+// another state file, does not check.
+const observedMACPrefix = "sessionvault observed v1\t"
+
 // What an observation saw: the project's current state, or its history
 // (the latest entry), handed to the agent.
 const (
@@ -106,7 +111,7 @@ func (o observation) line() string {
 
 func (s *Service) addObservation(project string, o observation) error {
 	l := o.line()
-	mac, err := s.lineMAC(l)
+	mac, err := s.lineMAC(observedMACPrefix + project + "\t" + l)
 	if err != nil {
 		return err
 	}
@@ -125,7 +130,7 @@ func (s *Service) observations(project string) []observation {
 		if len(f) != 5 {
 			continue
 		}
-		if mac, err := s.lineMAC(strings.Join(f[:4], "\t")); err != nil || !hmac.Equal([]byte(mac), []byte(f[4])) {
+		if mac, err := s.lineMAC(observedMACPrefix + project + "\t" + strings.Join(f[:4], "\t")); err != nil || !hmac.Equal([]byte(mac), []byte(f[4])) {
 			continue
 		}
 		at, err := time.Parse(time.RFC3339, f[2])

@@ -49,7 +49,9 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 	if repo != "" && o.Branch == "" && o.Commit == "" {
 		// Where the session starts in the code repository (what the CLI
 		// fills in from the same place).
-		o.Commit, _ = git(repo, "rev-parse", "HEAD")
+		if c, err := git(repo, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
+			o.Commit = c // (none in a repository with no commit yet)
+		}
 		if b, err := git(repo, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && b != "HEAD" {
 			o.Branch = b
 		}
