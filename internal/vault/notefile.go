@@ -17,6 +17,10 @@ import (
 const (
 	settleWait  = 2 * time.Second
 	pendingWait = 500 * time.Millisecond
+	// stillFor: a note that does not parse and keeps the same stat identity
+	// this long is not being written: it is broken (a person's edit), and the
+	// wait stops there rather than at settleWait.
+	stillFor = 250 * time.Millisecond
 )
 
 // fileID identifies one version of a file: its inode and the stat fields
@@ -244,15 +248,32 @@ func readStableInfo(abs, rel string) ([]byte, fileID, os.FileInfo, error) {
 	return data, id, fi, nil
 }
 
-// settle retries f with a growing pause until it succeeds or settleWait has
-// passed, and returns its last result.
-func (v *Vault) settle(f func() ([]byte, error)) ([]byte, error) {
-	deadline := time.Now().Add(settleWait)
+// settle retries f (a reading of a note that may be half-saved, with the
+// stat identity it read) with a growing pause until it succeeds, settleWait
+// has passed, or the note kept the same stat identity for stillFor (nobody
+// is writing it), and returns its last result.
+func (v *Vault) settle(f func() ([]byte, fileID, error)) ([]byte, error) {
+	start := time.Now()
+	deadline := start.Add(settleWait)
 	pause := 2 * time.Millisecond
+	var last fileID
+	since, seen := start, false
 	for {
 		time.Sleep(pause)
-		data, err := f()
-		if err == nil || time.Now().After(deadline) {
+		data, id, err := f()
+		now := time.Now()
+		if err == nil || now.After(deadline) {
+			return data, err
+		}
+		switch {
+		case !seen || id != last:
+			// Unchanged since its last write, by its modification time: a
+			// note last written long ago is not being written now.
+			last, since, seen = id, now, true
+			if mt := time.Unix(0, id.mtime); id.mtime > 0 && mt.Before(now) {
+				since = mt
+			}
+		case now.Sub(since) >= stillFor:
 			return data, err
 		}
 		pause = min(2*pause, 100*time.Millisecond)

@@ -58,9 +58,10 @@ func (tx *Tx) Read(rel string) ([]byte, error) {
 }
 
 // ReadNote is Read for a note that must pass valid (e.g. parse): a note that
-// fails it is read again, with a growing pause, until it passes or settleWait
-// has passed — another process may be writing it in two steps. The last
-// error of valid is returned then. A missing note is not retried. As with
+// fails it is read again, with a growing pause, until it passes, settleWait
+// has passed — another process may be writing it in two steps — or its stat
+// identity stayed the same for stillFor (a broken note, not a save in
+// progress). The last error of valid is returned then. A missing note is not retried. As with
 // Vault.ReadNote, a note found broken after the wait fails at once while
 // its stat identity stays the same.
 func (tx *Tx) ReadNote(rel string, valid func([]byte) error) ([]byte, error) {
@@ -74,13 +75,17 @@ func (tx *Tx) ReadNote(rel string, valid func([]byte) error) ([]byte, error) {
 	if r := tx.reads[rel]; r != nil && tx.v.knownBroken(rel, r.id) {
 		return data, valid(data)
 	}
-	data, err = tx.v.settle(func() ([]byte, error) {
+	data, err = tx.v.settle(func() ([]byte, fileID, error) {
 		delete(tx.reads, rel)
 		data, err := tx.Read(rel)
 		if err != nil {
-			return nil, err
+			return nil, fileID{}, err
 		}
-		return data, valid(data)
+		var id fileID
+		if r := tx.reads[rel]; r != nil {
+			id = r.id
+		}
+		return data, id, valid(data)
 	})
 	if r := tx.reads[rel]; err != nil && r != nil && !r.missing {
 		tx.v.rememberBroken(rel, r.id)

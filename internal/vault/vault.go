@@ -142,9 +142,10 @@ func (v *Vault) ReadFile(rel string) ([]byte, error) {
 }
 
 // ReadNote is ReadFile for a note that must pass valid (e.g. parse): one that
-// fails it is read again, with a growing pause, until it passes or a couple
-// of seconds have passed (another process may be writing it in two steps);
-// then valid's last error is returned. A missing note is not retried. A note
+// fails it is read again, with a growing pause, until it passes, a couple of
+// seconds have passed (another process may be writing it in two steps), or
+// its stat identity stayed the same for a quarter of a second (nobody is
+// writing it: a broken note); then valid's last error is returned. A missing note is not retried. A note
 // still failing after that wait is remembered by its stat identity
 // (brokenNotesFile): read again unchanged, it fails at once, with the same
 // error.
@@ -161,14 +162,14 @@ func (v *Vault) ReadNote(rel string, valid func([]byte) error) ([]byte, error) {
 		return data, valid(data)
 	}
 	broken := false
-	data, err = v.settle(func() ([]byte, error) {
+	data, err = v.settle(func() ([]byte, fileID, error) {
 		data, again, err := readStable(p, rel)
 		if err != nil {
 			broken = false
-			return nil, err
+			return nil, fileID{}, err
 		}
 		id, broken = again, true
-		return data, valid(data)
+		return data, again, valid(data)
 	})
 	if err != nil && broken {
 		v.rememberBroken(rel, id)
