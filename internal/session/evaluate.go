@@ -211,13 +211,21 @@ func (e *evaluation) observe(ph protocol.Phase, req protocol.Requirement, it Che
 			return e.s.observed("commit "+shortSHA(sha)+" since the start", e.s.NowUTC())
 		}
 	case c.Kind == protocol.KindRun:
+		// A check that passed once in this session counts (it is written on
+		// the item's line by the next operation); it is not run again.
+		if obs, ok := e.s.readSeen(e.st.Project, e.st.Session, obsRunPassed+it.ID, e.s.NowUTC()); ok {
+			return e.s.observed(obs.Detail, obs.At)
+		}
 		repo := e.codeRepo()
 		if repo == "" {
 			return ""
 		}
 		e.dependOnHead(repo)
 		if _, _, err := runCheckFor(repo, c.Arg, observeRunTimeout); err == nil {
-			return e.s.observed("`"+c.Arg+"` exit 0", e.s.NowUTC())
+			now := e.s.NowUTC()
+			detail := "`" + c.Arg + "` exit 0"
+			_ = e.s.addObservation(e.st.Project, observation{Session: e.st.Session, What: obsRunPassed + it.ID, At: now, Detail: detail}) // without it, the check runs again at the next gate
+			return e.s.observed(detail, now)
 		}
 	}
 	return ""

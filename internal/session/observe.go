@@ -40,6 +40,9 @@ const observedMACPrefix = "sessionvault observed v1\t"
 const (
 	obsStateRead   = "state-read"
 	obsHistoryRead = "history-read"
+	// obsRunPassed + an item id: the item's run check passed in the code
+	// repository at a gate (Report).
+	obsRunPassed = "run-passed:"
 )
 
 // idleSession is the session of an observation made while none was active.
@@ -289,12 +292,16 @@ func (s *Service) observeOp(d *Doc, st State, op string, now time.Time) {
 			switch {
 			case req.Check.Kind == protocol.KindSection && d.Grown(sectionTitle(d, req.Check.Arg)):
 				c.Evidence = s.observed(op, now)
-			case handedOver(req.Check) != "":
+			case handedOver(req.Check) != "" || req.Check.Kind == protocol.KindRun:
+				what := handedOver(req.Check)
+				if req.Check.Kind == protocol.KindRun {
+					what = obsRunPassed + c.ID
+				}
 				if seen == nil {
 					seen = append(s.observations(st.Project), observation{})
 				}
 				for _, o := range seen {
-					if o.Session == st.Session && o.What == handedOver(req.Check) {
+					if o.Session == st.Session && o.What == what {
 						c.Evidence = s.observed(o.Detail, o.At)
 						break
 					}
