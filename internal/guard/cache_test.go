@@ -356,3 +356,71 @@ func remove(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// Facts read from files outside the state (a recorded file, the code
+// repository's HEAD) hold while each keeps the stat identity it had before it
+// was read; a file that appears, changes or goes away drops them. The
+// identities are signed with the facts: a cache whose deps were edited does
+// not check.
+func TestCachedFactsDependOnTheirFiles(t *testing.T) {
+	f := newFixture(t)
+	saveFacts(t, f)
+	plan, head, later := filepath.Join(f.code, "plan.md"), filepath.Join(f.code, "HEAD"), filepath.Join(f.code, "later")
+	writeFile(t, plan, "# Plan\n")
+	writeFile(t, head, "ref: refs/heads/topic\n")
+	save := func() {
+		t.Helper()
+		id, err := Identity(f.root, "demo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps := map[string]string{}
+		for _, p := range []string{plan, head, later} {
+			s, err := StatIdentity(p)
+			if err != nil {
+				s = "none"
+			}
+			deps[p] = s
+		}
+		c := cachedFacts
+		c.Deps = deps
+		if err := Save(f.root, "demo", []byte(testKey), id, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save()
+	if c, ok := Load(f.root, "demo"); !ok || len(c.Deps) != 3 {
+		t.Fatalf("the saved facts do not load: %+v, %v", c, ok)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func()
+	}{
+		{"a recorded file changes", func() { appendFile(t, plan, "Step 3\n") }},
+		{"HEAD moves", func() { writeFile(t, head, "ref: refs/heads/main\n") }},
+		{"a file that was missing appears", func() { writeFile(t, later, "x") }},
+		{"a recorded file goes away", func() { remove(t, plan) }},
+	} {
+		save()
+		tc.change()
+		if _, ok := Load(f.root, "demo"); ok {
+			t.Errorf("%s: the facts still load", tc.name)
+		}
+		if tc.name == "a recorded file goes away" {
+			writeFile(t, plan, "# Plan\n")
+		}
+	}
+	save()
+	data, err := os.ReadFile(cachePath(f.root, "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(string(data), `"deps":{`, `"deps":{"/elsewhere":"none",`, 1)
+	if forged == string(data) {
+		t.Fatalf("no deps in the cache:\n%s", data)
+	}
+	writeFile(t, cachePath(f.root, "demo"), forged)
+	if _, ok := Load(f.root, "demo"); ok {
+		t.Error("a cache with deps added by hand loads")
+	}
+}

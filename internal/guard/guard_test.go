@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -517,5 +518,42 @@ func TestRunnableRewritesQuotedCommands(t *testing.T) {
 				t.Errorf("Runnable(%q) = %q\nruns as %q\nwant    %q", tc.text, got, s, tc.want)
 			}
 		})
+	}
+}
+
+// A state that cannot be read or verified denies every call that needs it,
+// whatever its mode, naming why and what a person runs; each command quoted
+// in the deny is one shell command naming the vault (and the note).
+func TestUnreadableStateDeniesWithWhatAPersonRuns(t *testing.T) {
+	f := newFixture(t)
+	at := Place{Root: f.root + "/my vault", Project: "web app", DefaultProject: "demo"}
+	for _, tc := range []struct {
+		name  string
+		facts Facts
+		want  []string
+	}{
+		{"broken", Facts{Unreadable: "web app/session-current-state.md:6: front matter is not valid YAML", Mode: "disabled"},
+			[]string{"git -C " + at.Root + " checkout -- web app/session-current-state.md", "sessionvault --vault " + at.Root + " --project web app accept"}},
+		{"tampered", Facts{Unreadable: "changed outside sessionvault", Tampered: true},
+			[]string{"git -C " + at.Root + " diff -- web app/session-current-state.md", "git -C " + at.Root + " log -p -3 -- web app/session-current-state.md", "sessionvault --vault " + at.Root + " --project web app accept"}},
+	} {
+		for _, call := range []string{`{"command":"make"}`, `{"command":"sessionvault update x"}`} {
+			v := decideCall("Bash", json.RawMessage(call), f.code, at, policy.DefaultTable(), tc.facts)
+			if v.Allowed || !strings.Contains(v.Reason, tc.facts.Unreadable) || !strings.Contains(v.Reason, "until then only read-only tools run") {
+				t.Fatalf("%s, %s: %+v", tc.name, call, v)
+			}
+			var got []string
+			for _, q := range quoted(v.Reason) {
+				for _, part := range strings.Split(q, "; ") {
+					got = append(got, strings.Join(shellWords(t, part), " "))
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%s: the commands of %q = %q\nwant %q", tc.name, v.Reason, got, tc.want)
+			}
+		}
+		if v := decideCall("Read", json.RawMessage(`{"file_path":"main.go"}`), f.code, at, policy.DefaultTable(), tc.facts); !v.Allowed {
+			t.Errorf("%s: Read %+v; reading never needs the state", tc.name, v)
+		}
 	}
 }

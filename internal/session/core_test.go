@@ -418,3 +418,37 @@ func TestObservedEvidenceReachesTheNote(t *testing.T) {
 		t.Errorf("c-1 after the update = %+v, want done and sealed", it)
 	}
 }
+
+// TestHandedOverBeforeTheSessionStarts: what SessionStart hands over before
+// `start` (the state and the latest history) is ticked by the start itself,
+// and spent by it.
+func TestHandedOverBeforeTheSessionStarts(t *testing.T) {
+	t.Parallel()
+	s, _ := testService(t)
+	if err := s.ObserveStateRead("demo", "SessionStart"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ObserveHistoryRead("demo", "SessionStart"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := s.V.ReadState("observed-demo")
+	if err != nil || len(data) == 0 {
+		t.Fatalf("no observations recorded: %v", err)
+	}
+	if _, err := s.Start(StartOptions{Project: "demo", Objective: "Handed over"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Verified("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 4} {
+		if it := st.StartChecklist[i]; !it.Done || !strings.HasPrefix(it.Evidence, "observed: SessionStart ") {
+			t.Errorf("%s = %+v, want done by SessionStart's observation", it.ID, it)
+		}
+	}
+	// The start spent them: the next session starts with nothing observed.
+	if got := s.observations("demo"); len(got) != 0 {
+		t.Errorf("observations after start: %+v", got)
+	}
+}
