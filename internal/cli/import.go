@@ -2,12 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/integrations/serena"
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/importer"
 )
 
 func (a *app) importCommand() *cobra.Command {
@@ -43,6 +45,9 @@ the same name is kept and the memory skipped. Idempotent.`,
 	c.AddCommand(a.importClaudeSessionsCommand())
 	c.AddCommand(a.importAiderCommand())
 	c.AddCommand(a.importAISessionCommand())
+	c.AddCommand(a.importBeadsCommand())
+	c.AddCommand(a.importSpecStoryCommand())
+	c.AddCommand(a.importClaudeCodeCommand())
 	return c
 }
 
@@ -67,4 +72,45 @@ func skippedText(n int, at func(int) (string, string)) string {
 		b.WriteString("\n  " + p + ": " + r)
 	}
 	return b.String()
+}
+
+// noneImported is the error of an import that found sources and imported
+// none of them — every one skipped: errs.ImportFailed (exit 1) naming what
+// and where, with the reasons counted by kind, most frequent first ("90
+// skipped: no start time …"), and the first files of each. nil when
+// something was imported, updated or found unchanged, or nothing was found.
+// what names the sources ("Claude Code session notes"), from where they
+// were read.
+func noneImported(what, from string, imported int, skipped []importer.Skipped) error {
+	if imported > 0 || len(skipped) == 0 {
+		return nil
+	}
+	type kind struct {
+		reason string
+		paths  []string
+	}
+	var kinds []*kind
+	byReason := map[string]*kind{}
+	for _, s := range skipped {
+		k := byReason[s.Reason]
+		if k == nil {
+			k = &kind{reason: s.Reason}
+			byReason[s.Reason] = k
+			kinds = append(kinds, k)
+		}
+		k.paths = append(k.paths, s.Path)
+	}
+	sort.SliceStable(kinds, func(i, j int) bool { return len(kinds[i].paths) > len(kinds[j].paths) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "none of the %d %s in %s was imported:", len(skipped), what, from)
+	counts := map[string]int{}
+	for _, k := range kinds {
+		counts[k.reason] = len(k.paths)
+		examples := k.paths
+		if len(examples) > 3 {
+			examples = append(examples[:3:3], "…")
+		}
+		fmt.Fprintf(&b, "\n  %d skipped: %s (%s)", len(k.paths), k.reason, strings.Join(examples, ", "))
+	}
+	return (&errs.Error{Code: errs.ImportFailed, Message: b.String()}).With("skipped", skipped).With("by_reason", counts)
 }

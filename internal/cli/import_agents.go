@@ -37,6 +37,9 @@ finds every session unchanged.`,
 				return errs.Wrap(errs.ImportFailed, err, "importing session logs")
 			}
 			rep.Skipped = append(skipped, rep.Skipped...)
+			if err := noneImported("session logs", argv[0], rep.Sessions+rep.Updated+rep.Unchanged, rep.Skipped); err != nil {
+				return err
+			}
 			text := fmt.Sprintf("session logs from %s: %d files, %d sessions imported, %d decisions, %d unchanged, %d skipped",
 				argv[0], len(logs)+len(skipped), rep.Sessions, rep.Decisions, rep.Unchanged, len(rep.Skipped))
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })

@@ -71,6 +71,9 @@ is skipped with the reason otherwise).`,
 				return errs.Wrap(errs.ImportFailed, err, "importing aider chats")
 			}
 			rep.Skipped = append(skipped, rep.Skipped...)
+			if err := noneImported("aider chats", file, rep.Sessions+rep.Updated+rep.Unchanged, rep.Skipped); err != nil {
+				return err
+			}
 			text := fmt.Sprintf("aider chats from %s: %d chats, %d sessions imported, %d updated, %d unchanged, %d skipped",
 				file, len(chats), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })

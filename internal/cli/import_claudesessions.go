@@ -60,6 +60,9 @@ nobody edited the record, and is skipped with the reason otherwise.`,
 				return errs.Wrap(errs.ImportFailed, err, "importing Claude Code session notes")
 			}
 			rep.Skipped = append(skipped, rep.Skipped...)
+			if err := noneImported("Claude Code session notes", dir, rep.Sessions+rep.Updated+rep.Unchanged, rep.Skipped); err != nil {
+				return err
+			}
 			files := len(logs) + len(skipped)
 			text := fmt.Sprintf("Claude Code sessions from %s: %d files, %d sessions imported, %d updated, %d unchanged, %d skipped",
 				dir, files, rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
