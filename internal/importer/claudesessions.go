@@ -154,7 +154,7 @@ func claudeSessionsRoot(dir string) (root, prefix string, err error) {
 		abs = filepath.Join(abs, "sessions")
 	case filepath.Base(abs) == "sessions" || looksLikeSessionsFolder(abs):
 	default:
-		return "", "", fmt.Errorf("%s holds no .claude/sessions folder and no session notes (files named YYYY-MM-DD-HHMM-name.md): %w", dir, ErrNoSessionsFolder)
+		return "", "", fmt.Errorf("%s holds no .claude/sessions folder and no session notes (files named YYYY-MM-DD-name.md): %w", dir, ErrNoSessionsFolder)
 	}
 	// The prefix: the folder's path from its .claude ancestor, else its name.
 	parts := strings.Split(filepath.ToSlash(abs), "/")
@@ -177,7 +177,7 @@ func looksLikeSessionsFolder(dir string) bool {
 		if e.Name() == currentSessionFile {
 			return true
 		}
-		if _, ok := nameDateTime(e.Name(), time.UTC); ok && strings.HasSuffix(e.Name(), ".md") {
+		if _, ok := nameDate(e.Name(), time.UTC); ok && strings.HasSuffix(e.Name(), ".md") {
 			return true
 		}
 	}
@@ -210,7 +210,7 @@ func readClaudeSession(p, rel, active string, loc *time.Location) (Session, *Ski
 	if err != nil {
 		return Session{}, &Skipped{Path: rel, Reason: "unreadable: " + err.Error()}
 	}
-	s, err := ParseClaudeSession(rel, data, loc)
+	s, err := parseClaudeSession(rel, data, loc, func() (time.Time, bool) { return firstCommitTime(p) })
 	if err != nil {
 		var pe *ParseError
 		if errors.As(err, &pe) {
@@ -269,6 +269,12 @@ var (
 // YYYY-MM-DD-HHMM and it has neither a title naming a session nor update
 // blocks), or gives no start time (ErrNotSessionLog).
 func ParseClaudeSession(source string, data []byte, loc *time.Location) (Session, error) {
+	return parseClaudeSession(source, data, loc, nil)
+}
+
+// parseClaudeSession is ParseClaudeSession; committed, when not nil, gives
+// the time the note was first committed, its start when it states none.
+func parseClaudeSession(source string, data []byte, loc *time.Location, committed func() (time.Time, bool)) (Session, error) {
 	fail := func(err error) (Session, error) { return Session{}, &ParseError{Path: source, Err: err} }
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fail(ErrEmpty)
@@ -301,40 +307,53 @@ func ParseClaudeSession(source string, data []byte, loc *time.Location) (Session
 		}
 	}
 	nameTime, fromName := nameDateTime(base, loc)
-	if !fromName && !strings.Contains(strings.ToLower(title), "session") && len(updates) == 0 {
-		return fail(fmt.Errorf("%w: its name does not start with YYYY-MM-DD-HHMM and it has neither a title naming a session nor \"### Update\" blocks", ErrNotSessionLog))
+	nameDay, fromNameDay := nameDate(base, loc)
+	titleTime, titleClock, fromTitle := localDateTime(title, loc)
+	fmStart, fmEnd, fmStartClock, fmEndClock := frontMatterTimes(frontMatter(data), loc)
+	day := firstTime(nameTime, nameDay, titleTime, fmStart)
+	lStart, lEnd, lStartClock, lEndClock := labelledTimes(data, day, loc)
+	if !fromName && !fromNameDay && !strings.Contains(strings.ToLower(title), "session") && len(updates) == 0 && lStart.IsZero() && fmStart.IsZero() {
+		return fail(fmt.Errorf("%w: its name does not start with a date (YYYY-MM-DD), and it has no Started line, no date in its front matter, no title naming a session and no \"### Update\" blocks", ErrNotSessionLog))
 	}
 	s := Session{ID: tidyID(sessionID(source)), SourcePath: source, Format: FormatClaudeSession, Original: data}
-	switch t, hasClock, ok := localDateTime(title, loc); {
+	// The start: the first time stated with a clock (the file name, the
+	// title, a Started line, the front matter), else the first date (its
+	// midnight: estimated), else the time the note was first committed
+	// (estimated).
+	switch {
 	case fromName:
 		s.Date = nameTime
-	case ok && hasClock:
-		s.Date = t
+	case fromTitle && titleClock:
+		s.Date = titleTime
+	case !lStart.IsZero() && lStartClock:
+		s.Date = lStart
+	case !fmStart.IsZero() && fmStartClock:
+		s.Date = fmStart
 	default:
-		if overview != nil {
-			for _, l := range sectionText(data, *overview) {
-				if label, value, ok := labelled(l); ok && reStartLabel().MatchString(label) {
-					if t, _, ok := localDateTime(value, loc); ok {
-						s.Date = t
-						break
-					}
-				}
+		if d := firstTime(nameDay, lStart, fmStart, titleTime); !d.IsZero() {
+			s.Date = d
+			s.Estimated = append(s.Estimated, "started: a date without a time (00:00 assumed)")
+		} else if committed != nil {
+			if t, ok := committed(); ok {
+				s.Date = t.In(loc)
+				s.Estimated = append(s.Estimated, "started: the time the note was first committed")
 			}
-		}
-		if s.Date.IsZero() && ok {
-			s.Date = t
 		}
 	}
 	if s.Date.IsZero() {
-		return fail(fmt.Errorf("%w: no start time (the file name, the title and the overview give none)", ErrNotSessionLog))
+		return fail(fmt.Errorf("%w: no start time (the file name, the title, a Started line and the front matter give none, and the note is not committed in a git repository)", ErrNotSessionLog))
 	}
-
 	name := sessionName(title, base)
 	var goalItems []string
 	if goals != nil {
 		goalItems = textItems(sectionText(data, *goals))
 	}
 	s.Objective = name
+	if len(goalItems) == 0 {
+		if o := labelledObjective(data); o != "" && !strings.EqualFold(o, name) {
+			goalItems = []string{o}
+		}
+	}
 	if len(goalItems) > 0 {
 		g := strings.Join(goalItems, "; ")
 		if name != "" {
@@ -356,10 +375,34 @@ func ParseClaudeSession(source string, data []byte, loc *time.Location) (Session
 		}
 	}
 	s.Updates, s.UpdateTimes = claudeUpdates(data, updates, s.Date, loc)
+	if len(updates) == 0 {
+		s.Updates, s.UpdateTimes = notesUpdates(data, secs, s.Date, loc)
+	}
+	s.Checklist = todoChecklist(data, secs)
 	if summary != nil {
 		claudeSummary(&s, sectionText(data, *summary), loc)
+	} else if st := labelledStatus(data); st != "" {
+		s.Status = st
 	} else {
 		s.Status = "open: no session-end summary"
+	}
+	// The end, when no summary gave one: an Ended line, the front matter;
+	// a date alone is the end of that day (estimated).
+	if s.Ended.IsZero() {
+		end, clk := lEnd, lEndClock
+		if end.IsZero() {
+			end, clk = fmEnd, fmEndClock
+		}
+		switch {
+		case end.IsZero():
+		case clk && !end.Before(s.Date):
+			s.Ended = end
+		case !clk:
+			if e := end.Add(24*time.Hour - time.Second); !e.Before(s.Date) {
+				s.Ended = e
+				s.Estimated = append(s.Estimated, "ended: a date without a time (the end of that day assumed)")
+			}
+		}
 	}
 	var r refs
 	r.scan(string(data))
@@ -646,4 +689,14 @@ func parseDuration(s string) (time.Duration, bool) {
 		}
 	}
 	return d, found && d > 0
+}
+
+// firstTime returns the first of ts that is not the zero time, or zero.
+func firstTime(ts ...time.Time) time.Time {
+	for _, t := range ts {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
 }

@@ -222,6 +222,10 @@ type Session struct {
 	// whose records do not keep it. The archived record keeps it in its
 	// "Original text" section (see [Reparse] for reading it back).
 	Original []byte
+	// Estimated says which times were only estimated, one line each, e.g.
+	// "started: a date without a time (00:00 assumed)" or "started: the
+	// time of the file's first commit"; the record shows them.
+	Estimated []string
 }
 
 // ChecklistItem is one step of a protocol checklist.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,6 +175,9 @@ func (s *Service) renderArchived(st session.State, l importer.Session) ([]byte, 
 	if len(l.Issues) > 0 {
 		d.Set("issues", l.Issues)
 	}
+	if len(l.Estimated) > 0 {
+		d.Set("estimated", l.Estimated) // what the source did not say exactly
+	}
 	d.SetSection(session.SecObjective, []string{st.Objective})
 	var start, end []string
 	for _, c := range l.Checklist {
@@ -185,6 +189,26 @@ func (s *Service) renderArchived(st session.State, l importer.Session) ([]byte, 
 		}
 	}
 	d.SetSection(session.SecStart, start)
+	// The source's own checklists (a Todo list) of a record that keeps its
+	// source, kept as checklists under their heading.
+	var others []string
+	lists := map[string][]string{}
+	for _, c := range l.Checklist {
+		if c.Phase == importer.PhaseStart || c.Phase == importer.PhaseEnd || l.Original == nil {
+			continue
+		}
+		if slices.Contains(session.OwnedSections, c.Phase) || c.Phase == session.SecSummary || c.Phase == secOriginal {
+			c.Phase = "Checklist: " + c.Phase
+		}
+		if _, ok := lists[c.Phase]; !ok {
+			others = append(others, c.Phase)
+		}
+		box := " "
+		if c.Done {
+			box = "x"
+		}
+		lists[c.Phase] = append(lists[c.Phase], "- ["+box+"] "+session.OneLine(c.Step))
+	}
 	var updates []string
 	for i, u := range l.Updates {
 		if strings.TrimSpace(u) == "" {
@@ -207,6 +231,9 @@ func (s *Service) renderArchived(st session.State, l importer.Session) ([]byte, 
 	d.SetSection(session.SecNext, session.BulletLines(st.NextSteps))
 	if len(l.Outcomes) > 0 {
 		d.SetSection(session.SecSummary, session.BulletLines(l.Outcomes))
+	}
+	for _, title := range others {
+		d.SetSection(title, lists[title])
 	}
 	if l.Original != nil {
 		keepOriginal(d, l)
