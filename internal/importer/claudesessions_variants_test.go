@@ -82,8 +82,8 @@ func TestSessionNoteVariants(t *testing.T) {
 		checklist               []ChecklistItem
 	}{
 		{file: "2026-03-07-login-page.md", objective: "Login page: #42 Login fails on Safari", status: "in progress",
-			start: at("2026-03-07T20:35:00Z"),
-			updates: []string{"The cookie is set without SameSite", "Safari drops it on the redirect"},
+			start:     at("2026-03-07T20:35:00Z"),
+			updates:   []string{"The cookie is set without SameSite", "Safari drops it on the redirect"},
 			checklist: []ChecklistItem{{Phase: "Todo", Step: "Reproduce on Safari", Done: true}, {Phase: "Todo", Step: "Fix the cookie flag"}, {Phase: "Todo", Step: "Add a regression test"}}},
 		{file: "2026-03-08-refactor.md", objective: "Refactor auth", start: at("2026-03-08T09:10:00Z"), end: at("2026-03-08T23:59:59Z"),
 			estimated: []string{"ended: a date without a time (the end of that day assumed)"},
