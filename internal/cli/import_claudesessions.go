@@ -17,26 +17,38 @@ func (a *app) importClaudeSessionsCommand() *cobra.Command {
 		Use:   "claude-sessions DIR",
 		Short: "Import Claude Code session notes (.claude/sessions, from /session-start … /session-end) as archived sessions",
 		Long: `Reads the session notes the /session-start, /session-update and /session-end
-slash commands write in .claude/sessions/ (files named YYYY-MM-DD-HHMM-name.md).
+slash commands write in .claude/sessions/ (files named YYYY-MM-DD-HHMM-name.md
+or YYYY-MM-DD-name.md), in the variants people keep.
 DIR is that folder, a .claude folder or a repository holding it, or another
 folder of such notes (e.g. ~/.claude/sessions/<project>). Each note becomes one
 archived session, sessions/<file name>.md, listed in session-history.md — one
 commit:
 
-  started      the file name's time, else the title's, else the overview's
-  objective    the session's name and its goals
-  updates      one per "### Update - <time>" block: its summary line, at its time
+  started      the first time stated with a clock: the file name, the title, a
+               Started/Start/Date line ("**Started**: …", "Started: …",
+               "- Started: …"), the front matter's date/started/created; else
+               the first date alone (00:00), else the time the note was first
+               committed — both marked in the record's "estimated" property
+  objective    the session's name and its goals (or its Objective/Goal/Issue line)
+  updates      one per "### Update - <time>" block: its summary line, at its
+               time; without such blocks, the note's dated lines, else the
+               items of its Notes/Progress sections
+  checklists   Todo/Tasks sections' "- [ ]" items, kept as checklists
   summary      the session-end summary's key accomplishments (ended sessions);
                what it lists as not completed becomes the next steps
-  ended        the summary's end time, or the start plus its duration
+  ended        the summary's end time, the start plus its duration, an Ended
+               line or the front matter's ended/completed (a date alone: the
+               end of that day, marked estimated)
   Original text  the whole note, byte for byte (also notes started and never
                ended, in other languages, with CRLF line endings)
 
 Left out, with the reason: .current-session (the pointer to the active session,
 whose record says it was active), files that are not .md, empty files, files
-that are neither named like a session nor titled as one, and notes over 9 MB.
-DIR is only read. Idempotent: a second run finds every session unchanged; a
-note that grew since (more updates, then the end) rewrites its record when
+that neither are named with a date nor state one nor look like a session, and
+notes over 9 MB. A run that finds notes and imports none fails, with the
+reasons counted. DIR is only read. Idempotent: a second run finds every session
+unchanged; a note that grew since (more updates, then the end) rewrites its
+record when
 nobody edited the record, and is skipped with the reason otherwise.`,
 		Example: `  sessionvault import claude-sessions ~/code/shop
   sessionvault import claude-sessions ~/code/shop/.claude/sessions --dry-run`,
