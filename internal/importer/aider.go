@@ -251,7 +251,8 @@ func Reparse(s Session, original []byte, loc *time.Location) (Session, error) {
 	switch s.Format {
 	case FormatClaudeSession:
 		var err error
-		if out, err = ParseClaudeSession(s.SourcePath, original, loc); err != nil {
+		// A note dated only by its first commit keeps the start it has now.
+		if out, err = parseClaudeSession(s.SourcePath, original, loc, func() (time.Time, bool) { return s.Date, !s.Date.IsZero() }); err != nil {
 			return Session{}, err
 		}
 	case FormatAiderChat:
