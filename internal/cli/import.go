@@ -10,6 +10,7 @@ import (
 	"github.com/sessionvault/sessionvault/integrations/serena"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/importer"
+	"github.com/sessionvault/sessionvault/internal/imports"
 )
 
 func (a *app) importCommand() *cobra.Command {
@@ -113,4 +114,21 @@ func noneImported(what, from string, imported int, skipped []importer.Skipped) e
 		fmt.Fprintf(&b, "\n  %d skipped: %s (%s)", len(k.paths), k.reason, strings.Join(examples, ", "))
 	}
 	return (&errs.Error{Code: errs.ImportFailed, Message: b.String()}).With("skipped", skipped).With("by_reason", counts)
+}
+
+// dryRunText lists, for a dry run, what the import would do with each
+// source: the record it would write or rewrite, or that it is unchanged.
+func dryRunText(records []imports.RecordOutcome) string {
+	var b strings.Builder
+	for _, r := range records {
+		switch r.Action {
+		case "import":
+			fmt.Fprintf(&b, "\n  %s: would write %s", r.Source, r.Record)
+		case "update":
+			fmt.Fprintf(&b, "\n  %s: would rewrite %s (the source changed)", r.Source, r.Record)
+		default:
+			fmt.Fprintf(&b, "\n  %s: %s is unchanged", r.Source, r.Record)
+		}
+	}
+	return b.String()
 }

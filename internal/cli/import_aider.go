@@ -78,7 +78,7 @@ is skipped with the reason otherwise).`,
 				file, len(chats), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
 			if dryRun {
-				text += "\ndry run: nothing was written"
+				text += dryRunText(rep.Records) + "\ndry run: nothing was written"
 			}
 			return a.emit(map[string]any{"chats": len(chats), "report": rep, "git": res}, text)
 		},

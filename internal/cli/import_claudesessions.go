@@ -80,7 +80,7 @@ nobody edited the record, and is skipped with the reason otherwise.`,
 				dir, files, rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
 			if dryRun {
-				text += "\ndry run: nothing was written"
+				text += dryRunText(rep.Records) + "\ndry run: nothing was written"
 			}
 			return a.emit(map[string]any{"files": files, "report": rep, "git": res}, text)
 		},

@@ -30,6 +30,18 @@ type ImportReport struct {
 	// DryRun is true when nothing was written (--dry-run): the counts say
 	// what an import would do.
 	DryRun bool `json:"dry_run,omitempty"`
+	// Records says, per source read, what the import did (or, in a dry run,
+	// would do) with its record; the skipped ones are in Skipped.
+	Records []RecordOutcome `json:"records,omitempty"`
+}
+
+// RecordOutcome is what an import did with one source's record.
+type RecordOutcome struct {
+	Source string `json:"source"` // the source's path, as in Skipped
+	Record string `json:"record"` // the record's path in the vault
+	// Action is "import" (a new record), "update" (rewritten from a
+	// source that changed) or "unchanged".
+	Action string `json:"action"`
 }
 
 // ImportSessions writes parsed session logs as archived sessions of the
@@ -92,6 +104,7 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 	switch {
 	case err == nil && bytes.Equal(cur, data):
 		rep.Unchanged++
+		rep.Records = append(rep.Records, RecordOutcome{Source: l.SourcePath, Record: rel, Action: "unchanged"})
 		return nil
 	case err == nil && l.Original != nil:
 		return s.reimport(tx, rel, cur, data, st, l, rep)
@@ -105,6 +118,7 @@ func (s *Service) importOne(tx *vault.Tx, project string, l importer.Session, re
 		return err
 	}
 	rep.Sessions++
+	rep.Records = append(rep.Records, RecordOutcome{Source: l.SourcePath, Record: rel, Action: "import"})
 	for _, dec := range st.Decisions {
 		nrel := dec.Note + ".md"
 		if tx.Exists(nrel) {

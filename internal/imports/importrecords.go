@@ -203,6 +203,7 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st sessio
 	}
 	if bytes.Equal(prevText, l.Original) {
 		rep.Unchanged++ // imported before; a person has edited the record since
+		rep.Records = append(rep.Records, RecordOutcome{Source: l.SourcePath, Record: rel, Action: "unchanged"})
 		return nil
 	}
 	loc, err := s.V.Config.Location()
@@ -225,6 +226,7 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st sessio
 		return err
 	}
 	rep.Updated++
+	rep.Records = append(rep.Records, RecordOutcome{Source: l.SourcePath, Record: rel, Action: "update"})
 	return s.replaceHistoryEntry(tx, old, st)
 }
 
