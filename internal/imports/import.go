@@ -51,13 +51,19 @@ type RecordOutcome struct {
 // rendered only from the logs (no clock), so a second import finds them
 // byte-identical and changes nothing.
 func (s *Service) ImportSessions(project string, logs []importer.Session, progress func(done, total int)) (ImportReport, vault.Result, error) {
-	var rep ImportReport
+	return s.ImportSessionsWith(project, logs, ImportOptions{}, progress)
+}
+
+// ImportSessionsWith is ImportSessions with options: opt.DryRun reads
+// everything and writes nothing, the report saying what an import would do.
+func (s *Service) ImportSessionsWith(project string, logs []importer.Session, opt ImportOptions, progress func(done, total int)) (ImportReport, vault.Result, error) {
+	rep := ImportReport{DryRun: opt.DryRun}
 	project, err := s.Project(project)
 	if err != nil {
 		return rep, vault.Result{}, err
 	}
 	res, err := s.V.Transact(func(tx *vault.Tx) (vault.Change, error) {
-		rep = ImportReport{} // Transact runs this again when HEAD moved: count once
+		rep = ImportReport{DryRun: opt.DryRun} // Transact runs this again when HEAD moved: count once
 		for i, l := range logs {
 			if err := s.importOne(tx, project, l, &rep); err != nil {
 				return vault.Change{}, fmt.Errorf("importing %s: %w", l.SourcePath, err)
@@ -66,8 +72,14 @@ func (s *Service) ImportSessions(project string, logs []importer.Session, progre
 				progress(i+1, len(logs))
 			}
 		}
+		if opt.DryRun {
+			return vault.Change{}, errDryRun
+		}
 		return vault.Change{Operation: "import", Summary: fmt.Sprintf("%d sessions and %d decisions from session logs", rep.Sessions, rep.Decisions)}, nil
 	})
+	if errors.Is(err, errDryRun) {
+		return rep, vault.Result{}, nil
+	}
 	return rep, res, err
 }
 
