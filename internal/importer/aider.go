@@ -255,6 +255,11 @@ func Reparse(s Session, original []byte, loc *time.Location) (Session, error) {
 		if out, err = parseClaudeSession(s.SourcePath, original, loc, func() (time.Time, bool) { return s.Date, !s.Date.IsZero() }); err != nil {
 			return Session{}, err
 		}
+	case FormatSpecStory:
+		var err error
+		if out, _, err = ParseSpecStory(s.SourcePath, original, loc); err != nil {
+			return Session{}, err
+		}
 	case FormatAiderChat:
 		ss, _, err := ParseAiderHistory(path.Base(s.SourcePath), original, loc)
 		if err != nil {
