@@ -15,8 +15,8 @@ import (
 
 func (a *app) importCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "import serena|agents|memory-bank|claude-sessions|aider|ai-session DIR|FILE",
-		Short: "Bring real data in: Serena memories, .agents session logs, memory banks, Claude Code session notes, aider chats, an .ai-session folder",
+		Use:   "import serena|agents|memory-bank|claude-sessions|claude-code|aider|specstory|beads|ai-session DIR|FILE",
+		Short: "Bring real data in: Serena memories, .agents session logs, memory banks, Claude Code session notes and transcripts, aider and SpecStory chats, beads issues, an .ai-session folder",
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "serena DIR",

@@ -31,6 +31,10 @@ import (
 // chat's text byte for byte either way). The file is appended to, never
 // rewritten; on Windows its lines end in CRLF.
 
+// ErrNoReparse says a record's kept text cannot be read back as its session
+// (Reparse): the record keeps a digest of its source, not the source.
+var ErrNoReparse = errors.New("its record keeps a digest of the source, not the source, and cannot be read back")
+
 // FormatAiderChat is the Session.Format of one chat of an aider history.
 const FormatAiderChat = "aider-chat"
 
@@ -246,6 +250,9 @@ func count(n int, what string) string {
 // restored). Times are
 // read in loc. It fails for other formats, and when original is no longer
 // a session of that format.
+//
+// A format whose records keep a digest rather than the source (Claude Code
+// transcripts) cannot be read back: the error wraps ErrNoReparse.
 func Reparse(s Session, original []byte, loc *time.Location) (Session, error) {
 	var out Session
 	switch s.Format {
@@ -271,7 +278,7 @@ func Reparse(s Session, original []byte, loc *time.Location) (Session, error) {
 		out = ss[0]
 		out.SourcePath = s.SourcePath
 	default:
-		return Session{}, fmt.Errorf("%s: format %q keeps no text to read again", s.SourcePath, s.Format)
+		return Session{}, fmt.Errorf("%s: format %q: %w", s.SourcePath, s.Format, ErrNoReparse)
 	}
 	out.ID = s.ID
 	return out, nil

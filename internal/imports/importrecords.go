@@ -108,6 +108,9 @@ func keepOriginal(d *session.Doc, l importer.Session) {
 	}
 	fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
 	intro := "The source `" + strings.ReplaceAll(l.SourcePath, "`", "'") + "` as imported, byte for byte"
+	if l.Format == importer.FormatClaudeCode {
+		intro = "A digest of the transcript `" + strings.ReplaceAll(l.SourcePath, "`", "'") + "` as imported (one line per prompt, reply, tool call, failed tool result, commit and compaction; not its JSON)"
+	}
 	if crlf {
 		intro += " (its CRLF line endings shown as LF)"
 	}
@@ -212,6 +215,10 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st sessio
 	}
 	edited := "the source changed since it was imported, and " + rel + " was edited in the vault since: kept the vault's copy (to take the source's new text, move that note out of the vault and import again)"
 	prev, err := importer.Reparse(l, prevText, loc)
+	if errors.Is(err, importer.ErrNoReparse) {
+		return skip("the source changed since it was imported (it was still being written then, or went on since); " + rel +
+			" keeps a digest of the earlier source, from which the import cannot tell whether somebody edited it, and is not rewritten: kept the vault's copy (to take the new source, move that note out of the vault and import again)")
+	}
 	if err != nil {
 		return skip(edited)
 	}
