@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // StateDir is the vault's git-ignored state folder, relative to its root
@@ -90,8 +91,10 @@ func ReadKey(root string) ([]byte, error) {
 
 // Key returns the vault's HMAC key (ReadKey), making a random 32-byte key
 // file (mode 0600, fsynced) on first use. Two processes making it at once
-// get the same key: the one that loses the exclusive create reads the
-// winner's. Errors are the file system's, wrapped with the file's path.
+// get the same key: the key is written whole to a file of its own, then
+// linked into place, which fails when another process's key is there
+// already — the loser reads the winner's, never a key file half written.
+// Errors are the file system's, wrapped with the file's path.
 func Key(root string) ([]byte, error) {
 	if k, err := ReadKey(root); err == nil {
 		return k, nil
@@ -104,9 +107,47 @@ func Key(root string) ([]byte, error) {
 	if _, err := rand.Read(k); err != nil {
 		return nil, err
 	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".key-*") // mode 0600
+	if err != nil {
+		return nil, fmt.Errorf("making the vault's key: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(k); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("writing the vault's key %s: %w", p, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("writing the vault's key %s: %w", p, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("writing the vault's key %s: %w", p, err)
+	}
+	switch err := os.Link(f.Name(), p); {
+	case err == nil:
+		return k, nil
+	case errors.Is(err, os.ErrExist):
+		return ReadKey(root) // another process made it first: its key
+	default:
+		return createKey(p, k) // a file system without hard links
+	}
+}
+
+// createKey makes the key file p holding k by an exclusive create, for a
+// file system without hard links; a process that loses the create waits
+// (at most a second) for the winner's key to be whole, and reads it.
+func createKey(p string, k []byte) ([]byte, error) {
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
-		return os.ReadFile(p)
+		for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
+			got, err := os.ReadFile(p)
+			if err == nil && len(got) >= 32 || time.Now().After(deadline) {
+				if err == nil && len(got) < 32 {
+					err = errors.New("the vault's key is shorter than 32 bytes")
+				}
+				return got, err
+			}
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("making the vault's key: %w", err)

@@ -132,3 +132,28 @@ func TestStateFileNames(t *testing.T) {
 		t.Errorf("Path = %s, want %s", got, want)
 	}
 }
+
+// Without hard links, an exclusive create makes the key: concurrent first
+// uses still all get the one key written, never a part of it.
+func TestKeyByExclusiveCreate(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "key")
+	keys := make([][]byte, 8)
+	var wg sync.WaitGroup
+	for i := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k, err := createKey(p, bytes.Repeat([]byte{byte('a' + i)}, 32))
+			if err != nil {
+				t.Error(err)
+			}
+			keys[i] = k
+		}()
+	}
+	wg.Wait()
+	for _, k := range keys {
+		if len(k) != 32 || !bytes.Equal(k, keys[0]) {
+			t.Fatalf("concurrent first uses got different keys: %q vs %q", k, keys[0])
+		}
+	}
+}
