@@ -78,30 +78,7 @@ func ScanClaudeSessions(dir string, loc *time.Location, progress func(done, tota
 	if err != nil {
 		return nil, nil, err
 	}
-	var files []string
-	var skipped []Skipped
-	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		rel := path.Join(prefix, relSlash(root, p))
-		if err != nil {
-			if p == root {
-				return err
-			}
-			skipped = append(skipped, Skipped{Path: rel, Reason: "unreadable: " + err.Error()})
-			if e != nil && e.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if e.IsDir() {
-			if p != root && strings.HasPrefix(e.Name(), ".") {
-				skipped = append(skipped, Skipped{Path: rel + "/", Reason: "a hidden folder: not session notes"})
-				return fs.SkipDir
-			}
-			return nil
-		}
-		files = append(files, p)
-		return nil
-	})
+	files, skipped, err := walkFiles(root, prefix, "session notes")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -699,4 +676,34 @@ func firstTime(ts ...time.Time) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// walkFiles returns the files under root (absolute paths, in walk order),
+// and as skipped the hidden folders below root ("a hidden folder: not
+// <what>") and what could not be read, each named by its path under prefix.
+// The error is root's own.
+func walkFiles(root, prefix, what string) (files []string, skipped []Skipped, err error) {
+	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		rel := path.Join(prefix, relSlash(root, p))
+		if err != nil {
+			if p == root {
+				return err
+			}
+			skipped = append(skipped, Skipped{Path: rel, Reason: "unreadable: " + err.Error()})
+			if e != nil && e.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if e.IsDir() {
+			if p != root && strings.HasPrefix(e.Name(), ".") {
+				skipped = append(skipped, Skipped{Path: rel + "/", Reason: "a hidden folder: not " + what})
+				return fs.SkipDir
+			}
+			return nil
+		}
+		files = append(files, p)
+		return nil
+	})
+	return files, skipped, err
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -103,28 +102,7 @@ func ScanSpecStory(dir string, loc *time.Location, progress func(done, total int
 	if only != "" {
 		files = []string{only}
 	} else {
-		err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-			rel := path.Join(prefix, relSlash(root, p))
-			if err != nil {
-				if p == root {
-					return err
-				}
-				skipped = append(skipped, Skipped{Path: rel, Reason: "unreadable: " + err.Error()})
-				if e != nil && e.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if e.IsDir() {
-				if p != root && strings.HasPrefix(e.Name(), ".") {
-					skipped = append(skipped, Skipped{Path: rel + "/", Reason: "a hidden folder: not SpecStory chats"})
-					return fs.SkipDir
-				}
-				return nil
-			}
-			files = append(files, p)
-			return nil
-		})
+		files, skipped, err = walkFiles(root, prefix, "SpecStory chats")
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %w", dir, err)
 		}
