@@ -51,9 +51,9 @@ files, a subagent's transcript, files without a user or assistant message. A
 run that finds transcripts and imports none fails, with the reasons counted.
 DIR and FILE are only read. Idempotent: a second run finds every session
 unchanged, also after people edited the records. A transcript that changed
-since it was imported (the session was still running, or was resumed) is
-skipped with the reason and its record kept: to take the new text, move the
-record out of the vault and import again.`,
+since it was imported (the session was still running, or was resumed)
+rewrites its record while nobody edited the record (its record_sha256 says
+so); otherwise it is skipped with the reason and the record kept.`,
 		Example: `  sessionvault import claude-code ~/.claude/projects/-home-me-code-shop --dry-run
   sessionvault import claude-code ~/.claude/projects/-home-me-code-shop
   sessionvault import claude-code ~/.claude/projects/-home-me-code-shop/4f35e220-c435-4cf7-b9b9-f40426042847.jsonl --json`,

@@ -2,6 +2,8 @@ package imports
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -264,7 +266,48 @@ func (s *Service) renderArchived(st session.State, l importer.Session) ([]byte, 
 	if l.Original != nil {
 		keepOriginal(d, l)
 	}
+	data, err := d.Bytes()
+	if err != nil || l.Format != importer.FormatClaudeCode {
+		return data, err
+	}
+	return stampRecord(s, st.Project+"/"+session.SessionsDir+"/"+st.Session+".md", data)
+}
+
+// propRecordSHA is the property of a record that keeps a digest of its
+// source (no Reparse): the SHA-256 of the record as the import wrote it,
+// without this property. A record that still has it is unedited, and is
+// rewritten when its source changed.
+const propRecordSHA = "record_sha256"
+
+// stampRecord returns data (a record rel as rendered) with propRecordSHA.
+func stampRecord(s *Service, rel string, data []byte) ([]byte, error) {
+	d, err := s.ParseDoc(rel, data)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	d.Set(propRecordSHA, hex.EncodeToString(sum[:]))
 	return d.Bytes()
+}
+
+// unedited reports whether the record rel (its bytes cur) is still as the
+// import wrote it: its propRecordSHA matches its bytes without it.
+func unedited(s *Service, rel string, cur []byte) bool {
+	d, err := s.ParseDoc(rel, cur)
+	if err != nil {
+		return false
+	}
+	want := d.Prop(propRecordSHA)
+	if want == "" {
+		return false
+	}
+	d.Unset(propRecordSHA)
+	b, err := d.Bytes()
+	if err != nil {
+		return false
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]) == want
 }
 
 // clip shortens s to at most n runes, ending in "…" when cut.

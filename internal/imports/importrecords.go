@@ -215,9 +215,19 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st sessio
 	}
 	edited := "the source changed since it was imported, and " + rel + " was edited in the vault since: kept the vault's copy (to take the source's new text, move that note out of the vault and import again)"
 	prev, err := importer.Reparse(l, prevText, loc)
+	if errors.Is(err, importer.ErrNoReparse) && unedited(s, rel, cur) {
+		// The record keeps a digest, and says it is as the import wrote
+		// it: take the source's new text.
+		if err := tx.Write(rel, data); err != nil {
+			return err
+		}
+		rep.Updated++
+		rep.Records = append(rep.Records, RecordOutcome{Source: l.SourcePath, Record: rel, Action: "update"})
+		return s.replaceHistoryEntry(tx, d.ReadState(st.Project), st)
+	}
 	if errors.Is(err, importer.ErrNoReparse) {
-		return skip("the source changed since it was imported (it was still being written then, or went on since); " + rel +
-			" keeps a digest of the earlier source, from which the import cannot tell whether somebody edited it, and is not rewritten: kept the vault's copy (to take the new source, move that note out of the vault and import again)")
+		return skip("the source changed since it was imported (it was still being written then, or went on since), and " + rel +
+			", which keeps a digest of the earlier source, was edited in the vault since: kept the vault's copy (to take the new source, move that note out of the vault and import again)")
 	}
 	if err != nil {
 		return skip(edited)
