@@ -452,3 +452,55 @@ func TestHandedOverBeforeTheSessionStarts(t *testing.T) {
 		t.Errorf("observations after start: %+v", got)
 	}
 }
+
+// TestEvidenceLinesAreBoundToTheirProject: a signed tool-evidence or
+// observation line copied into another project's file (the same session id
+// there) counts for nothing.
+func TestEvidenceLinesAreBoundToTheirProject(t *testing.T) {
+	t.Parallel()
+	s, _ := testService(t)
+	proto := "# Session protocol\n\n## Session start\n\n| Req | Step | Evidence |\n|---|---|---|\n| MUST | Run a shell command | `tool: Bash` |\n| MUST | Read the current state | `file: session-current-state.md` |\n"
+	if err := os.WriteFile(filepath.Join(s.V.Root, "SESSION-PROTOCOL.md"), []byte(proto), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.InitProject("other"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"demo", "other"} {
+		if _, _, err := s.Accept(p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Start(StartOptions{Project: p, Objective: "Bound"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.RecordToolCall("demo", "Bash"); err != nil || len(got) != 1 {
+		t.Fatalf("RecordToolCall = %v, %v", got, err)
+	}
+	if err := s.ObserveStateRead("demo", "status"); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := s.Current("demo")
+	if _, _, ok := s.toolSeen("demo", st.Session, "c-1"); !ok {
+		t.Fatal("the tool call is not seen in its own project")
+	}
+	for _, name := range []string{"tools", "observed"} {
+		data, err := s.V.ReadState(name + "-demo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.V.WriteState(name+"-other", data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, _ := s.Current("other")
+	if other.Session != st.Session {
+		t.Fatalf("the two projects' sessions are %s and %s; the test needs one id", st.Session, other.Session)
+	}
+	if _, _, ok := s.toolSeen("other", other.Session, "c-1"); ok {
+		t.Error("a tool line copied from another project counts")
+	}
+	if _, ok := s.readSeen("other", other.Session, obsStateRead, s.NowUTC()); ok {
+		t.Error("an observation copied from another project counts")
+	}
+}

@@ -44,7 +44,7 @@ func (s *Service) RecordToolCall(project, tool string) ([]string, error) {
 			}
 			id := group.prefix + itoa(i+1)
 			line := st.Session + " " + id + " " + tool + " " + note.FormatTime(s.NowUTC())
-			mac, err := s.lineMAC(line)
+			mac, err := s.lineMAC(toolMACPrefix + project + "\t" + line)
 			if err != nil {
 				return recorded, err
 			}
@@ -58,6 +58,11 @@ func (s *Service) RecordToolCall(project, tool string) ([]string, error) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// toolMACPrefix starts what a tool-evidence line's MAC covers, before its
+// project and its line: a line copied into another project's file, or into
+// another state file, does not check.
+const toolMACPrefix = "sessionvault tool v1\t"
 
 func (s *Service) lineMAC(line string) (string, error) {
 	k, err := s.key()
@@ -95,7 +100,7 @@ func (s *Service) toolSeen(project, session, item string) (tool string, at time.
 		if len(f) != 5 || f[0] != session || f[1] != item {
 			continue
 		}
-		if mac, err := s.lineMAC(strings.Join(f[:4], " ")); err != nil || !hmac.Equal([]byte(mac), []byte(f[4])) {
+		if mac, err := s.lineMAC(toolMACPrefix + project + "\t" + strings.Join(f[:4], " ")); err != nil || !hmac.Equal([]byte(mac), []byte(f[4])) {
 			continue
 		}
 		t, _ := time.Parse(time.RFC3339, f[3])
