@@ -119,7 +119,11 @@ func noneImported(what, from string, imported int, skipped []importer.Skipped) e
 // dryRunText lists, for a dry run, what the import would do with each
 // source: the record it would write or rewrite, or that it is unchanged.
 func dryRunText(records []imports.RecordOutcome) string {
+	if len(records) == 0 {
+		return ""
+	}
 	var b strings.Builder
+	b.WriteString("\nwould do:")
 	for _, r := range records {
 		switch r.Action {
 		case "import":

@@ -45,9 +45,12 @@ reasons counted.`,
 			}
 			text := fmt.Sprintf("session logs from %s: %d files, %d sessions imported, %d decisions, %d unchanged, %d skipped",
 				argv[0], len(logs)+len(skipped), rep.Sessions, rep.Decisions, rep.Unchanged, len(rep.Skipped))
+			if dryRun {
+				text += dryRunText(rep.Records)
+			}
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
 			if dryRun {
-				text += dryRunText(rep.Records) + "\ndry run: nothing was written"
+				text += "\ndry run: nothing was written"
 			}
 			return a.emit(map[string]any{"files": len(logs) + len(skipped), "report": rep, "git": res}, text)
 		},

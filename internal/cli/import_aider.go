@@ -76,9 +76,12 @@ is skipped with the reason otherwise).`,
 			}
 			text := fmt.Sprintf("aider chats from %s: %d chats, %d sessions imported, %d updated, %d unchanged, %d skipped",
 				file, len(chats), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
+			if dryRun {
+				text += dryRunText(rep.Records)
+			}
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
 			if dryRun {
-				text += dryRunText(rep.Records) + "\ndry run: nothing was written"
+				text += "\ndry run: nothing was written"
 			}
 			return a.emit(map[string]any{"chats": len(chats), "report": rep, "git": res}, text)
 		},

@@ -91,7 +91,7 @@ so); otherwise it is skipped with the reason and the record kept.`,
 			text := fmt.Sprintf("Claude Code transcripts from %s: %d sessions read, %d imported, %d updated, %d unchanged, %d skipped",
 				from, len(logs), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
 			if dryRun && len(rep.Records) > 0 {
-				text += "\ntranscripts:" + dryRunText(rep.Records)
+				text += dryRunText(rep.Records)
 			}
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
 			if dryRun {

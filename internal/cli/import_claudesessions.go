@@ -78,9 +78,12 @@ nobody edited the record, and is skipped with the reason otherwise.`,
 			files := len(logs) + len(skipped)
 			text := fmt.Sprintf("Claude Code sessions from %s: %d files, %d sessions imported, %d updated, %d unchanged, %d skipped",
 				dir, files, rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
+			if dryRun {
+				text += dryRunText(rep.Records)
+			}
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
 			if dryRun {
-				text += dryRunText(rep.Records) + "\ndry run: nothing was written"
+				text += "\ndry run: nothing was written"
 			}
 			return a.emit(map[string]any{"files": files, "report": rep, "git": res}, text)
 		},

@@ -89,9 +89,12 @@ nobody edited the record.`,
 			data := map[string]any{"chats": len(chats), "report": rep, "git": res}
 			text := fmt.Sprintf("SpecStory chats from %s: %d chats, %d sessions imported, %d updated, %d unchanged, %d skipped",
 				dir, len(chats), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
+			if dryRun {
+				text += dryRunText(rep.Records)
+			}
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
 			if dryRun {
-				text += dryRunText(rep.Records) + "\ndry run: nothing was written"
+				text += "\ndry run: nothing was written"
 			}
 			return a.emit(data, text)
 		},

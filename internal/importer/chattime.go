@@ -15,7 +15,7 @@ import (
 // (config time_zone) unless they name one.
 
 var (
-	reLocalDateTime = lazyregexp.New(`(\d{4})-(\d{2})-(\d{2})(?:(?:[T ]|,\s*|\s+at\s+)(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\.?)?(?:\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})\b)?)?`)
+	reLocalDateTime = lazyregexp.New(`(\d{4})-(\d{2})-(\d{2})(?:(?:[T ]|,\s*|\s+at\s+)(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?:\s*([AaPp])\.?[Mm]\.?)?(?:\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})\b)?)?`)
 	reClock         = lazyregexp.New(`\b(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\.?)?`)
 	reNameDateTime  = lazyregexp.New(`^(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})(?:$|[^0-9])`)
 )

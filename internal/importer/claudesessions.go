@@ -253,6 +253,8 @@ func ParseClaudeSession(source string, data []byte, loc *time.Location) (Session
 // the time the note was first committed, its start when it states none.
 func parseClaudeSession(source string, data []byte, loc *time.Location, committed func() (time.Time, bool)) (Session, error) {
 	fail := func(err error) (Session, error) { return Session{}, &ParseError{Path: source, Err: err} }
+	original := data
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a BOM an editor left: not text of the note
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fail(ErrEmpty)
 	}
@@ -292,7 +294,7 @@ func parseClaudeSession(source string, data []byte, loc *time.Location, committe
 	if !fromName && !fromNameDay && !strings.Contains(strings.ToLower(title), "session") && len(updates) == 0 && lStart.IsZero() && fmStart.IsZero() {
 		return fail(fmt.Errorf("%w: its name does not start with a date (YYYY-MM-DD), and it has no Started line, no date in its front matter, no title naming a session and no \"### Update\" blocks", ErrNotSessionLog))
 	}
-	s := Session{ID: tidyID(sessionID(source)), SourcePath: source, Format: FormatClaudeSession, Original: data}
+	s := Session{ID: tidyID(sessionID(source)), SourcePath: source, Format: FormatClaudeSession, Original: original}
 	// The start: the first time stated with a clock (the file name, the
 	// title, a Started line, the front matter), else the first date (its
 	// midnight: estimated), else the time the note was first committed
@@ -310,7 +312,10 @@ func parseClaudeSession(source string, data []byte, loc *time.Location, committe
 		if d := firstTime(nameDay, lStart, fmStart, titleTime); !d.IsZero() {
 			s.Date = d
 			s.Estimated = append(s.Estimated, "started: a date without a time (00:00 assumed)")
-		} else if committed != nil {
+		} else if committed != nil && (len(updates) > 0 || hasSessionSections(secs)) {
+			// Only a note shaped like a session (update blocks, a
+			// Progress/Notes/Todo/Summary/Goals section) is dated by its
+			// commit: a README that names sessions is not one.
 			if t, ok := committed(); ok {
 				s.Date = t.In(loc)
 				s.Estimated = append(s.Estimated, "started: the time the note was first committed")

@@ -46,7 +46,7 @@ func TestSessionNoteVariants(t *testing.T) {
 		}
 	}
 	git("init", "-q")
-	git("add", "cleanup-session.md")
+	git("add", "cleanup-session.md", "README.md") // a committed README that names sessions is still no session
 	git("commit", "-q", "-m", "notes")
 
 	loc := time.UTC
@@ -120,5 +120,25 @@ func TestSessionNoteVariants(t *testing.T) {
 		if string(s.Original) == "" {
 			t.Errorf("%s: the source text is not kept", w.file)
 		}
+	}
+}
+
+// A BOM an editor left and a time with fractions of a second are read as
+// the rest: the title, and the zone the time states.
+func TestSessionNoteBOMAndFractionalSeconds(t *testing.T) {
+	loc := time.FixedZone("EST", -5*3600) // the vault's time_zone, not the note's
+	src := "\xef\xbb\xbf---\nstarted: 2026-03-09T14:00:00.000Z\n---\n# Login page\n\n## Notes\n\n- done\n"
+	s, err := ParseClaudeSession("notes.md", []byte(src), loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Objective != "Login page" || !s.Date.Equal(time.Date(2026, 3, 9, 14, 0, 0, 0, time.UTC)) || len(s.Estimated) != 0 {
+		t.Errorf("objective %q, start %v, estimated %q", s.Objective, s.Date, s.Estimated)
+	}
+	if string(s.Original) != src {
+		t.Error("the source text is not kept byte for byte (its BOM included)")
+	}
+	if _, err := ParseClaudeSession("bom.md", []byte("\xef\xbb\xbf"), loc); err == nil {
+		t.Error("a file holding only a BOM was read as a session")
 	}
 }

@@ -58,6 +58,19 @@ func frontMatterTimes(fm map[string]string, loc *time.Location) (start, end time
 	return start, end, startClock, endClock
 }
 
+// hasSessionSections reports whether a note has a section a session note
+// has: Progress/Notes, Todo, a summary, goals or an overview.
+func hasSessionSections(secs []markdown.Section) bool {
+	for _, s := range secs {
+		t := strings.TrimSpace(s.Title)
+		if s.Level >= 2 && (reNotesHeading().MatchString(t) || reTodoHeading().MatchString(t) || reSummaryHeading().MatchString(t) ||
+			reGoalsHeading().MatchString(t) || reOverview().MatchString(t)) {
+			return true
+		}
+	}
+	return false
+}
+
 // labelledStatus returns the value of the first line labelled Status, or "".
 func labelledStatus(data []byte) string {
 	for _, l := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") {

@@ -204,6 +204,12 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st sessio
 	if !ok {
 		return skip("the vault already has a different " + rel + ", and the source text kept in it was edited (it no longer matches its source_sha256) or is not this source's; kept the vault's copy (to import the source again, move that note out of the vault)")
 	}
+	if l.Format == importer.FormatClaudeCode && unedited(s, rel, cur) {
+		// A digest does not hold everything its record shows (the last
+		// event's time, counts of what it leaves out): an unedited record
+		// is rewritten whenever it differs from what the source gives now.
+		return s.rewriteRecord(tx, rel, data, recordState(d, st.Project), st, l, rep)
+	}
 	if bytes.Equal(prevText, l.Original) {
 		rep.Unchanged++ // imported before; a person has edited the record since
 		rep.Records = append(rep.Records, RecordOutcome{Source: l.SourcePath, Record: rel, Action: "unchanged"})
@@ -215,16 +221,6 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st sessio
 	}
 	edited := "the source changed since it was imported, and " + rel + " was edited in the vault since: kept the vault's copy (to take the source's new text, move that note out of the vault and import again)"
 	prev, err := importer.Reparse(l, prevText, loc)
-	if errors.Is(err, importer.ErrNoReparse) && unedited(s, rel, cur) {
-		// The record keeps a digest, and says it is as the import wrote
-		// it: take the source's new text.
-		if err := tx.Write(rel, data); err != nil {
-			return err
-		}
-		rep.Updated++
-		rep.Records = append(rep.Records, RecordOutcome{Source: l.SourcePath, Record: rel, Action: "update"})
-		return s.replaceHistoryEntry(tx, d.ReadState(st.Project), st)
-	}
 	if errors.Is(err, importer.ErrNoReparse) {
 		return skip("the source changed since it was imported (it was still being written then, or went on since), and " + rel +
 			", which keeps a digest of the earlier source, was edited in the vault since: kept the vault's copy (to take the new source, move that note out of the vault and import again)")
@@ -245,6 +241,34 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st sessio
 	rep.Updated++
 	rep.Records = append(rep.Records, RecordOutcome{Source: l.SourcePath, Record: rel, Action: "update"})
 	return s.replaceHistoryEntry(tx, old, st)
+}
+
+// rewriteRecord writes data as the record rel of a source that changed
+// (old: the state the record had), and its history entry.
+func (s *Service) rewriteRecord(tx *vault.Tx, rel string, data []byte, old, cur session.State, l importer.Session, rep *ImportReport) error {
+	if err := tx.Write(rel, data); err != nil {
+		return err
+	}
+	rep.Updated++
+	rep.Records = append(rep.Records, RecordOutcome{Source: l.SourcePath, Record: rel, Action: "update"})
+	return s.replaceHistoryEntry(tx, old, cur)
+}
+
+// recordState is the state an imported record shows, as importedState made
+// it: its summary is the record's Summary items (the summary property is
+// clipped).
+func recordState(d *session.Doc, project string) session.State {
+	st := d.ReadState(project)
+	var items []string
+	for _, l := range d.SectionLines(session.SecSummary) {
+		if t := strings.TrimPrefix(strings.TrimSpace(string(l.Content())), "- "); t != "" {
+			items = append(items, t)
+		}
+	}
+	if len(items) > 0 {
+		st.Summary = strings.Join(items, "; ")
+	}
+	return st
 }
 
 // replaceHistoryEntry rewrites session old's entry in session-history.md
