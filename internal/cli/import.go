@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -102,8 +103,19 @@ func noneImported(what, from string, imported int, skipped []importer.Skipped) e
 		k.paths = append(k.paths, s.Path)
 	}
 	sort.SliceStable(kinds, func(i, j int) bool { return len(kinds[i].paths) > len(kinds[j].paths) })
+	// Sources, not lines: "a.jsonl:12" and "a.jsonl:40" are one file.
+	sources := map[string]bool{}
+	for _, s := range skipped {
+		p := s.Path
+		if i := strings.LastIndexByte(p, ':'); i > 0 {
+			if _, err := strconv.Atoi(p[i+1:]); err == nil {
+				p = p[:i]
+			}
+		}
+		sources[p] = true
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "none of the %d %s in %s was imported:", len(skipped), what, from)
+	fmt.Fprintf(&b, "none of the %d %s in %s was imported:", len(sources), what, from)
 	counts := map[string]int{}
 	for _, k := range kinds {
 		counts[k.reason] = len(k.paths)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionvault/sessionvault/internal/importer"
+
 	"github.com/sessionvault/sessionvault/internal/testcorpus"
 )
 
@@ -112,5 +114,28 @@ func TestImportRealCorpus(t *testing.T) {
 	}
 	if git(t, v, "rev-parse", "HEAD") != head {
 		t.Error("a second import made a commit")
+	}
+}
+
+// An import that imports nothing counts the sources it found, not the lines
+// it skipped in them, and counts the reasons by kind, most frequent first.
+func TestNoneImportedCountsSources(t *testing.T) {
+	skipped := []importer.Skipped{
+		{Path: "p/a.jsonl:3", Reason: "line 3: not JSON"},
+		{Path: "p/a.jsonl:9", Reason: "line 9: not JSON"},
+		{Path: "p/a.jsonl", Reason: "a subagent's transcript"},
+		{Path: "p/sessions-index.json", Reason: "not a .jsonl file"},
+		{Path: "p/b.json", Reason: "not a .jsonl file"},
+	}
+	err := noneImported("Claude Code transcripts", "p", 0, skipped)
+	if err == nil {
+		t.Fatal("nothing imported, and no error")
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "none of the 3 Claude Code transcripts in p was imported:\n  2 skipped: not a .jsonl file (p/sessions-index.json, p/b.json)") {
+		t.Errorf("the error says:\n%s", msg)
+	}
+	if noneImported("x", "p", 1, skipped) != nil || noneImported("x", "p", 0, nil) != nil {
+		t.Error("an error although something was imported, or nothing was found")
 	}
 }
