@@ -148,3 +148,10 @@ func dryRunText(records []imports.RecordOutcome) string {
 	}
 	return b.String()
 }
+
+// wouldDo rewords an import's summary line for a dry run: what it would
+// import and update, not what it did.
+func wouldDo(summary string) string {
+	summary = strings.Replace(summary, " imported,", " to import,", 1)
+	return strings.Replace(summary, " updated,", " to update,", 1)
+}

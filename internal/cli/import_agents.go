@@ -46,6 +46,9 @@ reasons counted.`,
 			text := fmt.Sprintf("session logs from %s: %d files, %d sessions imported, %d decisions, %d unchanged, %d skipped",
 				argv[0], len(logs)+len(skipped), rep.Sessions, rep.Decisions, rep.Unchanged, len(rep.Skipped))
 			if dryRun {
+				text = wouldDo(text)
+			}
+			if dryRun {
 				text += dryRunText(rep.Records)
 			}
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })

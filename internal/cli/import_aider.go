@@ -77,6 +77,9 @@ is skipped with the reason otherwise).`,
 			text := fmt.Sprintf("aider chats from %s: %d chats, %d sessions imported, %d updated, %d unchanged, %d skipped",
 				file, len(chats), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
 			if dryRun {
+				text = wouldDo(text)
+			}
+			if dryRun {
 				text += dryRunText(rep.Records)
 			}
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })

@@ -90,6 +90,9 @@ so); otherwise it is skipped with the reason and the record kept.`,
 			}
 			text := fmt.Sprintf("Claude Code transcripts from %s: %d sessions read, %d imported, %d updated, %d unchanged, %d skipped",
 				from, len(logs), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
+			if dryRun {
+				text = wouldDo(text)
+			}
 			if dryRun && len(rep.Records) > 0 {
 				text += dryRunText(rep.Records)
 			}

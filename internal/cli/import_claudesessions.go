@@ -79,6 +79,9 @@ nobody edited the record, and is skipped with the reason otherwise.`,
 			text := fmt.Sprintf("Claude Code sessions from %s: %d files, %d sessions imported, %d updated, %d unchanged, %d skipped",
 				dir, files, rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
 			if dryRun {
+				text = wouldDo(text)
+			}
+			if dryRun {
 				text += dryRunText(rep.Records)
 			}
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })

@@ -90,6 +90,9 @@ nobody edited the record.`,
 			text := fmt.Sprintf("SpecStory chats from %s: %d chats, %d sessions imported, %d updated, %d unchanged, %d skipped",
 				dir, len(chats), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
 			if dryRun {
+				text = wouldDo(text)
+			}
+			if dryRun {
 				text += dryRunText(rep.Records)
 			}
 			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
