@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/imports"
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
 func (a *app) importCommand() *cobra.Command {
@@ -154,4 +157,42 @@ func dryRunText(records []imports.RecordOutcome) string {
 func wouldDo(summary string) string {
 	summary = strings.Replace(summary, " imported,", " to import,", 1)
 	return strings.Replace(summary, " updated,", " to update,", 1)
+}
+
+// serviceWithZone opens the vault's session service and its time_zone (the
+// zone of times a source writes without one).
+func (a *app) serviceWithZone() (*session.Service, *time.Location, error) {
+	svc, err := a.service()
+	if err != nil {
+		return nil, nil, err
+	}
+	loc, err := svc.V.Config.Location()
+	if err != nil {
+		return nil, nil, errs.Wrap(errs.ConfigInvalid, err, "time_zone")
+	}
+	return svc, loc, nil
+}
+
+// importRecords writes the sessions read from another tool (what: "aider
+// chats"; from: where they were read) as records (imports.ImportRecords),
+// with the parser's skipped first in the report; it fails like noneImported
+// when nothing was imported.
+func (a *app) importRecords(svc *session.Service, what, from string, logs []importer.Session, skipped []importer.Skipped, dryRun bool) (imports.ImportReport, vault.Result, error) {
+	rep, res, err := imports.New(svc).ImportRecords(a.project, logs, imports.ImportOptions{DryRun: dryRun, What: what}, a.progress("sessions written"))
+	if err != nil {
+		return rep, res, errs.Wrap(errs.ImportFailed, err, "importing "+what)
+	}
+	rep.Skipped = append(skipped, rep.Skipped...)
+	return rep, res, noneImported(what, from, rep.Sessions+rep.Updated+rep.Unchanged, rep.Skipped)
+}
+
+// importText is an import's output: its summary line (reworded for a dry
+// run), what a dry run would do per source, what was skipped and why.
+func importText(summary string, rep imports.ImportReport, dryRun bool) string {
+	if !dryRun {
+		return summary + skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
+	}
+	return wouldDo(summary) + dryRunText(rep.Records) +
+		skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason }) +
+		"\ndry run: nothing was written"
 }

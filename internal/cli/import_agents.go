@@ -43,18 +43,8 @@ reasons counted.`,
 			if err := noneImported("session logs", argv[0], rep.Sessions+rep.Updated+rep.Unchanged, rep.Skipped); err != nil {
 				return err
 			}
-			text := fmt.Sprintf("session logs from %s: %d files, %d sessions imported, %d decisions, %d unchanged, %d skipped",
-				argv[0], len(logs)+len(skipped), rep.Sessions, rep.Decisions, rep.Unchanged, len(rep.Skipped))
-			if dryRun {
-				text = wouldDo(text)
-			}
-			if dryRun {
-				text += dryRunText(rep.Records)
-			}
-			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
-			if dryRun {
-				text += "\ndry run: nothing was written"
-			}
+			text := importText(fmt.Sprintf("session logs from %s: %d files, %d sessions imported, %d decisions, %d unchanged, %d skipped",
+				argv[0], len(logs)+len(skipped), rep.Sessions, rep.Decisions, rep.Unchanged, len(rep.Skipped)), rep, dryRun)
 			return a.emit(map[string]any{"files": len(logs) + len(skipped), "report": rep, "git": res}, text)
 		},
 	}

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sessionvault/sessionvault/internal/imports"
-
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -43,13 +41,9 @@ is skipped with the reason otherwise).`,
   sessionvault import aider ~/code/shop --dry-run --json`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			svc, err := a.service()
+			svc, loc, err := a.serviceWithZone()
 			if err != nil {
 				return err
-			}
-			loc, err := svc.V.Config.Location()
-			if err != nil {
-				return errs.Wrap(errs.ConfigInvalid, err, "time_zone")
 			}
 			file := argv[0]
 			if fi, err := os.Stat(file); err == nil && fi.IsDir() {
@@ -66,26 +60,12 @@ is skipped with the reason otherwise).`,
 			if err != nil {
 				return errs.Wrap(errs.ImportFailed, err, "reading "+file)
 			}
-			rep, res, err := imports.New(svc).ImportRecords(a.project, chats, imports.ImportOptions{DryRun: dryRun, What: "aider chats"}, a.progress("chats written"))
+			rep, res, err := a.importRecords(svc, "aider chats", file, chats, skipped, dryRun)
 			if err != nil {
-				return errs.Wrap(errs.ImportFailed, err, "importing aider chats")
-			}
-			rep.Skipped = append(skipped, rep.Skipped...)
-			if err := noneImported("aider chats", file, rep.Sessions+rep.Updated+rep.Unchanged, rep.Skipped); err != nil {
 				return err
 			}
-			text := fmt.Sprintf("aider chats from %s: %d chats, %d sessions imported, %d updated, %d unchanged, %d skipped",
-				file, len(chats), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
-			if dryRun {
-				text = wouldDo(text)
-			}
-			if dryRun {
-				text += dryRunText(rep.Records)
-			}
-			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
-			if dryRun {
-				text += "\ndry run: nothing was written"
-			}
+			text := importText(fmt.Sprintf("aider chats from %s: %d chats, %d sessions imported, %d updated, %d unchanged, %d skipped",
+				file, len(chats), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped)), rep, dryRun)
 			return a.emit(map[string]any{"chats": len(chats), "report": rep, "git": res}, text)
 		},
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/importer"
-	"github.com/sessionvault/sessionvault/internal/imports"
 )
 
 // importClaudeCodeCommand is `import claude-code DIR|FILE`: Claude Code's
@@ -59,13 +58,9 @@ so); otherwise it is skipped with the reason and the record kept.`,
   sessionvault import claude-code ~/.claude/projects/-home-me-code-shop/4f35e220-c435-4cf7-b9b9-f40426042847.jsonl --json`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			svc, err := a.service()
+			svc, loc, err := a.serviceWithZone()
 			if err != nil {
 				return err
-			}
-			loc, err := svc.V.Config.Location()
-			if err != nil {
-				return errs.Wrap(errs.ConfigInvalid, err, "time_zone")
 			}
 			from := argv[0]
 			const want = "a project folder of ~/.claude/projects, or one of its .jsonl transcripts"
@@ -80,26 +75,12 @@ so); otherwise it is skipped with the reason and the record kept.`,
 			if err != nil {
 				return importSourceError(err, from, "Claude Code transcripts", want)
 			}
-			rep, res, err := imports.New(svc).ImportRecords(a.project, logs, imports.ImportOptions{DryRun: dryRun, What: "Claude Code transcripts"}, a.progress("sessions written"))
+			rep, res, err := a.importRecords(svc, "Claude Code transcripts", from, logs, skipped, dryRun)
 			if err != nil {
-				return errs.Wrap(errs.ImportFailed, err, "importing Claude Code transcripts")
-			}
-			rep.Skipped = append(skipped, rep.Skipped...)
-			if err := noneImported("Claude Code transcripts", from, rep.Sessions+rep.Updated+rep.Unchanged, rep.Skipped); err != nil {
 				return err
 			}
-			text := fmt.Sprintf("Claude Code transcripts from %s: %d sessions read, %d imported, %d updated, %d unchanged, %d skipped",
-				from, len(logs), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
-			if dryRun {
-				text = wouldDo(text)
-			}
-			if dryRun && len(rep.Records) > 0 {
-				text += dryRunText(rep.Records)
-			}
-			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
-			if dryRun {
-				text += "\ndry run: nothing was written"
-			}
+			text := importText(fmt.Sprintf("Claude Code transcripts from %s: %d sessions read, %d imported, %d updated, %d unchanged, %d skipped",
+				from, len(logs), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped)), rep, dryRun)
 			return a.emit(map[string]any{"transcripts": len(logs), "report": rep, "git": res}, text)
 		},
 	}

@@ -3,11 +3,8 @@ package cli
 import (
 	"fmt"
 
-	"github.com/sessionvault/sessionvault/internal/imports"
-
 	"github.com/spf13/cobra"
 
-	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/importer"
 )
 
@@ -54,40 +51,22 @@ nobody edited the record, and is skipped with the reason otherwise.`,
   sessionvault import claude-sessions ~/code/shop/.claude/sessions --dry-run`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			svc, err := a.service()
+			svc, loc, err := a.serviceWithZone()
 			if err != nil {
 				return err
-			}
-			loc, err := svc.V.Config.Location()
-			if err != nil {
-				return errs.Wrap(errs.ConfigInvalid, err, "time_zone")
 			}
 			dir := argv[0]
 			logs, skipped, err := importer.ScanClaudeSessions(dir, loc, a.progress("session notes read"))
 			if err != nil {
 				return importSourceError(err, dir, "Claude Code session notes", "a .claude/sessions folder, or a repository holding one")
 			}
-			rep, res, err := imports.New(svc).ImportRecords(a.project, logs, imports.ImportOptions{DryRun: dryRun, What: "Claude Code session notes"}, a.progress("sessions written"))
+			rep, res, err := a.importRecords(svc, "Claude Code session notes", dir, logs, skipped, dryRun)
 			if err != nil {
-				return errs.Wrap(errs.ImportFailed, err, "importing Claude Code session notes")
-			}
-			rep.Skipped = append(skipped, rep.Skipped...)
-			if err := noneImported("Claude Code session notes", dir, rep.Sessions+rep.Updated+rep.Unchanged, rep.Skipped); err != nil {
 				return err
 			}
 			files := len(logs) + len(skipped)
-			text := fmt.Sprintf("Claude Code sessions from %s: %d files, %d sessions imported, %d updated, %d unchanged, %d skipped",
-				dir, files, rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
-			if dryRun {
-				text = wouldDo(text)
-			}
-			if dryRun {
-				text += dryRunText(rep.Records)
-			}
-			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
-			if dryRun {
-				text += "\ndry run: nothing was written"
-			}
+			text := importText(fmt.Sprintf("Claude Code sessions from %s: %d files, %d sessions imported, %d updated, %d unchanged, %d skipped",
+				dir, files, rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped)), rep, dryRun)
 			return a.emit(map[string]any{"files": files, "report": rep, "git": res}, text)
 		},
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/importer"
-	"github.com/sessionvault/sessionvault/internal/imports"
 )
 
 // specStoryWant says what import specstory reads, for its errors.
@@ -58,13 +57,9 @@ nobody edited the record.`,
   sessionvault import specstory ~/code/shop/.specstory/history --dry-run --json`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
-			svc, err := a.service()
+			svc, loc, err := a.serviceWithZone()
 			if err != nil {
 				return err
-			}
-			loc, err := svc.V.Config.Location()
-			if err != nil {
-				return errs.Wrap(errs.ConfigInvalid, err, "time_zone")
 			}
 			dir := argv[0]
 			chats, skipped, err := importer.ScanSpecStory(dir, loc, a.progress("chats read"))
@@ -78,28 +73,13 @@ nobody edited the record.`,
 			case err != nil:
 				return errs.Wrap(errs.ImportFailed, err, "reading "+dir)
 			}
-			rep, res, err := imports.New(svc).ImportRecords(a.project, chats, imports.ImportOptions{DryRun: dryRun, What: "SpecStory chats"}, a.progress("sessions written"))
+			rep, res, err := a.importRecords(svc, "SpecStory chats", dir, chats, skipped, dryRun)
 			if err != nil {
-				return errs.Wrap(errs.ImportFailed, err, "importing SpecStory chats")
-			}
-			rep.Skipped = append(skipped, rep.Skipped...)
-			if err := noneImported("SpecStory chats", dir, rep.Sessions+rep.Updated+rep.Unchanged, rep.Skipped); err != nil {
 				return err
 			}
-			data := map[string]any{"chats": len(chats), "report": rep, "git": res}
-			text := fmt.Sprintf("SpecStory chats from %s: %d chats, %d sessions imported, %d updated, %d unchanged, %d skipped",
-				dir, len(chats), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped))
-			if dryRun {
-				text = wouldDo(text)
-			}
-			if dryRun {
-				text += dryRunText(rep.Records)
-			}
-			text += skippedText(len(rep.Skipped), func(i int) (string, string) { return rep.Skipped[i].Path, rep.Skipped[i].Reason })
-			if dryRun {
-				text += "\ndry run: nothing was written"
-			}
-			return a.emit(data, text)
+			text := importText(fmt.Sprintf("SpecStory chats from %s: %d chats, %d sessions imported, %d updated, %d unchanged, %d skipped",
+				dir, len(chats), rep.Sessions, rep.Updated, rep.Unchanged, len(rep.Skipped)), rep, dryRun)
+			return a.emit(map[string]any{"chats": len(chats), "report": rep, "git": res}, text)
 		},
 	}
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "read the chats and list, for each, what would be written, writing nothing")
