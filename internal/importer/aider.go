@@ -31,6 +31,12 @@ import (
 // chat's text byte for byte either way). The file is appended to, never
 // rewritten; on Windows its lines end in CRLF.
 
+// KeepsDigest reports whether the records of a source format keep a digest
+// of their source rather than its text (Claude Code transcripts): such a
+// record cannot be read back (Reparse), and says itself whether it was
+// edited since it was written.
+func KeepsDigest(format string) bool { return format == FormatClaudeCode }
+
 // ErrNoReparse says a record's kept text cannot be read back as its session
 // (Reparse): the record keeps a digest of its source, not the source.
 var ErrNoReparse = errors.New("its record keeps a digest of the source, not the source, and cannot be read back")

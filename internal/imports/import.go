@@ -267,7 +267,7 @@ func (s *Service) renderArchived(st session.State, l importer.Session) ([]byte, 
 		keepOriginal(d, l)
 	}
 	data, err := d.Bytes()
-	if err != nil || l.Format != importer.FormatClaudeCode {
+	if err != nil || !importer.KeepsDigest(l.Format) {
 		return data, err
 	}
 	return stampRecord(s, st.Project+"/"+session.SessionsDir+"/"+st.Session+".md", data)

@@ -108,7 +108,7 @@ func keepOriginal(d *session.Doc, l importer.Session) {
 	}
 	fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
 	intro := "The source `" + strings.ReplaceAll(l.SourcePath, "`", "'") + "` as imported, byte for byte"
-	if l.Format == importer.FormatClaudeCode {
+	if importer.KeepsDigest(l.Format) {
 		intro = "A digest of the transcript `" + strings.ReplaceAll(l.SourcePath, "`", "'") + "` as imported (one line per prompt, reply, tool call, failed tool result, commit and compaction; not its JSON)"
 	}
 	if crlf {
@@ -204,7 +204,7 @@ func (s *Service) reimport(tx *vault.Tx, rel string, cur, data []byte, st sessio
 	if !ok {
 		return skip("the vault already has a different " + rel + ", and the source text kept in it was edited (it no longer matches its source_sha256) or is not this source's; kept the vault's copy (to import the source again, move that note out of the vault)")
 	}
-	if l.Format == importer.FormatClaudeCode && unedited(s, rel, cur) {
+	if importer.KeepsDigest(l.Format) && unedited(s, rel, cur) {
 		// A digest does not hold everything its record shows (the last
 		// event's time, counts of what it leaves out): an unedited record
 		// is rewritten whenever it differs from what the source gives now.
