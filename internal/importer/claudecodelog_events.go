@@ -254,10 +254,22 @@ func (s *ccScan) compactMeta(ev *ccEvent) {
 }
 
 // ccCanonicalTS reports whether raw is a timestamp as Claude Code writes it
-// ("2025-05-26T07:27:40.079Z"), which compare as strings.
+// ("2025-05-26T07:27:40.079Z"), which compare as strings: every other
+// byte a digit, so nothing else (a byte that is not text) passes for one.
 func ccCanonicalTS(raw []byte) bool {
-	return len(raw) == 24 && raw[4] == '-' && raw[10] == 'T' && raw[19] == '.' && raw[23] == 'Z'
+	if len(raw) != len(ccTSShape) {
+		return false
+	}
+	for i, c := range raw {
+		if want := ccTSShape[i]; want == '0' && !isDigit(c) || want != '0' && c != want {
+			return false
+		}
+	}
+	return true
 }
+
+// ccTSShape is a canonical timestamp's shape: '0' stands for a digit.
+const ccTSShape = "0000-00-00T00:00:00.000Z"
 
 // ccTimestamp returns the event's time in the canonical form, or "".
 func ccTimestamp(raw []byte) string {

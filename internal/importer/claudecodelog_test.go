@@ -502,6 +502,8 @@ func FuzzParseClaudeCode(f *testing.F) {
 	f.Add([]byte("{\"sessionId\":\"\x80\",\"type\":\"assistant\",\"timestamp\":\"0000-01-01T0:00:00Z\"}"))
 	f.Add([]byte("{\"sessionId\":\"\r\",\"type\":\"user\",\"timestamp\":\"0000-01-01T0:00:00Z\"}"))
 	f.Add([]byte("{\"type\":\"\\r\"}\n{\"type\":\"assistant\",\"timestamp\":\"0000-01-01T0:00:00Z\"}"))
+	// A timestamp of the canonical shape whose digits are not digits.
+	f.Add([]byte("{\"type\":\"user\",\"timestamp\":\"2025\x80\x80-26T07:27:40.079Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, _, err := ParseClaudeCode("p/x.jsonl", bytes.NewReader(in), time.UTC)
 		if err == nil {

@@ -538,7 +538,7 @@ func (p *ssParser) session() (Session, error) {
 		s.Outcomes = append(s.Outcomes, truncate(codeLine([]byte(o)), MaxLineLen))
 	}
 	if len(p.models.list) > 0 {
-		s.Outcomes = append(s.Outcomes, truncate("Model: "+strings.Join(p.models.list, ", "), MaxLineLen))
+		s.Outcomes = append(s.Outcomes, codeLine([]byte("Model: "+strings.Join(p.models.list, ", "))))
 	}
 	// The files changed (a file created then edited was created; one deleted
 	// at last, deleted), the others read, the commands run: once each, the
