@@ -3,6 +3,7 @@ package imports
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -330,6 +331,60 @@ func TestImportSessionsDecisions(t *testing.T) {
 	}
 	if objective := servicetest.ReadNote(t, s.V.Root, "demo/sessions/s2.md"); !strings.Contains(objective, "\nobjective: s2\n") {
 		t.Errorf("a session without an objective:\n%s", objective)
+	}
+	servicetest.AssertClean(t, s.V.Root)
+}
+
+// A Claude Code transcript whose summary is longer than the record's
+// summary property keeps (many commits) still has its history entry
+// rewritten when the session goes on: its record keeps a digest, not the
+// transcript, so the entry is matched with the summary the record's Summary
+// section holds, not the clipped property.
+func TestImportRecordsLongSummaryRewritesHistory(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	s := testService(t, &now)
+	var tr strings.Builder
+	n := 0
+	event := func(typ, message string) {
+		n++
+		fmt.Fprintf(&tr, `{"type":%q,"sessionId":"4f35e220-c435-4cf7-b9b9-f40426042847","cwd":"/home/dev/shop","gitBranch":"main","uuid":"u-%d","timestamp":"2025-09-14T08:%02d:%02d.000Z","message":%s}`+"\n", typ, n, n/60, n%60, message)
+	}
+	event("user", `{"role":"user","content":"move the pricing rules into their own modules"}`)
+	commit := func(i int, msg string) {
+		event("assistant", fmt.Sprintf(`{"role":"assistant","model":"claude-opus-4-1-20250805","content":[{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"git commit -am \"%s\""}}]}`, i, msg))
+		event("user", fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":"[main %07x] %s"}]}`, i, 0x3e9f0a1+i, msg))
+	}
+	for i := 0; i < 30; i++ {
+		commit(i, fmt.Sprintf("move rule %d of the pricing service into its own module", i))
+	}
+	imp := func(text string) ImportReport {
+		t.Helper()
+		l, skipped, err := importer.ParseClaudeCode("-home-dev-shop/4f35e220-c435-4cf7-b9b9-f40426042847.jsonl", strings.NewReader(text), time.UTC)
+		if err != nil || len(skipped) > 0 {
+			t.Fatalf("parsing the transcript: %v %+v", err, skipped)
+		}
+		rep, _, err := s.ImportRecords("demo", []importer.Session{l}, ImportOptions{What: "Claude Code transcripts"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := imp(tr.String()); rep.Sessions != 1 {
+		t.Fatalf("first import: %+v", rep)
+	}
+	hist := servicetest.ReadNote(t, s.V.Root, "demo/session-history.md")
+	if !strings.Contains(hist, "rule 29 of the pricing service") || strings.Count(hist, "### [[demo/sessions/") != 1 {
+		t.Fatalf("the first import's history entry lacks the summary's end:\n%s", hist)
+	}
+
+	commit(30, "document the pricing rules")
+	if rep := imp(tr.String()); rep.Updated != 1 {
+		t.Fatalf("the session went on: %+v", rep)
+	}
+	hist = servicetest.ReadNote(t, s.V.Root, "demo/session-history.md")
+	if strings.Count(hist, "### [[demo/sessions/") != 1 || !strings.Contains(hist, "document the pricing rules") {
+		t.Errorf("the history entry was not rewritten:\n%s", hist)
 	}
 	servicetest.AssertClean(t, s.V.Root)
 }
