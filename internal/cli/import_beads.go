@@ -27,7 +27,10 @@ writes one task note per issue, tasks/<id>.md, in one commit:
   status             open → pending, in_progress and hooked → in_progress,
                      blocked and deferred → blocked, closed → completed,
                      tombstone and pinned → archived, any other → blocked
-                     (beads_status keeps beads' own)
+                     (beads_status keeps beads' own); an open or in-progress
+                     issue whose defer_until (or its parent's) is still to
+                     come → blocked until a re-import after that time, as
+                     bd ready hides it (defer_until kept as a property)
   priority           higher first, as task priorities are: P0 (critical) → 4,
                      P1 → 3, … P4 (backlog) → 0 (beads_priority keeps beads')
   properties         issue_type, labels, assignee, external_ref, closed_at,

@@ -30,6 +30,7 @@ import (
 //	 "issue_type":"bug","assignee":"…","labels":["backend"],
 //	 "created_at":"2025-10-14T15:04:05.123456789-07:00","updated_at":"…",
 //	 "closed_at":"…","close_reason":"…","external_ref":"gh-9",
+//	 "defer_until":"2025-11-01T09:00:00Z",
 //	 "dependencies":[{"issue_id":"bd-a1b2","depends_on_id":"bd-c3d4",
 //	   "type":"blocks","created_at":"…","created_by":"…"}],
 //	 "comments":[{"id":1,"author":"…","text":"…","created_at":"…"}]}
@@ -38,6 +39,15 @@ import (
 // with T "blocks", Y blocks X (X waits for Y); "parent-child", Y is X's
 // parent (an epic and its task); "related", X and Y are related;
 // "discovered-from", X was found while working on Y.
+//
+// defer_until (set by `bd update --defer`; RFC 3339, as Go writes a time)
+// hides an issue from `bd ready` until that time: beads lists an open or
+// in-progress issue as ready only when its defer_until is unset or not
+// after the current UTC time, and — since beads hides the children of a
+// deferred epic too (beads issue 1190) — none of its parents, one
+// "parent-child" link up and whatever their status, has one after it. The
+// status stays as it is: an open issue deferred until later still blocks
+// the issues that wait for it, as any open issue does.
 
 // Names of the file beads keeps its issues in, inside a .beads folder:
 // BeadsFile since beads 0.26, BeadsLegacyFile before.
@@ -95,6 +105,9 @@ type BeadsIssue struct {
 	CloseReason  string            `json:"close_reason,omitempty"`
 	Dependencies []BeadsDependency `json:"dependencies,omitempty"`
 	Comments     []BeadsComment    `json:"comments,omitempty"`
+	// DeferUntil is the issue's defer_until: until then `bd ready` leaves
+	// it out, and its children with it (see above).
+	DeferUntil time.Time `json:"defer_until,omitzero"`
 	// Dropped says what of the line was left out: a dependency without a
 	// depends_on_id, or listed under this issue but naming another as its
 	// issue_id.
@@ -147,6 +160,7 @@ type beadsLine struct {
 	UpdatedAt          string   `json:"updated_at"`
 	ClosedAt           string   `json:"closed_at"`
 	CloseReason        string   `json:"close_reason"`
+	DeferUntil         string   `json:"defer_until"`
 	Dependencies       []struct {
 		IssueID     string `json:"issue_id"`
 		DependsOnID string `json:"depends_on_id"`
@@ -265,7 +279,7 @@ func parseBeadsLine(line []byte) (BeadsIssue, string) {
 		name string
 		v    string
 		dst  *time.Time
-	}{{"created_at", l.CreatedAt, &is.CreatedAt}, {"updated_at", l.UpdatedAt, &is.UpdatedAt}, {"closed_at", l.ClosedAt, &is.ClosedAt}} {
+	}{{"created_at", l.CreatedAt, &is.CreatedAt}, {"updated_at", l.UpdatedAt, &is.UpdatedAt}, {"closed_at", l.ClosedAt, &is.ClosedAt}, {"defer_until", l.DeferUntil, &is.DeferUntil}} {
 		t, err := beadsTime(f.v)
 		if err != nil {
 			return BeadsIssue{}, fmt.Sprintf("not a beads issue: %s %q is not an RFC 3339 time", f.name, f.v)

@@ -188,6 +188,36 @@ func TestParseBeadsNotBeads(t *testing.T) {
 	}
 }
 
+// defer_until is read as the RFC 3339 time beads writes (any zone, any
+// fraction of a second); a line without one, or with null, has none; one
+// that is not RFC 3339 leaves its line out with the reason, as the other
+// times do.
+func TestParseBeadsDeferUntil(t *testing.T) {
+	t.Parallel()
+	src := `{"id":"a","title":"A","defer_until":"2025-12-01T09:30:00.25+01:00"}
+{"id":"b","title":"B"}
+{"id":"c","title":"C","defer_until":null}
+{"id":"d","title":"D","defer_until":"next monday"}
+`
+	issues, skipped, err := ParseBeadsJSONL("f.jsonl", strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(issues) != 3 || issues[0].ID != "a" || issues[1].ID != "b" || issues[2].ID != "c" {
+		t.Fatalf("issues = %+v", issues)
+	}
+	if want := time.Date(2025, 12, 1, 8, 30, 0, 250_000_000, time.UTC); !issues[0].DeferUntil.Equal(want) {
+		t.Errorf("a defer_until %v, want %v", issues[0].DeferUntil, want)
+	}
+	if !issues[1].DeferUntil.IsZero() || !issues[2].DeferUntil.IsZero() {
+		t.Errorf("b, c defer_until %v, %v", issues[1].DeferUntil, issues[2].DeferUntil)
+	}
+	want := []Skipped{{"f.jsonl:4", `not a beads issue: defer_until "next monday" is not an RFC 3339 time`}}
+	if !reflect.DeepEqual(skipped, want) {
+		t.Errorf("skipped = %q\nwant      %q", skipped, want)
+	}
+}
+
 // Lines of any length are read (a long description is no reason to stop),
 // and a large file is read in one pass.
 func TestParseBeadsLongLines(t *testing.T) {

@@ -27,11 +27,12 @@ import (
 // template), with:
 //
 //   - name: the title; the H1 heading: the title on one line;
-//   - status: the issue's, mapped by BeadsTaskStatus; beads_status: the
-//     issue's own;
+//   - status: the issue's, mapped by BeadsTaskStatus, and blocked while
+//     the issue is deferred (below); beads_status: the issue's own;
 //   - priority: BeadsTaskPriority of the issue's (beads_priority: the
 //     issue's own); issue_type, labels, assignee, external_ref, closed_at,
-//     close_reason as properties; created and updated: the issue's times;
+//     close_reason, defer_until as properties; created and updated: the
+//     issue's times;
 //   - the dependencies as the task graph's wikilinks: "blocks" (the issue
 //     waits for the other) in depends_on; the first "parent-child" in
 //     parent (further parents in related_to); "related" and
@@ -44,19 +45,42 @@ import (
 //     back every descendant of an issue with an open blocker; a task that
 //     depends on its ancestors' blockers is held back by the task graph in
 //     the same way, so the graph's ready tasks are `bd ready`'s issues;
+//   - deferral: `bd ready` leaves out an issue whose defer_until is after
+//     the time of the import (the service clock, UTC, to the second), and
+//     the children (one parent-child link down) of one whose defer_until
+//     is; such an issue, when its status maps to pending or in_progress,
+//     is blocked instead, as a deferred one is, and parent_defer_until
+//     holds the latest such time of its parents. The task graph's ready
+//     tasks are then `bd ready`'s at the time of the import; an import
+//     after that time makes them pending or in progress again;
 //   - sections Description, Approach (beads' design field), Acceptance
 //     criteria, Notes and Comments before the template's sections, each
 //     with the issue's text byte for byte: as Markdown when it leaves the
 //     note's H2 sections as they are, else in a fenced block (it has an H1
 //     or H2 heading, an unclosed code block, a CR);
-//   - source: beads, beads_id (the issue's id), beads_sha256 (the SHA-256
-//     of the issue's line) and note_sha256: the SHA-256 of the note as the
-//     import wrote it, with this value's 64 digits written as zeros.
+//   - source: beads, beads_id (the issue's id), beads_sha256 and
+//     note_sha256: the SHA-256 of the note as the import wrote it, with
+//     this value's 64 digits written as zeros. beads_sha256 is the SHA-256
+//     of the issue's line when the note takes nothing from other lines or
+//     from the clock; else the SHA-256 of that line's SHA-256 (hex)
+//     followed by what it takes (beadsSum): the inherited blockers, the
+//     depends_on links left out to break a cycle, the deferral in effect.
+//     So a change to an ancestor's blockers, or a defer_until that passed,
+//     changes it as a change of the issue's own line does. (The names of
+//     the linked tasks do not count: one changes only when ids collide.)
 //
 // A second import reads note_sha256 back to tell a note nobody edited since
 // the import wrote it (rewritten when the issue changed) from one a person
-// or an agent edited (kept; the issue is then skipped with the reason,
-// unless the issue's line is unchanged: beads_sha256).
+// or an agent edited. An edited note is kept; its issue is unchanged when
+// beads_sha256 is what the import computes now, and skipped with the reason
+// when it is not — when the issue's line changed, and likewise when only
+// what the note takes from other lines or the clock did: one policy for
+// both, the person's note is never overwritten, the report says the note
+// is behind beads. A vault imported before beads_sha256 counted the
+// inherited blockers holds the line's SHA-256 alone in the notes that
+// inherit some: such a note is unchanged when its inherited_blockers are
+// the ones computed now (and no deferral or broken cycle is in effect), so
+// a re-import changes nothing until beads does.
 
 // BeadsSource is the source property of a task note imported from beads.
 const BeadsSource = "beads"
@@ -75,7 +99,7 @@ const maxAncestry = 50
 // Reasons an issue is skipped, by kind (the CLI counts them).
 const (
 	reasonOther     = "the vault already has this task note, and it was not imported from this issue: kept the vault's note (rename or move it, then import again)"
-	reasonEdited    = "changed in beads since it was imported, and its task note was edited in the vault since: kept the vault's note (to take beads' version, move the note out of the vault and import again)"
+	reasonEdited    = "changed in beads since it was imported (its line, what it inherits from its ancestors, or a defer_until that passed), and its task note was edited in the vault since: kept the vault's note (to take beads' version, move the note out of the vault and import again)"
 	reasonNoParse   = "its task note in the vault does not parse: kept as it is (fix it, or move it out of the vault, and import again)"
 	reasonNotText   = "holds a NUL character, which a note cannot: left out"
 	reasonDuplicate = "its task note is the note of another issue of the file: left out"
@@ -145,6 +169,12 @@ var errBeadsDryRun = errors.New("dry run")
 // of `bd ready`). In both, a task waiting for a task that is not completed
 // or archived is not ready; in beads, an issue waiting for one that is not
 // closed (or deleted, or pinned).
+//
+// An import also makes blocked, as deferred, an issue that would be
+// pending or in_progress while it is deferred until later: its own
+// defer_until, or a parent's, is after the time of the import (`bd ready`
+// leaves it out until then; its status, open or in progress, still holds
+// its dependents back, and so does blocked).
 func BeadsTaskStatus(status string) string {
 	switch status {
 	case importer.BeadsOpen, "":
@@ -238,13 +268,27 @@ type beadsPlan struct {
 	discoveredFrom []string
 	external       []string // "blocks external:…"
 	other          []string // "waits-for bd-x"
+	// cycleDropped are the own blockers left out of depends_on to break a
+	// cycle (in related instead).
+	cycleDropped []string
+	// deferUntil is the issue's defer_until and parentDeferUntil the
+	// latest of its parents', each set only while it is after the time of
+	// the import and the issue's status maps to pending or in_progress:
+	// the task is then blocked.
+	deferUntil       time.Time
+	parentDeferUntil time.Time
+	// status is the task status; sum is beads_sha256 (beadsSum).
+	status string
+	sum    string
 }
 
 // planBeads works out every issue's links, and breaks the cycles of
 // depends_on (the task graph refuses them; beads refuses a cycle of blocks
 // too, but a file merged by hand may have one, and inherited blockers may
-// close one beads does not see, when an epic waits for its own child).
-func planBeads(issues []importer.BeadsIssue) ([]beadsPlan, []string) {
+// close one beads does not see, when an epic waits for its own child);
+// then every issue's task status at the time now (deferrals), and its
+// beads_sha256.
+func planBeads(issues []importer.BeadsIssue, now time.Time) ([]beadsPlan, []string) {
 	ids := make([]string, 0, len(issues))
 	byID := make(map[string]int, len(issues))
 	for i, is := range issues {
@@ -322,7 +366,66 @@ func planBeads(issues []importer.BeadsIssue) ([]beadsPlan, []string) {
 			frontier = next
 		}
 	}
-	return plans, append(selfBlocked, breakCycles(plans)...)
+	warnings := append(selfBlocked, breakCycles(plans)...)
+	// Deferrals: an issue deferred until after now, or whose parent is (one
+	// link up, whatever the parent's status), is not in bd ready.
+	for i, is := range issues {
+		p := &plans[i]
+		p.status = BeadsTaskStatus(is.Status)
+		if p.status != session.TaskPending && p.status != session.TaskInProgress {
+			continue
+		}
+		if is.DeferUntil.After(now) {
+			p.deferUntil = is.DeferUntil
+		}
+		for _, pid := range parents[i] {
+			if a, ok := byID[pid]; ok && issues[a].DeferUntil.After(now) && issues[a].DeferUntil.After(p.parentDeferUntil) {
+				p.parentDeferUntil = issues[a].DeferUntil
+			}
+		}
+		if !p.deferUntil.IsZero() || !p.parentDeferUntil.IsZero() {
+			p.status = session.TaskBlocked
+		}
+	}
+	for i := range plans {
+		plans[i].sum = beadsSum(issues[i].SHA256, plans[i])
+	}
+	return plans, warnings
+}
+
+// beadsSum is beads_sha256 of an issue whose line's SHA-256 is lineSum:
+// lineSum itself when the plan takes nothing from other lines or from the
+// clock; else the SHA-256 of lineSum followed, a line each, by what it
+// takes: "inherits X" for each inherited blocker, "cycle X" for each
+// blocker left out of depends_on to break a cycle, "deferred until T" and
+// "parent deferred until T" for a deferral in effect (T in RFC 3339 with
+// nanoseconds, UTC).
+func beadsSum(lineSum string, p beadsPlan) string {
+	var from []string
+	for _, x := range p.inherited {
+		from = append(from, "inherits "+x)
+	}
+	for _, x := range p.cycleDropped {
+		from = append(from, "cycle "+x)
+	}
+	if !p.deferUntil.IsZero() {
+		from = append(from, "deferred until "+p.deferUntil.UTC().Format(time.RFC3339Nano))
+	}
+	if !p.parentDeferUntil.IsZero() {
+		from = append(from, "parent deferred until "+p.parentDeferUntil.UTC().Format(time.RFC3339Nano))
+	}
+	if len(from) == 0 {
+		return lineSum
+	}
+	sum := sha256.Sum256([]byte(lineSum + "\n" + strings.Join(from, "\n") + "\n"))
+	return hex.EncodeToString(sum[:])
+}
+
+// onlyInherits reports whether p takes nothing from other lines or the
+// clock but inherited blockers: what a note imported before beads_sha256
+// counted them can be checked against (its inherited_blockers).
+func (p beadsPlan) onlyInherits() bool {
+	return len(p.cycleDropped) == 0 && p.deferUntil.IsZero() && p.parentDeferUntil.IsZero()
 }
 
 // breakCycles drops depends_on links until the links of plans have no
@@ -358,6 +461,7 @@ func breakCycles(plans []beadsPlan) []string {
 		} else {
 			p.dependsOn = slices.DeleteFunc(p.dependsOn, func(x string) bool { return x == to })
 			p.related = appendNew(p.related, to)
+			p.cycleDropped = appendNew(p.cycleDropped, to)
 			warnings = append(warnings, fmt.Sprintf("%s waits for %s, which closes the cycle %s: kept in related_to, not in depends_on (the task graph refuses a cycle; bd ready never lists these issues)", from, to, loop))
 		}
 	}
@@ -372,13 +476,18 @@ func appendNew(list []string, v string) []string {
 }
 
 // ImportBeads writes issues (read from a beads issues.jsonl) as task notes
-// of o.Project in one commit (see above). For an issue whose note exists:
+// of o.Project in one commit (see above), deferrals as of the service
+// clock's time. For an issue whose note exists:
 //
 //   - unchanged when the note is what the import would write now, or when
-//     the note was edited since the import wrote it but the issue's line is
-//     the same (beads_sha256);
+//     the note was edited since the import wrote it but the issue is the
+//     same: its line, and what the note takes from other lines and the
+//     clock (beads_sha256; for a note imported before beads_sha256 counted
+//     inherited blockers, its line and inherited_blockers);
 //   - rewritten (updated) when the note is still byte for byte what an
-//     earlier import wrote (note_sha256);
+//     earlier import wrote (note_sha256), unless it is what an import
+//     before beads_sha256 counted inherited blockers wrote for the issue
+//     as it is now (then unchanged);
 //   - else kept, and the issue skipped with the reason: a note edited
 //     since, one not imported from this issue, one that does not parse.
 //
@@ -397,7 +506,7 @@ func (s *Service) ImportBeads(o BeadsImportOptions, issues []importer.BeadsIssue
 			warnings = append(warnings, fmt.Sprintf("%s:%d (%s): %s", src, is.Line, is.ID, d))
 		}
 	}
-	plans, more := planBeads(issues)
+	plans, more := planBeads(issues, s.NowUTC())
 	warnings = append(warnings, more...)
 	res, err := s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
 		rep = BeadsReport{DryRun: o.DryRun, Issues: len(issues), Skipped: []importer.Skipped{}, Warnings: session.NonNil(slices.Clone(warnings)), Notes: make([]BeadsNote, 0, len(issues))}
@@ -483,11 +592,33 @@ func (s *Service) importBeadsIssue(tx *vault.Tx, project, src string, is importe
 	if d.Prop("source") != BeadsSource || d.Prop(propBeadsID) != is.ID {
 		return done(BeadsSkip, reasonOther)
 	}
+	stored := d.Prop(propBeadsLine)
+	// Written when beads_sha256 was the line's alone (or when the note took
+	// nothing from other lines).
+	lineOnly := stored == is.SHA256 && p.sum != is.SHA256
 	if importedAsIs(cur, d.Note.BodyOffset()) {
+		if lineOnly {
+			lp := p
+			lp.sum = is.SHA256
+			before, err := s.renderBeadsNote(project, is, lp)
+			if err != nil {
+				return err
+			}
+			if bytes.Equal(cur, before) {
+				return done(BeadsUnchanged, "") // as imported, under the earlier beads_sha256
+			}
+		}
 		return write(BeadsUpdate)
 	}
-	if d.Prop(propBeadsLine) == is.SHA256 {
-		return done(BeadsUnchanged, "") // edited in the vault; the issue is as imported
+	// Edited in the vault: kept; unchanged while the issue is as imported.
+	switch {
+	case stored == p.sum && p.sum != is.SHA256:
+		return done(BeadsUnchanged, "") // its line, and what it takes from others
+	case stored == is.SHA256 && p.onlyInherits() && slices.Equal(d.Note.GetList("inherited_blockers"), session.TaskLinks(project, p.inherited)):
+		// Its line, and the inherited blockers the note holds: none when
+		// the import took nothing from other lines, those an import before
+		// beads_sha256 counted them wrote.
+		return done(BeadsUnchanged, "")
 	}
 	return done(BeadsSkip, reasonEdited)
 }
@@ -544,7 +675,7 @@ func (s *Service) renderBeadsNoteWith(project string, is importer.BeadsIssue, p 
 		}
 		d.Edit(at, at, text)
 	}
-	d.Set("status", BeadsTaskStatus(is.Status))
+	d.Set("status", session.FirstNonEmpty(p.status, BeadsTaskStatus(is.Status)))
 	if !is.UpdatedAt.IsZero() {
 		d.Set("updated", is.UpdatedAt)
 	}
@@ -564,6 +695,12 @@ func (s *Service) renderBeadsNoteWith(project string, is importer.BeadsIssue, p 
 	if is.CloseReason != "" {
 		props = append(props, beadsProp{"close_reason", is.CloseReason})
 	}
+	if !is.DeferUntil.IsZero() {
+		props = append(props, beadsProp{"defer_until", is.DeferUntil})
+	}
+	if !p.parentDeferUntil.IsZero() {
+		props = append(props, beadsProp{"parent_defer_until", p.parentDeferUntil})
+	}
 	for _, l := range []beadsProp{
 		{"discovered_from", session.TaskLinks(project, p.discoveredFrom)},
 		{"inherited_blockers", session.TaskLinks(project, p.inherited)},
@@ -574,7 +711,7 @@ func (s *Service) renderBeadsNoteWith(project string, is importer.BeadsIssue, p 
 			props = append(props, l)
 		}
 	}
-	props = append(props, beadsProp{propBeadsLine, is.SHA256}, beadsProp{propNoteSum, zeroSum})
+	props = append(props, beadsProp{propBeadsLine, session.FirstNonEmpty(p.sum, is.SHA256)}, beadsProp{propNoteSum, zeroSum})
 	out, err := d.Bytes()
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -19,13 +20,16 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// bdReady is the set of ids `bd ready` lists for a beads issues.jsonl,
-// computed from its lines alone (as beads' blocked-issues query does, not
-// through the importer): issues open or in progress that are not blocked,
-// where an issue is blocked when it has a "blocks" dependency on an issue
-// of the file that is open, in progress, blocked or deferred, or when its
-// parent (by a "parent-child" dependency, to any depth up to 50) is.
-func bdReady(t *testing.T, jsonl []byte) map[string]bool {
+// bdReady is the set of ids `bd ready` lists for a beads issues.jsonl at
+// the time now, computed from its lines alone (as beads' ready-work query
+// does, not through the importer): issues open or in progress that are not
+// blocked and not deferred, where an issue is blocked when it has a
+// "blocks" dependency on an issue of the file that is open, in progress,
+// blocked or deferred, or when its parent (by a "parent-child" dependency,
+// to any depth up to 50) is; and deferred when its defer_until is after
+// now, or that of one of its parents (one "parent-child" link up, whatever
+// that parent's status) is.
+func bdReady(t *testing.T, jsonl []byte, now time.Time) map[string]bool {
 	t.Helper()
 	type dep struct {
 		IssueID     string `json:"issue_id"`
@@ -33,11 +37,13 @@ func bdReady(t *testing.T, jsonl []byte) map[string]bool {
 		Type        string `json:"type"`
 	}
 	type issue struct {
-		ID     string `json:"id"`
-		Status string `json:"status"`
-		Deps   []dep  `json:"dependencies"`
+		ID         string `json:"id"`
+		Status     string `json:"status"`
+		DeferUntil string `json:"defer_until"`
+		Deps       []dep  `json:"dependencies"`
 	}
 	status := map[string]string{}
+	deferred := map[string]bool{}
 	var all []issue
 	for _, line := range bytes.Split(jsonl, []byte("\n")) {
 		var is issue
@@ -46,6 +52,13 @@ func bdReady(t *testing.T, jsonl []byte) map[string]bool {
 		}
 		if is.Status == "" {
 			is.Status = "open"
+		}
+		if is.DeferUntil != "" {
+			at, err := time.Parse(time.RFC3339Nano, is.DeferUntil)
+			if err != nil {
+				t.Fatalf("%s: defer_until %q: %v", is.ID, is.DeferUntil, err)
+			}
+			deferred[is.ID] = at.After(now)
 		}
 		status[is.ID] = is.Status
 		all = append(all, is)
@@ -81,7 +94,8 @@ func bdReady(t *testing.T, jsonl []byte) map[string]bool {
 	}
 	ready := map[string]bool{}
 	for _, is := range all {
-		if (is.Status == "open" || is.Status == "in_progress") && !blocked[is.ID] {
+		if (is.Status == "open" || is.Status == "in_progress") && !blocked[is.ID] && !deferred[is.ID] &&
+			!slices.ContainsFunc(is.Deps, func(d dep) bool { return d.Type == "parent-child" && deferred[d.DependsOnID] }) {
 			ready[is.ID] = true
 		}
 	}
@@ -149,9 +163,11 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
+// wantReady fails the test unless the task graph's ready tasks are bd
+// ready's for jsonl at the service clock's time.
 func wantReady(t *testing.T, s *Service, jsonl []byte) {
 	t.Helper()
-	got, want := sortedKeys(readySet(t, s)), sortedKeys(bdReady(t, jsonl))
+	got, want := sortedKeys(readySet(t, s)), sortedKeys(bdReady(t, jsonl, s.NowUTC()))
 	if !slices.Equal(got, want) {
 		t.Errorf("task graph ready = %v\nbd ready         = %v", got, want)
 	}
@@ -273,7 +289,7 @@ func TestImportBeads(t *testing.T) {
 		t.Errorf("bd-2 inherits nothing:\n%s", note)
 	}
 	want := []string{"bd-10", "bd-11", "bd-12", "bd-14", "bd-3", "bd-4", "bd-9"}
-	if got := sortedKeys(bdReady(t, jsonl)); !slices.Equal(got, want) {
+	if got := sortedKeys(bdReady(t, jsonl, s.NowUTC())); !slices.Equal(got, want) {
 		t.Fatalf("the reference bd ready = %v, want %v", got, want)
 	}
 	wantReady(t, s, jsonl)
@@ -439,9 +455,14 @@ func TestBeadsTaskIDs(t *testing.T) {
 // parent-child), blocks between issues (always on an earlier issue, as
 // beads keeps it acyclic), some on epics and on issues not in the file,
 // related and discovered-from links, every status, labels, descriptions
-// with Markdown headings, code blocks and non-ASCII text.
+// with Markdown headings, code blocks and non-ASCII text, and a defer_until
+// on one issue in six and two epics in three, half of them before
+// fixedClock and half after, in other zones than UTC and with fractions of a second (drawn
+// from a source of their own, so the rest is what it was without them).
 func genBeads(n int, seed int64) ([][]byte, int) {
 	r := rand.New(rand.NewSource(seed))
+	rd := rand.New(rand.NewSource(seed + 1))
+	zone := time.FixedZone("CEST", 2*60*60)
 	statuses := []string{"open", "open", "open", "open", "open", "open", "in_progress", "in_progress", "blocked", "deferred", "closed", "closed", "closed", "closed", "tombstone"}
 	types := []string{"task", "task", "bug", "feature", "chore"}
 	labels := []string{"backend", "frontend", "infra", "docs", "urgent"}
@@ -510,6 +531,17 @@ func genBeads(n int, seed int64) ([][]byte, int) {
 		if status == "closed" {
 			is["closed_at"] = created.Add(time.Hour).Format(time.RFC3339Nano)
 		}
+		odds := 12
+		if typ == "epic" {
+			odds = 3
+		}
+		if k := rd.Intn(odds); k < 2 {
+			shift := time.Duration(1+rd.Intn(90*24)) * time.Hour
+			if k == 0 {
+				shift = -shift
+			}
+			is["defer_until"] = fixedClock.Add(shift + 250*time.Millisecond).In(zone).Format(time.RFC3339Nano)
+		}
 		if len(ds) > 0 {
 			is["dependencies"] = ds
 		}
@@ -530,11 +562,47 @@ func genBeads(n int, seed int64) ([][]byte, int) {
 // changes exactly their 3 notes.
 func TestImportBeadsGenerated(t *testing.T) {
 	t.Parallel()
-	s := testService(t, nil)
+	now := fixedClock
+	s := testService(t, &now)
 	lines, ndeps := genBeads(500, 29)
 	jsonl := append(bytes.Join(lines, []byte("\n")), '\n')
 	if ndeps < 500 {
 		t.Fatalf("only %d dependencies generated", ndeps)
+	}
+	// Some issues are deferred, some were and are no longer, and some of
+	// the deferred ones hold back what bd ready would otherwise list.
+	var past, future, heldBack, byParent int
+	var undeferred [][]byte
+	deferredNow := map[string]bool{}
+	for _, l := range lines {
+		var is struct {
+			ID         string    `json:"id"`
+			DeferUntil time.Time `json:"defer_until"`
+		}
+		if err := json.Unmarshal(l, &is); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case is.DeferUntil.IsZero():
+		case is.DeferUntil.After(now):
+			future++
+			deferredNow[is.ID] = true
+		default:
+			past++
+		}
+		undeferred = append(undeferred, regexp.MustCompile(`,"defer_until":"[^"]*"`).ReplaceAll(l, nil))
+	}
+	ready := bdReady(t, jsonl, now)
+	for id := range bdReady(t, bytes.Join(undeferred, []byte("\n")), now) {
+		if !ready[id] {
+			heldBack++
+			if !deferredNow[id] {
+				byParent++
+			}
+		}
+	}
+	if past < 20 || future < 20 || heldBack < 5 || byParent < 1 {
+		t.Fatalf("defer_until: %d past, %d future, %d issues held back (%d by a parent)", past, future, heldBack, byParent)
 	}
 
 	before := snapshot(t, s)
@@ -679,12 +747,16 @@ func TestImportBeadsBrokenNote(t *testing.T) {
 
 // The import's properties are written in one edit; the notes are byte for
 // byte those written one property at a time (note.Set), which a vault
-// whose task template has other front matter gets.
+// whose task template has other front matter gets (the fixture's issues,
+// and deferred ones).
 func TestBeadsNoteOneEdit(t *testing.T) {
 	t.Parallel()
 	s := testService(t, nil)
 	issues := parseBeads(t, readFixture(t))
-	plans, _ := planBeads(issues)
+	plans, _ := planBeads(issues, fixedClock)
+	deferred := parseBeads(t, []byte(deferJSONL))
+	more, _ := planBeads(deferred, deferNow)
+	issues, plans = append(issues, deferred...), append(plans, more...)
 	for i, is := range issues {
 		var used bool
 		fast, err := s.renderBeadsNoteWith("demo", is, plans[i], func(rel string, data []byte, props []beadsProp) (*note.Note, bool) {
