@@ -68,6 +68,8 @@ var docs = map[Code]Doc{
 	InvalidCommand:           {"The command line is not valid: an unknown command or flag, a missing argument or required flag.", "`sessionvault COMMAND --help` shows the usage."},
 	PermissionDenied:         {"The operating system refused to read or write a file.", "Fix the file's or folder's permissions; the message names it."},
 	DiskFull:                 {"The disk is full; nothing was written.", "Free space and run the command again."},
+	VaultFormatNewer:         {"The vault, or the remote it syncs with, is in a newer format than this binary writes; nothing was written.", "Install the sessionvault release the message names (or newer); reading commands such as status keep working meanwhile."},
+	MachineRecordInvalid:     {"This clone's machine record (.sessionvault/state/machine) is unreadable, so ids made here could collide with another machine's; nothing was written.", "Run the command the message names to record this machine again (`sessionvault remote setup --machine NAME`)."},
 	InternalError:            {"An unexpected error inside sessionvault.", "Report it with the command and its output; nothing was half-written."},
 	UnknownAgent:             {"An agent name that is neither a built-in agent type nor in the config's agent_types.", "Use a built-in type (the message lists them) or add it to agent_types."},
 	NoActiveAgent:            {"`agent end` or `agent handoff` with no agent invocation in progress.", "`sessionvault agent start AGENT` first."},

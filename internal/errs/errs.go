@@ -85,7 +85,14 @@ var (
 	InvalidCommand      = Code{"E1693", "INVALID_COMMAND"}
 	PermissionDenied    = Code{"E1694", "PERMISSION_DENIED"}
 	DiskFull            = Code{"E1695", "DISK_FULL"}
-	InternalError       = Code{"E1699", "INTERNAL_ERROR"}
+	// VaultFormatNewer: the vault (or its remote) is in a newer format than
+	// this binary writes; nothing was written. Reading commands still work.
+	VaultFormatNewer = Code{"E1696", "VAULT_FORMAT_NEWER"}
+	// MachineRecordInvalid: this clone's per-machine record
+	// (.sessionvault/state/machine) cannot be read, so ids made here could
+	// collide with another machine's; nothing was written.
+	MachineRecordInvalid = Code{"E1697", "MACHINE_RECORD_INVALID"}
+	InternalError        = Code{"E1699", "INTERNAL_ERROR"}
 
 	// ExportWriteFailed: an export's --output file could not be written
 	// (its folder is missing or not writable); nothing was written there.
@@ -129,7 +136,7 @@ var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, Session
 	TaskNotFound, TaskLocked, TaskGraphCycle, CheckpointCreationFailed, InvalidCheckpointScope, CheckpointNotFound, VersionNotFound, RollbackFailed,
 	RecoverySessionNotFound, ConflictNotFound, ConflictAlreadyResolved, ResolutionFailed, InvalidConflictType, SourceTaskNotFound, TargetTaskNotFound, TaskSwitchFailed, ExportWriteFailed,
 	InvalidFeatureId, FeatureNotFound, FeatureAlreadyExists, InvalidFeatureTransition, PlanValidationFailed, HistoryEntryInvalid, AiSessionNotFound, ExportFailed,
-	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, NetworkUnavailable, ImportSourceNotFound, ImportFormatUnknown, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, InternalError,
+	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, NetworkUnavailable, ImportSourceNotFound, ImportFormatUnknown, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, VaultFormatNewer, MachineRecordInvalid, InternalError,
 	UnknownAgent, NoActiveAgent, AgentAlreadyActive, InvalidWorkflowPhase, InvalidVerdict, InvocationNotFound}
 
 // Error is an error with a stable code. Details holds machine-readable
