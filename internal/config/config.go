@@ -39,6 +39,10 @@ type Config struct {
 	Person Identity `yaml:"person"`
 	// HeartbeatTimeout: an active session whose last sign of life is older is crashed (seed 000; default 30m).
 	HeartbeatTimeout Duration `yaml:"heartbeat_timeout"`
+	// ClaimLease is how long a task claim taken through the vault's git
+	// remote (refs/sessionvault/claims/<task>) holds without its holder
+	// renewing it (default 30m); the holder's heartbeat renews it.
+	ClaimLease Duration `yaml:"claim_lease"`
 	// HistoryFull is how many recent sessions session-history.md keeps in full (default 10).
 	HistoryFull int `yaml:"history_full"`
 	// LockTimeout bounds the wait for the vault lock (default 30s).
@@ -181,6 +185,7 @@ func Default() Config {
 		Agent:              Identity{Name: "sessionvault agent", Email: "agent@sessionvault.invalid"},
 		Person:             Identity{Name: "vault editor", Email: "person@sessionvault.invalid"},
 		HeartbeatTimeout:   Duration{30 * time.Minute},
+		ClaimLease:         Duration{30 * time.Minute},
 		HistoryFull:        10,
 		LockTimeout:        Duration{30 * time.Second},
 		CompactUpdates:     DefaultCompactUpdates,
@@ -239,6 +244,9 @@ func Load(vaultDir string) (Config, error) {
 	d := Default()
 	if c.HeartbeatTimeout.Duration <= 0 {
 		c.HeartbeatTimeout = d.HeartbeatTimeout
+	}
+	if c.ClaimLease.Duration <= 0 {
+		c.ClaimLease = d.ClaimLease
 	}
 	if c.HistoryFull <= 0 {
 		c.HistoryFull = d.HistoryFull
@@ -326,6 +334,9 @@ person:
   email: person@sessionvault.invalid
 # An active session with no sign of life for this long is crashed.
 heartbeat_timeout: 30m
+# How long a task claim taken through the git remote holds unless its holder
+# renews it (the holder's hooks and commands renew it while it works).
+claim_lease: 30m
 # How many recent sessions session-history.md keeps in full.
 history_full: 10
 # How long a command waits for another sessionvault process holding the vault.
