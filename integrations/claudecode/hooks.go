@@ -72,6 +72,9 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 		return Deny("the hook input names no tool; failing closed")
 	}
 	d := h.decide(in)
+	// An agent whose session lost a clash (or was ended on another
+	// machine) is told with every answer until it reads the state.
+	defer func() { resp = resp.WithNotice(h.clashNotice(d)) }()
 	if !d.Allowed {
 		return hookio.Decided(false, d.Reason)
 	}
@@ -83,11 +86,11 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 		if svc == nil {
 			svc, _ = h.Open()
 		}
-		if svc != nil {
+		if svc != nil && !svc.V.NewerFormat() { // a newer format's vault: PostToolUse records nothing
 			_ = guard.NoteCallStart(svc.V.Root, in.ToolName, in.ToolUseID) // without it, the duration is the input's or none
 		}
 	}
-	if d.class == policy.Write && d.svc != nil {
+	if d.class == policy.Write && d.svc != nil && !d.svc.V.NewerFormat() {
 		// A call that may write files it does not name (a shell, an unknown
 		// tool; an editing tool's file was checked above): PostToolUse
 		// commits notes it changed as the agent's edit. Allowed either way;
@@ -96,6 +99,29 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 		return Warn("the tool call was not noted for PostToolUse", d.svc.NoteToolCall(d.project, in.ToolName))
 	}
 	return Allow()
+}
+
+// clashNotice is the clash notice of the call's project (guard.ClashFile),
+// "" when there is none or the vault cannot be opened: it never turns an
+// answer into a deny (a reading call passes even when the vault does not
+// open).
+func (h Handler) clashNotice(d decision) (notice string) {
+	defer func() {
+		if recover() != nil {
+			notice = ""
+		}
+	}()
+	svc, project := d.svc, d.project
+	if svc == nil {
+		var err error
+		if svc, err = h.Open(); err != nil {
+			return ""
+		}
+		if project, err = svc.Project(h.Project); err != nil {
+			return ""
+		}
+	}
+	return guard.ClashNotice(svc.V.Root, project)
 }
 
 // Decide is PreToolUse's decision for one tool call (Claude Code hooks:
@@ -156,11 +182,15 @@ func (h Handler) decide(in Input) decision {
 // recorded) as the agent's edit, and records a heartbeat of the active
 // session and, when the protocol has `tool:` evidence matching the tool,
 // the call as evidence (in .sessionvault/state, no commit). It never
-// blocks.
+// blocks. On a vault in a newer format than this binary writes it records
+// nothing, and says why once per Claude Code session (formatRefused).
 func (h Handler) PostToolUse(in Input) Response {
 	svc, err := h.Open()
 	if err != nil {
 		return Allow()
+	}
+	if r, err := formatRefused(svc, in); err != nil {
+		return r
 	}
 	svc = withCodeDir(svc, in.Cwd)
 	if project, err := svc.Project(h.Project); err == nil {
@@ -210,11 +240,15 @@ func (h Handler) PostToolUse(in Input) Response {
 
 // PreCompact records a recovery point (time, trigger and a manual
 // compaction's instructions) of the active session before Claude Code
-// compacts its context; check_recovery reports it. It never blocks.
+// compacts its context; check_recovery reports it. It never blocks, and
+// records nothing on a vault in a newer format (as PostToolUse).
 func (h Handler) PreCompact(in Input) Response {
 	svc, err := h.Open()
 	if err != nil {
 		return Allow()
+	}
+	if r, err := formatRefused(svc, in); err != nil {
+		return r
 	}
 	if project, err := svc.Project(h.Project); err == nil {
 		return Warn("the recovery point was not recorded", recovery.New(svc).RecordRecoveryPoint(project, in.Trigger, in.CustomInstructions))

@@ -23,6 +23,8 @@ func nowUTC() time.Time { return time.Now().UTC() }
 // hooks: SessionStart, hookSpecificOutput.additionalContext): objective,
 // status, open checklist items, open blockers, latest updates and decisions,
 // and for a crashed or compacted session how to recover. It never blocks.
+// On a vault in a newer format than this binary writes it records nothing
+// and the context starts with why (formatContext).
 func (h Handler) SessionStart(in Input) Response {
 	svc, err := h.Open()
 	if err != nil {
@@ -33,27 +35,42 @@ func (h Handler) SessionStart(in Input) Response {
 	if err != nil {
 		return Allow()
 	}
-	_ = features.New(svc).RecordModel(project, in.SessionID, in.Model) // the command history's model; without it, entries name none
+	// A vault this binary does not write: the state without recording
+	// anything, after why.
+	notice := formatContext(svc)
+	if notice != "" {
+		notice += "\n\n"
+	} else {
+		_ = features.New(svc).RecordModel(project, in.SessionID, in.Model) // the command history's model; without it, entries name none
+	}
 	if _, err := svc.VerifiedCached(project); err != nil {
 		if errors.Is(err, session.ErrTampered) {
-			return contextResponse("sessionvault: the session state cannot be trusted: " + err.Error() + ". Editing tools are denied until a person reviews the change and runs `" + svc.Command(project, "accept") + "`.")
+			return contextResponse(notice + "sessionvault: the session state cannot be trusted: " + err.Error() + ". Editing tools are denied until a person reviews the change and runs `" + svc.Command(project, "accept") + "`.")
 		}
-		return contextResponse("sessionvault: the session state cannot be read (" + err.Error() + "). Ask a person to fix it.")
+		return contextResponse(notice + "sessionvault: the session state cannot be read (" + err.Error() + "). Ask a person to fix it.")
 	}
 	st, err := svc.Current(project)
 	if err != nil {
-		return contextResponse("sessionvault: the session state cannot be read (" + err.Error() + "). Ask a person to fix it.")
+		return contextResponse(notice + "sessionvault: the session state cannot be read (" + err.Error() + "). Ask a person to fix it.")
 	}
 	proto, _ := svc.Protocol(project)
 	limit := h.PromptLimit
 	if limit <= 0 {
 		limit = 8 << 10
 	}
+	if notice != "" {
+		return contextResponse(notice + ResumePrompt(svc, st, proto, in.Source, in.Cwd, limit))
+	}
+	// The session this machine's agent worked in lost a clash (or ended
+	// elsewhere): said first, once (handing over the state ends it).
+	if clash := svc.ClashNotice(project); clash != "" {
+		notice = clash + "\n\n"
+	}
 	// The state handed to the agent here is the evidence that it read it
 	// (the start checklist's "read the current state").
 	_ = svc.ObserveStateRead(project, "SessionStart")   // without it, the item waits for a Read or `status`
 	_ = svc.ObserveHistoryRead(project, "SessionStart") // (the prompt carries the latest session of the history)
-	return contextResponse(ResumePrompt(svc, st, proto, in.Source, in.Cwd, limit))
+	return contextResponse(notice + ResumePrompt(svc, st, proto, in.Source, in.Cwd, limit-len(notice)))
 }
 
 func contextResponse(text string) Response {

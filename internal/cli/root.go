@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/session"
@@ -40,6 +41,14 @@ type app struct {
 	// exit, when non-zero, is the exit code of a command that succeeded in
 	// answering but must report a decision by its code (hooks, gates).
 	exit int
+	// newerFormat, when non-zero, is the format of an opened vault newer
+	// than this binary writes: Main warns after the command (formatWarning).
+	newerFormat int
+	// clash is the notice for an agent whose session is no longer the
+	// current one (session.Service.ClashNotice), printed once on stderr
+	// after the command's output; "" when none.
+	clash     string
+	clashRead bool
 }
 
 // Main runs the sessionvault command line with args (without the program
@@ -52,10 +61,24 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()
+	a.formatWarning(err)
 	if err == nil {
 		return a.exit
 	}
 	return a.fail(err)
+}
+
+// formatWarning warns on stderr, once the command is done, that the vault
+// it opened is in a format newer than this binary writes: what it read
+// may lack what that format adds, and writing commands fail. Not when the
+// command failed for that reason (its error says it), and never on stdout
+// (--json keeps its one object).
+func (a *app) formatWarning(err error) {
+	if a.newerFormat == 0 || errs.Is(err, errs.VaultFormatNewer) {
+		return
+	}
+	fmt.Fprintf(a.stderr, "sessionvault: warning: %s; reading works meanwhile, writing commands fail [%s %s]\n",
+		(&config.NewerFormatError{What: "this vault", Version: a.newerFormat}).Error(), errs.VaultFormatNewer.ID, errs.VaultFormatNewer.Name)
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -95,7 +118,7 @@ or above the current one that holds .sessionvault/.`,
 		{"features", "Features and the workflow:", []*cobra.Command{a.featureCommand(), a.historyCommand(), a.agentCommand(), a.verdictCommand(), a.workflowCommand()}},
 		{"sync", "Sync and remotes:", []*cobra.Command{a.remoteCommand(), a.syncCommand(), a.linearCommand(), a.serveCommand(), a.mergeDriverCommand()}},
 		{"data", "Import and export:", []*cobra.Command{a.importCommand(), a.exportCommand()}},
-		{"setup", "Setup:", []*cobra.Command{a.initCommand(), a.linkCommand(), a.hooksCommand(), a.hookCommand(), a.mcpCommand(), a.doctorCommand()}},
+		{"setup", "Setup:", []*cobra.Command{a.initCommand(), a.linkCommand(), a.hooksCommand(), a.hookCommand(), a.mcpCommand(), a.doctorCommand(), a.migrateCommand()}},
 	} {
 		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
 		for _, c := range g.cmds {
@@ -147,6 +170,9 @@ func (a *app) openVault() (*vault.Vault, error) {
 	v, err := vault.Open(dir)
 	if err == nil {
 		a.place = &guard.Place{Root: v.Root, Project: project, DefaultProject: v.Config.DefaultProject}
+		if v.NewerFormat() {
+			a.newerFormat = v.Config.Version
+		}
 	}
 	return v, err
 }
@@ -164,6 +190,9 @@ func (a *app) service() (*session.Service, error) {
 			return nil, errs.New(errs.InvalidCommand, "SESSIONVAULT_NOW=%q is not an RFC 3339 time like 2026-11-22T14:30:00Z", now)
 		}
 		svc.Now = func() time.Time { return t }
+	}
+	if !a.clashRead {
+		a.clash, a.clashRead = svc.ClashNotice(a.project), true
 	}
 	return svc, nil
 }
@@ -202,7 +231,16 @@ func (a *app) emit(data any, text string) error {
 	if text != "" {
 		fmt.Fprintln(a.stdout, text)
 	}
+	a.printClash()
 	return nil
+}
+
+// printClash prints the clash notice once, on stderr.
+func (a *app) printClash() {
+	if a.clash != "" {
+		fmt.Fprintln(a.stderr, a.clash)
+		a.clash = ""
+	}
 }
 
 // exitCode is the process exit code of an error with code c: 2 for a usage
@@ -216,6 +254,7 @@ func exitCode(c errs.Code) int {
 
 // fail reports err and returns its exit code: 2 for usage errors, 1 otherwise.
 func (a *app) fail(err error) int {
+	defer a.printClash()
 	var e *errs.Error
 	if !errors.As(err, &e) {
 		e = &errs.Error{Code: vault.OSErrorCode(err), Message: err.Error(), Err: err}

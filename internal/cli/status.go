@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/session"
 )
@@ -39,6 +40,10 @@ what a person does: review the change and run 'sessionvault accept'.`,
 			st, err := svc.Status(a.project)
 			if err != nil {
 				return err
+			}
+			if v := svc.V.Config.Version; v < config.FormatVersion && !a.jsonOut {
+				// A hint, not a warning: an older format keeps working.
+				fmt.Fprintf(a.stderr, "sessionvault: this vault is in format %d; once every machine's sessionvault writes format %d, `sessionvault migrate` upgrades it\n", v, config.FormatVersion)
 			}
 			view := statusView{State: st, Mode: st.Mode, Integrity: svc.CheckState(st.Project)}
 			if st.Active() {

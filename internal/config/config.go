@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +30,11 @@ type Identity struct {
 
 // Config is a vault's settings. Zero fields take the defaults of Default.
 type Config struct {
-	// Version of the config format; 1.
+	// Version is the vault's format version (see FormatVersion): what a
+	// binary must understand to write the vault. A binary whose
+	// FormatVersion is lower refuses to write (errs.VaultFormatNewer);
+	// `sessionvault migrate` upgrades an older vault. A config without it
+	// is in OldestFormat.
 	Version int `yaml:"version"`
 	// DefaultProject is the project used when --project is not given.
 	DefaultProject string `yaml:"default_project"`
@@ -181,7 +186,7 @@ func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 // Default returns the settings used for anything the file leaves out.
 func Default() Config {
 	return Config{
-		Version:            1,
+		Version:            OldestFormat,
 		Agent:              Identity{Name: "sessionvault agent", Email: "agent@sessionvault.invalid"},
 		Person:             Identity{Name: "vault editor", Email: "person@sessionvault.invalid"},
 		HeartbeatTimeout:   Duration{30 * time.Minute},
@@ -242,6 +247,9 @@ func Load(vaultDir string) (Config, error) {
 		}
 	}
 	d := Default()
+	if c.Version < OldestFormat {
+		c.Version = OldestFormat
+	}
 	if c.HeartbeatTimeout.Duration <= 0 {
 		c.HeartbeatTimeout = d.HeartbeatTimeout
 	}
@@ -321,7 +329,9 @@ func envOverride(dst *string, name string) {
 // setting with a comment saying what it does.
 func Render(project string) []byte {
 	return []byte(`# sessionvault settings. Committed with the vault; edit freely.
-version: 1
+# The vault's format. A sessionvault that writes only older formats refuses
+# to write this vault; "sessionvault migrate" upgrades an older vault.
+version: ` + strconv.Itoa(FormatVersion) + `
 # Project used when a command gets no --project.
 default_project: ` + project + `
 # Who the engine's commits are authored as.

@@ -44,7 +44,12 @@ func (s *Service) HookHeartbeat(project string) error {
 	return s.writeHeartbeat(project, st.Session)
 }
 
+// writeHeartbeat records the heartbeat; a vault in a newer format than this
+// binary writes gets none (errs.VaultFormatNewer).
 func (s *Service) writeHeartbeat(project, session string) error {
+	if err := s.V.CheckWritable(); err != nil {
+		return err
+	}
 	return s.V.WriteState("heartbeat-"+project, []byte(note.FormatTime(s.NowUTC())+" "+session+"\n"))
 }
 

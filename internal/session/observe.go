@@ -57,6 +57,7 @@ const stateReadMaxAge = 12 * time.Hour
 // the start checklist's `file: session-current-state.md` item of the active
 // session, or of the next one to start. Once per session; nothing when the
 // state does not verify (the agent was handed nothing the engine trusts).
+// It also ends a clash notice (see Service.AcknowledgeCurrent).
 func (s *Service) ObserveStateRead(project, via string) error {
 	return s.observeRead(project, obsStateRead, via)
 }
@@ -69,9 +70,17 @@ func (s *Service) ObserveHistoryRead(project, via string) error {
 }
 
 func (s *Service) observeRead(project, what, via string) error {
+	if s.V.NewerFormat() {
+		// A vault in a format newer than this binary writes is read, never
+		// written: `status` and the hooks show it and record nothing.
+		return nil
+	}
 	st, err := s.VerifiedCached(project)
 	if err != nil {
 		return nil
+	}
+	if what == obsStateRead {
+		s.AcknowledgeCurrent(project, st) // the agent knows which session is current: no clash notice after this
 	}
 	sess := idleSession
 	if st.Active() {

@@ -46,6 +46,10 @@ const (
 // put back (the engine's change taken out again, others' edits kept) and
 // the index and HEAD are as they were: an error means the operation did not
 // happen. If fn's writes change nothing, no commit is made.
+//
+// A vault in a format newer than this binary writes (CheckWritable) is
+// refused before anything else, with errs.VaultFormatNewer: fn does not
+// run and nothing is written, not even the lock file.
 func (v *Vault) Transact(fn func(tx *Tx) (Change, error)) (Result, error) {
 	res, _, err := v.TransactOnce("", fn)
 	return res, err
@@ -56,8 +60,11 @@ func (v *Vault) Transact(fn func(tx *Tx) (Change, error)) (Result, error) {
 // result is returned with repeat true (its Change's trailers included), so
 // a command retried after an error or a lost reply never makes a duplicate.
 // The id is recorded in the commit as the trailer "Op-Id". An empty id
-// makes it Transact.
+// makes it Transact. A vault in a newer format is refused as by Transact.
 func (v *Vault) TransactOnce(opID string, fn func(tx *Tx) (Change, error)) (Result, OpRecord, error) {
+	if err := v.CheckWritable(); err != nil {
+		return Result{}, OpRecord{}, err
+	}
 	if opID != "" {
 		if err := checkOpID(opID); err != nil {
 			return Result{}, OpRecord{}, err

@@ -131,6 +131,34 @@ func Decided(allowed bool, reason string) Response {
 // Allow lets the tool call go ahead (exit 0, no output).
 func Allow() Response { return Response{} }
 
+// AllowWithContext lets the tool call go ahead through Claude Code's usual
+// permission flow and hands Claude text (Claude Code hooks: PreToolUse
+// hookSpecificOutput.additionalContext, no permissionDecision). "" is
+// Allow.
+func AllowWithContext(text string) Response {
+	if text == "" {
+		return Allow()
+	}
+	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse", "additionalContext": text}})
+	return Response{Stdout: string(out) + "\n"}
+}
+
+// WithNotice is r with notice handed to Claude too: appended to a deny's
+// reason, or as additionalContext of a call allowed without output. ""
+// leaves r as it is.
+func (r Response) WithNotice(notice string) Response {
+	switch {
+	case notice == "":
+		return r
+	case r.Exit == 2:
+		r.Stderr = strings.TrimRight(r.Stderr, "\n") + "\n" + notice + "\n"
+		return r
+	case r.Exit == 0 && r.Stdout == "":
+		return AllowWithContext(notice)
+	}
+	return r
+}
+
 // Warn reports what went wrong without blocking anything: exit 1, which
 // Claude Code treats as a non-blocking error and shows to the user (Claude
 // Code hooks: exit codes). A nil error is Allow.

@@ -50,7 +50,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return delegate(a, bytes.NewReader(data), stdout, stderr)
 	}
 	if r, root, ok := decide(a, in); ok {
-		if r.Exit != 2 {
+		if r.Exit != 2 && root != "" {
 			// The command history's duration: PostToolUse takes it back.
 			_ = guard.NoteCallStart(root, in.ToolName, in.ToolUseID)
 		}
@@ -60,8 +60,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // decide answers a PreToolUse call from the policy table and the facts
-// cache, and names the vault's root; ok is false when it cannot (the full
-// binary decides then).
+// cache, and names the vault's root where the call is noted for
+// PostToolUse ("" when it is not: a vault in a format newer than this
+// binary writes, which the hooks only read); ok is false when it cannot
+// decide (the full binary decides then).
 func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, ok bool) {
 	cwd, err := hookio.WorkDir(in.Cwd)
 	if err != nil {
@@ -78,13 +80,27 @@ func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, 
 	if err != nil {
 		return hookio.Response{}, "", false
 	}
-	table := policy.TableFrom(cfg.ReadOnlyTools, cfg.ModeBlocks)
-	call := policy.Classify(in.ToolName, in.ToolInput, policy.Config{UnknownMCP: cfg.UnknownMCPTools})
-	if v, decided := guard.Screen(&call, table); decided {
-		return hookio.Decided(v.Allowed, v.Reason), root, true
+	// A newer format's vault: decided as any other, but nothing is noted
+	// (PostToolUse records nothing there). One int compared: no file read.
+	writable := config.CheckWritable(cfg.Version) == nil
+	noteRoot := root
+	if !writable {
+		noteRoot = ""
 	}
 	if project == "" {
 		project = cfg.DefaultProject
+	}
+	// An agent whose session lost a clash (or was ended on another
+	// machine) is told with every answer until it reads the state: one
+	// stat when there is nothing to tell.
+	notice := ""
+	if project != "" {
+		notice = guard.ClashNotice(root, project)
+	}
+	table := policy.TableFrom(cfg.ReadOnlyTools, cfg.ModeBlocks)
+	call := policy.Classify(in.ToolName, in.ToolInput, policy.Config{UnknownMCP: cfg.UnknownMCPTools})
+	if v, decided := guard.Screen(&call, table); decided {
+		return hookio.Decided(v.Allowed, v.Reason).WithNotice(notice), noteRoot, true
 	}
 	if project == "" {
 		return hookio.Response{}, "", false
@@ -94,12 +110,12 @@ func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, 
 		return hookio.Response{}, "", false
 	}
 	v := guard.Decide(call, in.Cwd, guard.Place{Root: root, Project: project, DefaultProject: cfg.DefaultProject}, table, c.Facts)
-	if v.Allowed && v.Class == policy.Write {
+	if v.Allowed && v.Class == policy.Write && writable {
 		// A call that may write files it does not name: PostToolUse commits
 		// the notes it changed as the agent's edit.
-		return hookio.Warn("the tool call was not noted for PostToolUse", guard.NoteToolCall(root, project, in.ToolName, c.Watch)), root, true
+		return hookio.Warn("the tool call was not noted for PostToolUse", guard.NoteToolCall(root, project, in.ToolName, c.Watch)).WithNotice(notice), noteRoot, true
 	}
-	return hookio.Decided(v.Allowed, v.Reason), root, true
+	return hookio.Decided(v.Allowed, v.Reason).WithNotice(notice), noteRoot, true
 }
 
 // delegate runs `sessionvault [--vault DIR] [--project P] hook EVENT` with
