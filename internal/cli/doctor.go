@@ -2,13 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,12 +42,15 @@ func (a *app) doctorCommand() *cobra.Command {
 and sessionvault-hook on PATH; the Claude Code hooks installed in
 DIR/.claude/settings.json and runnable; the vault reachable from DIR (its link
 on this machine); the signing key present and the current state verified; the
-Serena link (when DIR has .serena); git identity; LINEAR_API_KEY when a session
-is linked to Linear. Each problem comes with the command that fixes it. Exit 1
-when a check fails (warnings do not count). DIR must be a code repository: in a
-folder outside any git repository, or in the home folder (whose
-.claude/settings.json is Claude Code's user-wide settings), doctor says to run
-it in the code repository instead of proposing to install hooks there.`,
+Serena link (when DIR has .serena); this clone's machine record; the merge
+driver, when the vault has a git remote (registered to run sessionvault from
+PATH, and the sessionvault on PATH able to run it); git identity;
+LINEAR_API_KEY when a session is linked to Linear. Each problem comes with the
+command that fixes it. Exit 1 when a check fails (warnings do not count). DIR
+must be a code repository: in a folder outside any git repository, or in the
+home folder (whose .claude/settings.json is Claude Code's user-wide settings),
+doctor says to run it in the code repository instead of proposing to install
+hooks there.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			checks := a.doctor(repo)
@@ -143,6 +149,9 @@ func (a *app) doctor(repo string) []doctorCheck {
 		return out
 	}
 	svc := session.New(v)
+	if err := v.CheckMachine(); err != nil {
+		add("machine record", false, err.Error(), svc.Command("", "remote setup --machine "+vault.NewSecondaryMachine("").Name))
+	}
 	if os.Getenv("SESSIONVAULT_SECRET") == "" {
 		if _, err := os.Stat(filepath.Join(v.Root, ".sessionvault", "state", "key")); err != nil {
 			add("signing key", false, "no .sessionvault/state/key on this machine (a new clone): the state cannot be verified", "a person runs: "+svc.Command("", "accept"))
@@ -175,13 +184,18 @@ func (a *app) doctor(repo string) []doctorCheck {
 		// registered on this machine (a fresh clone has .gitattributes, not
 		// the .git/config entry).
 		if remotes, err := exec.Command("git", "-C", v.Root, "remote").Output(); err == nil && len(bytes.TrimSpace(remotes)) > 0 {
-			drv, err := exec.Command("git", "-C", v.Root, "config", "merge."+vault.MergeDriverName+".driver").Output()
-			bin, _, _ := strings.Cut(strings.Trim(strings.TrimSpace(string(drv)), "'"), "' merge-driver")
-			bin, _, _ = strings.Cut(bin, " merge-driver")
-			if _, serr := os.Stat(bin); err != nil || serr != nil {
-				warn("merge driver", "the vault has a git remote but no runnable merge driver registered on this machine: a git pull (by hand or Obsidian Git) merges notes as plain git does, with conflicts in the engine's sections", svc.Command("", "remote setup"))
-			} else {
-				add("merge driver", true, "", "")
+			want := vault.MergeDriverCommand(vault.MergeDriverProgram)
+			switch drv := v.MergeDriver(); {
+			case drv == "":
+				warn("merge driver", "the vault has a git remote but no merge driver registered on this machine: a git pull (by hand or Obsidian Git) merges notes as plain git does, with conflicts in the engine's sections", svc.Command("", "remote setup"))
+			case drv != want:
+				warn("merge driver", "registered as `"+drv+"`, not as `"+want+"` (sessionvault found on PATH): a binary moved or upgraded breaks the merges of a git pull", svc.Command("", "remote setup"))
+			default:
+				if _, problem := mergeDriverOnPath(); problem != "" {
+					warn("merge driver", problem+": a git pull (by hand or Obsidian Git) cannot merge notes", onPathFix())
+				} else {
+					add("merge driver", true, "", "")
+				}
 			}
 		}
 		if r, err := history.Open(v.Root); err == nil {
@@ -230,4 +244,87 @@ func samePath(a, b string) bool {
 func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// mergeDriverOnPath finds the sessionvault git runs as the merge driver:
+// its path on PATH (sessionvault.exe on Windows), and what is wrong ("" when
+// nothing): not on PATH, or a binary there that does not merge (a release
+// older than the merge-driver command, or another program of that name).
+func mergeDriverOnPath() (path, problem string) {
+	p, err := exec.LookPath(vault.MergeDriverProgram)
+	if err != nil {
+		return "", "sessionvault is not on PATH, where git finds the merge driver"
+	}
+	if err := runsMergeDriver(p); err != nil {
+		return p, "the sessionvault on PATH (" + p + ") cannot run the merge driver (" + err.Error() + "): an older release, or another program of that name"
+	}
+	return p, ""
+}
+
+// runsMergeDriver runs bin's merge driver on a note whose two sides made
+// one change each, as git would: an error unless it exits 0 having written
+// the merge over ours.
+func runsMergeDriver(bin string) error {
+	dir, err := os.MkdirTemp("", "sessionvault-driver-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	files := [3]string{"base\n", "base\nours\n", "theirs\nbase\n"}
+	var paths []string
+	for i, content := range files {
+		p := filepath.Join(dir, fmt.Sprintf("f%d.md", i))
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+		paths = append(paths, p)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"merge-driver"}, append(paths, "note.md")...)...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			first, _, _ := strings.Cut(msg, "\n")
+			return fmt.Errorf("%w: %s", err, first)
+		}
+		return err
+	}
+	if got, err := os.ReadFile(paths[1]); err != nil || !strings.Contains(string(got), "ours") || !strings.Contains(string(got), "theirs") {
+		return errors.New("its merge-driver command did not merge")
+	}
+	return nil
+}
+
+// onPathFix is the fix, to paste, for a merge driver git cannot run: the
+// folder of the sessionvault running now put first on PATH, in this shell
+// and in the next ones (a program started from the desktop, such as
+// Obsidian, sees it after the next login); the install command of the
+// README when the running binary is not named sessionvault.
+func onPathFix() string {
+	dir := ""
+	if exe, err := os.Executable(); err == nil {
+		if r, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = r
+		}
+		if strings.TrimSuffix(filepath.Base(exe), ".exe") == vault.MergeDriverProgram {
+			dir = filepath.Dir(exe)
+		}
+	}
+	if runtime.GOOS == "windows" {
+		if dir == "" {
+			return "go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest (its folder, shown by `go env GOPATH` plus \\bin, must be on PATH)"
+		}
+		// PowerShell: the user's Path, for the programs started next.
+		return "in PowerShell: [Environment]::SetEnvironmentVariable('Path', '" + strings.ReplaceAll(dir, "'", "''") + ";' + [Environment]::GetEnvironmentVariable('Path', 'User'), 'User')"
+	}
+	line := `export PATH="$(go env GOPATH)/bin:$PATH"`
+	install := "go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest && "
+	if dir != "" {
+		line = "export PATH=" + shellquote.Quote(dir) + `:"$PATH"`
+		install = ""
+	}
+	return install + "echo " + shellquote.Quote(line) + " >> ~/.profile && " + line
 }

@@ -15,52 +15,70 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/shellquote"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
 // remoteCommand is `remote setup` and `remote sync` (DESIGN §6, remotes).
 func (a *app) remoteCommand() *cobra.Command {
 	c := &cobra.Command{Use: "remote", Short: "Share the vault through a git remote: set up a clone, sync"}
-	var machine string
+	var machine, vaultBranch string
 	setup := &cobra.Command{
-		Use:   "setup [--machine NAME]",
+		Use:   "setup [--machine NAME] [--branch NAME]",
 		Short: "Make a fresh clone of a vault ready on this machine",
 		Long: `Sets up a clone of a vault made with git clone on this machine: registers the
 merge driver that merges notes by entry in the clone's .git/config (a git pull
 by hand or by Obsidian Git then merges as remote sync does), and names this
-machine. Session and entry ids made here end in -NAME (2026-11-23-session-01-laptop,
-u-12-laptop), so that two machines never make the same id; the clone where the
-vault was created keeps the plain ids. NAME defaults to the host's name with a
-random tail. Run it once per clone; running it again changes nothing but the
-driver's path.`,
+machine. The driver runs sessionvault as git finds it on PATH (sessionvault
+merge-driver %O %A %B %P), so a binary moved or upgraded keeps merging; a
+driver registered before with a binary's full path is replaced. Session and
+entry ids made here end in -NAME (2026-11-23-session-01-laptop, u-12-laptop),
+so that two machines never make the same id; the clone where the vault was
+created keeps the plain ids. NAME defaults to the host's name with a random
+tail. --machine NAME also records this machine again when its record
+(.sessionvault/state/machine) is broken (E1697).
+
+A clone whose checked-out branch holds no vault (the remote's default branch
+is a code repository's main, and the vault lives on another branch) gets the
+remote's branch that holds .sessionvault/config.yaml checked out, as a local
+branch tracking it; when several do, --branch NAME picks one. Run it once per
+clone; running it again changes nothing.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
+			checkedOut, err := a.checkoutVaultBranch(vaultBranch)
+			if err != nil {
+				return err
+			}
 			v, err := a.openVault()
 			if err != nil {
 				return err
 			}
-			bin, err := registerMergeDriver(v)
+			m, err := setupMachine(v, machine)
 			if err != nil {
 				return err
 			}
-			m, err := v.Machine()
+			driver, err := registerMergeDriver(v)
 			if err != nil {
 				return err
 			}
-			if machine != "" && (m.Primary || machine != m.Name) {
-				if m.Primary {
-					return errs.New(errs.InvalidCommand, "this is the clone where the vault was created (machine %s): its ids keep the plain shape; --machine names other clones", m.Name).With("flag", "--machine")
-				}
-				m = vault.NewSecondaryMachine(machine)
-				if err := v.SetMachine(m); err != nil {
-					return err
-				}
+			onPath, problem := mergeDriverOnPath()
+			out := map[string]any{"vault": v.Root, "machine": m.Name, "primary": m.Primary, "merge_driver": driver, "merge_driver_path": onPath}
+			var text strings.Builder
+			if checkedOut != nil {
+				out["branch"] = checkedOut
+				fmt.Fprintf(&text, "checked out the vault's branch %s as %s\n", checkedOut, checkedOut.Branch)
 			}
-			out := map[string]any{"vault": v.Root, "machine": m.Name, "primary": m.Primary, "merge_driver": bin}
-			return a.emit(out, fmt.Sprintf("vault %s: machine %s, merge driver %s registered", v.Root, m.Name, bin))
+			if problem == "" {
+				fmt.Fprintf(&text, "vault %s: machine %s, merge driver registered (%s; sessionvault on PATH: %s)", v.Root, m.Name, driver, onPath)
+			} else {
+				out["merge_driver_problem"] = problem
+				fmt.Fprintf(&text, "vault %s: machine %s, merge driver registered (%s)\nwarning: %s: until it is, a git pull merges notes as plain git does; fix: %s", v.Root, m.Name, driver, problem, onPathFix())
+			}
+			return a.emit(out, text.String())
 		},
 	}
 	setup.Flags().StringVar(&machine, "machine", "", "this machine's name in ids (lowercase letters and digits, starting with a letter; default: the host's name with a random tail)")
+	setup.Flags().StringVar(&vaultBranch, "branch", "", "the remote's branch that holds the vault, when the clone's checkout holds none and several branches do")
 	var remote, branch string
 	sync := &cobra.Command{
 		Use:   "sync [--remote NAME] [--branch B]",
@@ -100,6 +118,9 @@ a token in SESSIONVAULT_GIT_TOKEN.`,
 type remoteSyncResult struct {
 	vault.SyncResult
 	Reconciled reconcile.ReconcileReport `json:"reconciled"`
+	// Claims is what became of this machine's task claims: provisional
+	// ones confirmed or refused, others renewed.
+	Claims []tasks.ClaimOutcome `json:"claims,omitempty"`
 }
 
 // remoteSync runs one sync. After each merge, before the push, it signs as
@@ -128,6 +149,11 @@ func remoteSync(svc *session.Service, remote, branch string) (remoteSyncResult, 
 				return errs.Wrap(errs.RemoteSyncFailed, err, "signing the merged state of project "+project)
 			}
 		}
+		claims, err := tasks.New(svc).ConfirmClaims()
+		if err != nil {
+			return errs.Wrap(errs.RemoteSyncFailed, err, "settling this machine's task claims")
+		}
+		out.Claims = append(out.Claims, claims...)
 		if _, err := reconcile.New(svc).ShareHeartbeats(); err != nil {
 			return errs.Wrap(errs.RemoteSyncFailed, err, "sharing heartbeats")
 		}
@@ -156,6 +182,16 @@ func remoteSync(svc *session.Service, remote, branch string) (remoteSyncResult, 
 		SideRefs: reconcile.HeartbeatRefs, PushRefs: []string{reconcile.HeartbeatRefs + m.Name}, Tags: tasks.CheckpointTags,
 		AgentPaths: session.IsCommandLog, AgentTool: session.CommandHistoryTool})
 	out.SyncResult = res
+	if err == nil {
+		// What the merge changed may have ended this machine's session (a
+		// clash another machine won): the notice is left now where every
+		// PreToolUse finds it.
+		if projects, perr := svc.Projects(); perr == nil {
+			for _, p := range projects {
+				_ = svc.ClashNotice(p)
+			}
+		}
+	}
 	return out, err
 }
 
@@ -187,6 +223,9 @@ func syncText(res remoteSyncResult) string {
 	}
 	for _, p := range res.Reconciled.Joined {
 		text += "\nsession " + p + " had ended on another machine; what was recorded here after that was added to its record"
+	}
+	for _, c := range res.Claims {
+		text += "\n" + tasks.ClaimText(c)
 	}
 	if res.Reconciled.Moved > 0 {
 		text += fmt.Sprintf("\n%d updates another machine had moved to the update log were taken out of the current state", res.Reconciled.Moved)
@@ -251,18 +290,78 @@ remote setup in .git/config; .gitattributes applies it to *.md.`,
 	}
 }
 
-// registerMergeDriver registers this executable (its absolute path) as
-// the vault's merge driver in .git/config and returns the path.
+// registerMergeDriver registers sessionvault, as git finds it on PATH when
+// it merges, as the vault's merge driver in .git/config (replacing a driver
+// registered with a binary's full path) and returns the driver's command
+// line.
 func registerMergeDriver(v *vault.Vault) (string, error) {
-	bin, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("finding the sessionvault binary: %w", err)
-	}
-	if r, err := filepath.EvalSymlinks(bin); err == nil {
-		bin = r
-	}
-	if err := v.SetupMergeDriver(bin); err != nil {
+	if err := v.SetupMergeDriver(vault.MergeDriverProgram); err != nil {
 		return "", errs.Wrap(errs.GitWriteFailed, err, "registering the merge driver")
 	}
-	return bin, nil
+	return vault.MergeDriverCommand(vault.MergeDriverProgram), nil
+}
+
+// setupMachine returns this clone's machine for `remote setup`: named
+// name when name is given (a secondary's; the primary keeps its plain ids),
+// and recorded again as the secondary name when its record is broken
+// (errs.MachineRecordInvalid, whose message names this command).
+func setupMachine(v *vault.Vault, name string) (vault.Machine, error) {
+	m, err := v.Machine()
+	if err != nil {
+		if errs.CodeOf(err) != errs.MachineRecordInvalid || name == "" {
+			return m, err
+		}
+		m = vault.NewSecondaryMachine(name)
+		return m, v.SetMachine(m)
+	}
+	if name == "" || name == m.Name && !m.Primary {
+		return m, nil
+	}
+	if m.Primary {
+		return m, errs.New(errs.InvalidCommand, "this is the clone where the vault was created (machine %s): its ids keep the plain shape; --machine names other clones", m.Name).With("flag", "--machine")
+	}
+	m = vault.NewSecondaryMachine(name)
+	return m, v.SetMachine(m)
+}
+
+// checkoutVaultBranch readies, for `remote setup`, a clone whose checkout
+// holds no vault (the remote's HEAD names another branch): it checks out
+// the remote's branch that holds the vault (branch, when given) and points
+// the command at the clone. The clone is the folder --vault or
+// $SESSIONVAULT_VAULT names, else the git work tree around the working
+// folder when no vault is found from it. It returns the branch checked out,
+// nil when the checkout already held the vault.
+func (a *app) checkoutVaultBranch(branch string) (*vault.VaultBranch, error) {
+	dir, _, err := vault.Locate(a.vaultDir, a.project, "")
+	if err != nil {
+		if errs.CodeOf(err) != errs.VaultNotFound {
+			return nil, err
+		}
+		wd, werr := os.Getwd()
+		if werr != nil {
+			return nil, err
+		}
+		top, gerr := vault.GitTopLevel(wd)
+		if gerr != nil {
+			return nil, err // not in a clone: the error as it was
+		}
+		dir = top
+		a.vaultDir = top
+	}
+	if vault.HoldsVault(dir) {
+		if branch != "" {
+			if cur, err := vault.CurrentBranch(dir); err == nil && cur != branch {
+				return nil, errs.New(errs.InvalidCommand, "%s holds the vault on branch %s already; --branch picks the branch only in a clone whose checkout holds no vault (to change branches: `git -C %s switch %s`)", dir, cur, shellquote.Quote(dir), shellquote.Quote(branch)).With("flag", "--branch")
+			}
+		}
+		return nil, nil
+	}
+	b, err := vault.CheckoutVaultBranch(dir, branch)
+	if err != nil {
+		if vault.IsVault(dir) && branch == "" && errs.CodeOf(err) == errs.VaultNotFound {
+			return nil, nil // a vault without a config file, on no other branch: as it is
+		}
+		return nil, err
+	}
+	return &b, nil
 }

@@ -79,7 +79,7 @@ func newRemoteVault(t *testing.T, n int) []*clone {
 func newRemoteVaultAt(t *testing.T, n int, url func(bare string) string) []*clone {
 	bin := robustBinary(t) // git runs it as the merge driver: a real program
 	root := t.TempDir()
-	env := gitEnv(root)
+	env := append(gitEnv(root), pathWith(t, bin)) // found there by git
 	bare := filepath.Join(root, "remote.git")
 	if out, err := exec.Command("git", "init", "--quiet", "--bare", "--initial-branch=main", bare).CombinedOutput(); err != nil {
 		t.Fatalf("git init --bare: %v\n%s", err, out)
@@ -544,8 +544,8 @@ func TestGitPullOfConcurrentStarts(t *testing.T) {
 
 // A task and its checkpoint made on one clone travel with `remote sync`: the
 // other clone lists the checkpoint (its tag came too) and rolls back to it;
-// two clones that took one task's lock before a sync agree on the earlier
-// taker after it.
+// a task one clone locked (a claim on the remote) is refused to the other
+// before any sync, and after it both agree on the holder.
 func TestCheckpointsAndLocksTravel(t *testing.T) {
 	t.Parallel()
 	clones := newRemoteVault(t, 2)
@@ -573,7 +573,10 @@ func TestCheckpointsAndLocksTravel(t *testing.T) {
 		return &cc
 	}
 	at(b, 0).sv("task", "lock", "parser", "--holder", "session-on-b")
-	at(a, 10*time.Second).sv("task", "lock", "parser", "--holder", "session-on-a")
+	// The lock is a claim on the remote: a, before any sync, is refused.
+	if out, err := at(a, 10*time.Second).try("task", "lock", "parser", "--holder", "session-on-a"); err == nil || !strings.Contains(out, "E1613 TASK_LOCKED") || !strings.Contains(out, "claimed on origin by session-on-b (machine mb)") {
+		t.Fatalf("a's lock of the task b claimed: %v\n%s", err, out)
+	}
 	a.sv("remote", "sync")
 	b.sv("remote", "sync")
 	a.sv("remote", "sync")

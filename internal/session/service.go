@@ -63,8 +63,13 @@ func (s *Service) WithOp(opID string) *Service {
 // state's signature follows the change) and committed. fn's Outcome (out,
 // when not nil) id goes into the commit as the trailer "Entry"; on a repeat
 // of an operation that already took effect, fn does not run and out gets the
-// first run's id and session, with Repeat set.
+// first run's id and session, with Repeat set. A broken machine record
+// (vault.CheckMachine) refuses the operation before anything is written.
 func (s *Service) Transact(out *Outcome, fn func(tx *vault.Tx) (vault.Change, error)) (vault.Result, error) {
+	// The ids fn makes (IdSuffix) would otherwise take the primary's shape.
+	if err := s.V.CheckMachine(); err != nil {
+		return vault.Result{}, err
+	}
 	res, rec, err := s.V.TransactOnce(s.opID, func(tx *vault.Tx) (vault.Change, error) {
 		ch, err := fn(tx)
 		ch.Protect = isEntryLine
@@ -368,7 +373,7 @@ func Paths(project string) (current, hist, decisions string) {
 func (s *Service) IdSuffix() string {
 	m, err := s.V.Machine()
 	if err != nil {
-		return "" // a broken machine record: `doctor` names it
+		return "" // a broken machine record: Transact refused before fn ran
 	}
 	return m.IDSuffix()
 }

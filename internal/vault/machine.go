@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/integrity"
 )
@@ -67,31 +69,79 @@ func MachineName(s string) string {
 // key (made here by `init`, or before machines were named) is the primary;
 // a vault without per-machine state is a clone made elsewhere, and
 // secondary, named after the host with a random tail (two clones on one
-// host stay apart).
+// host stay apart). A record that is there but cannot be read, or is not a
+// machine record, is an errs.MachineRecordInvalid error (see CheckMachine):
+// guessing again could make this clone take another machine's ids.
 func (v *Vault) Machine() (Machine, error) {
 	if v.machine != nil {
 		return *v.machine, nil
 	}
-	data, err := v.ReadState(machineName)
-	if err == nil {
-		var m Machine
-		if err := json.Unmarshal(data, &m); err == nil && MachineName(m.Name) == m.Name && m.Name != "" {
-			v.machine = &m
-			return m, nil
-		}
-		p, _ := v.StatePath(machineName)
-		return Machine{}, errs.New(errs.ConfigInvalid, "%s is not a machine record (%s); remove it and name this machine again: `rm %s && sessionvault --vault %s remote setup`",
-			p, strings.TrimSpace(string(data)), shellQuote(p), shellQuote(v.Root))
+	m, found, err := v.readMachine()
+	if err != nil {
+		return Machine{}, err
 	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return Machine{}, fmt.Errorf("reading .sessionvault/state/machine: %w", err)
+	if found {
+		v.machine = &m
+		return m, nil
 	}
 	_, kerr := v.ReadState(integrity.KeyFile)
-	m := Machine{Name: hostMachineName(), Primary: kerr == nil}
+	m = Machine{Name: hostMachineName(), Primary: kerr == nil}
 	if !m.Primary {
 		m.Name = withRandomTail(m.Name)
 	}
 	return m, v.SetMachine(m)
+}
+
+// CheckMachine returns the error Machine returns for a machine record that
+// is there but unreadable or malformed (errs.MachineRecordInvalid), and nil
+// otherwise: no record yet is not an error here (Machine makes one), and
+// nothing is written. Operations that make ids call it before they write.
+func (v *Vault) CheckMachine() error {
+	if v.machine != nil {
+		return nil
+	}
+	_, _, err := v.readMachine()
+	return err
+}
+
+// readMachine reads the machine record: found is false when there is none;
+// a record that cannot be read or is not a machine record is an
+// errs.MachineRecordInvalid error naming the file, what is wrong with it,
+// and the command that records the machine again.
+func (v *Vault) readMachine() (m Machine, found bool, err error) {
+	data, err := v.ReadState(machineName)
+	if errors.Is(err, os.ErrNotExist) {
+		return Machine{}, false, nil
+	}
+	var what string
+	switch {
+	case err != nil:
+		what = "cannot be read (" + err.Error() + ")"
+	default:
+		if jerr := json.Unmarshal(data, &m); jerr != nil {
+			what = fmt.Sprintf("is not a machine record (%s: %s)", jerr, clip(string(data)))
+		} else if m.Name == "" || MachineName(m.Name) != m.Name {
+			what = fmt.Sprintf("is not a machine record (name %q: lowercase letters and digits, starting with a letter, at most 16)", m.Name)
+		} else {
+			return m, true, nil
+		}
+	}
+	p := filepath.Join(v.Root, filepath.FromSlash(config.StateDir), machineName)
+	return Machine{}, true, errs.New(errs.MachineRecordInvalid,
+		"%s %s: the ids made here could collide with another machine's, so nothing was written; record this machine again under a name of its own, which the ids made here then end with: `sessionvault --vault %s remote setup --machine %s`",
+		p, what, shellQuote(v.Root), NewSecondaryMachine("").Name)
+}
+
+// clip is s on one line, at most 60 characters, for an error message.
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60]) + "..."
+	}
+	if s == "" {
+		return "empty"
+	}
+	return s
 }
 
 // SetMachine records m as this clone's identity.
@@ -102,6 +152,11 @@ func (v *Vault) SetMachine(m Machine) error {
 	data, err := json.Marshal(m)
 	if err != nil {
 		return err
+	}
+	// An empty folder in the record's place (a broken record) gives way.
+	p := filepath.Join(v.Root, filepath.FromSlash(config.StateDir), machineName)
+	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+		_ = os.Remove(p)
 	}
 	if err := v.WriteStateDurable(machineName, data); err != nil {
 		return err

@@ -1,6 +1,8 @@
 package vault
 
 import (
+	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -91,8 +93,8 @@ func TestMachineRecordChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := v.Machine()
-	wantCode(t, err, errs.ConfigInvalid)
-	if !strings.Contains(err.Error(), "remote setup") {
+	wantCode(t, err, errs.MachineRecordInvalid)
+	if !strings.Contains(err.Error(), "remote setup --machine ") {
 		t.Errorf("the error does not say how to fix it: %v", err)
 	}
 	if err := v.SetMachine(Machine{Name: "laptop"}); err != nil {
@@ -107,5 +109,83 @@ func TestMachineRecordChecked(t *testing.T) {
 	}
 	if m, err := fresh.Machine(); err != nil || !m.Primary {
 		t.Errorf("after ClaimPrimary: %+v, %v", m, err)
+	}
+}
+
+// A machine record that is there but broken (not JSON, a name that is not
+// a machine name, an empty file, a folder in its place) is an error naming
+// the file, what is wrong and the command that records the machine again;
+// nothing is written over it, and CheckMachine says the same without
+// reading anything else. No record at all is not an error.
+func TestMachineRecordInvalid(t *testing.T) {
+	t.Parallel()
+	for name, put := range map[string]func(v *Vault, p string) error{
+		"not json":   func(v *Vault, p string) error { return v.WriteState(machineName, []byte("{\"name\":")) },
+		"bad name":   func(v *Vault, p string) error { return v.WriteState(machineName, []byte(`{"name":"Laptop 2"}`)) },
+		"no name":    func(v *Vault, p string) error { return v.WriteState(machineName, []byte(`{"primary":true}`)) },
+		"empty":      func(v *Vault, p string) error { return v.WriteState(machineName, nil) },
+		"a folder":   func(v *Vault, p string) error { return os.Mkdir(p, 0o755) },
+		"json array": func(v *Vault, p string) error { return v.WriteState(machineName, []byte(`["laptop"]`)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			v := newVault(t)
+			if err := v.WriteState("key", []byte("a key")); err != nil {
+				t.Fatal(err)
+			}
+			p, err := v.StatePath(machineName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := put(v, p); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.ReadFile(p)
+			for _, get := range []func() error{
+				func() error { _, err := v.Machine(); return err },
+				v.CheckMachine,
+			} {
+				err := get()
+				wantCode(t, err, errs.MachineRecordInvalid)
+				msg := err.Error()
+				for _, want := range []string{p, "sessionvault --vault ", " remote setup --machine "} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("the error does not name %q: %s", want, msg)
+					}
+				}
+				// The command the message names works when pasted: its
+				// machine name is one.
+				_, rest, _ := strings.Cut(msg, "--machine ")
+				if n, _, _ := strings.Cut(rest, "`"); MachineName(n) != n || n == "" {
+					t.Errorf("the message names %q as the machine: %s", n, msg)
+				}
+			}
+			if after, _ := os.ReadFile(p); string(after) != string(before) {
+				t.Errorf("the broken record was rewritten: %q", after)
+			}
+			// Recording the machine again mends it.
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := v.SetMachine(Machine{Name: "laptop"}); err != nil {
+				t.Fatal(err)
+			}
+			if m, err := v.Machine(); err != nil || m != (Machine{Name: "laptop"}) {
+				t.Errorf("after SetMachine: %+v, %v", m, err)
+			}
+			if err := v.CheckMachine(); err != nil {
+				t.Errorf("CheckMachine after SetMachine: %v", err)
+			}
+		})
+	}
+	// No record: not an error, and nothing recorded by the check.
+	v := newVault(t)
+	if err := v.CheckMachine(); err != nil {
+		t.Errorf("CheckMachine without a record: %v", err)
+	}
+	if _, err := v.ReadState(machineName); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("CheckMachine recorded the machine: %v", err)
 	}
 }

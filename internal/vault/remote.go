@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
@@ -80,19 +81,194 @@ type SyncResult struct {
 	Kept           []string `json:"kept,omitempty"`      // other files whose conflicting change from the remote was not taken (ours kept)
 }
 
-// SetupMergeDriver registers the merge driver in .git/config: bin is this
-// machine's sessionvault (an absolute path). Per machine, like every
-// .git/config setting; `init` and `remote setup` run it.
-func (v *Vault) SetupMergeDriver(bin string) error {
+// MergeDriverProgram is the program the merge driver runs: sessionvault as
+// git finds it on PATH when it merges (sessionvault.exe on Windows), so
+// that a binary moved, or replaced by an upgrade, keeps merging.
+const MergeDriverProgram = "sessionvault"
+
+// MergeDriverCommand is the merge driver's command line in .git/config
+// when it runs program: `program merge-driver %O %A %B %P`.
+func MergeDriverCommand(program string) string {
+	return shellQuote(program) + " merge-driver %O %A %B %P"
+}
+
+// SetupMergeDriver registers the merge driver in .git/config, running
+// program: MergeDriverProgram, found on PATH (a stand-in's path in tests).
+// A driver registered before under another program (the absolute path of
+// the binary an older `remote setup` ran from) is replaced. Per machine,
+// like every .git/config setting; `init` and `remote setup` run it.
+func (v *Vault) SetupMergeDriver(program string) error {
 	for _, kv := range [][2]string{
 		{"merge." + MergeDriverName + ".name", "sessionvault: notes merged by entry"},
-		{"merge." + MergeDriverName + ".driver", shellQuote(bin) + " merge-driver %O %A %B %P"},
+		{"merge." + MergeDriverName + ".driver", MergeDriverCommand(program)},
 	} {
 		if _, err := v.git("config", kv[0], kv[1]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// MergeDriver returns the merge driver's command line registered in the
+// vault's .git/config, "" when none is.
+func (v *Vault) MergeDriver() string {
+	out, err := v.git("config", "merge."+MergeDriverName+".driver")
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+// VaultBranch is a branch of a git remote that holds a vault: its commit
+// has .sessionvault/config.yaml.
+type VaultBranch struct {
+	Remote string `json:"remote"` // the git remote's name, e.g. origin
+	Branch string `json:"branch"` // the branch's name on the remote, e.g. vault
+}
+
+// String is the remote-tracking name, origin/vault.
+func (b VaultBranch) String() string { return b.Remote + "/" + b.Branch }
+
+// GitTopLevel returns the top folder of the git work tree holding dir.
+func GitTopLevel(dir string) (string, error) {
+	out, err := runGit(gitCmd(dir, "rev-parse", "--show-toplevel"), []string{"rev-parse", "--show-toplevel"})
+	if err != nil {
+		return "", err
+	}
+	return filepath.FromSlash(strings.TrimSpace(string(out))), nil
+}
+
+// CurrentBranch returns the branch checked out in the git work tree dir.
+func CurrentBranch(dir string) (string, error) {
+	out, err := runGit(gitCmd(dir, "symbolic-ref", "--short", "HEAD"), []string{"symbolic-ref", "--short", "HEAD"})
+	return strings.TrimSpace(string(out)), err
+}
+
+// HoldsVault reports whether the work tree dir has a vault checked out:
+// its .sessionvault/config.yaml.
+func HoldsVault(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(config.File)))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// sameDir reports whether a and b name the same folder (symbolic links
+// followed).
+func sameDir(a, b string) bool {
+	ra, erra := filepath.EvalSymlinks(a)
+	rb, errb := filepath.EvalSymlinks(b)
+	if erra != nil || errb != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return ra == rb
+}
+
+// RemoteVaultBranches lists the remote-tracking branches of the git
+// repository dir (refs/remotes/REMOTE/BRANCH, as a clone fetched them)
+// that hold a vault, by remote then branch, and every remote-tracking
+// branch looked at.
+func RemoteVaultBranches(dir string) (vaults, all []VaultBranch, err error) {
+	remotes, err := runGit(gitCmd(dir, "remote"), []string{"remote"})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, remote := range strings.Fields(string(remotes)) {
+		prefix := "refs/remotes/" + remote + "/"
+		args := []string{"for-each-ref", "--format=%(refname)%00%(symref)", prefix}
+		out, err := runGit(gitCmd(dir, args...), args)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			ref, symref, _ := strings.Cut(l, "\x00")
+			if ref == "" || symref != "" {
+				continue // origin/HEAD names one of the others
+			}
+			b := VaultBranch{Remote: remote, Branch: strings.TrimPrefix(ref, prefix)}
+			all = append(all, b)
+			probe := []string{"cat-file", "-e", ref + ":" + config.File}
+			if _, err := runGit(gitCmd(dir, probe...), probe); err == nil {
+				vaults = append(vaults, b)
+			}
+		}
+	}
+	return vaults, all, nil
+}
+
+// CheckoutVaultBranch readies the clone dir whose checkout holds no vault
+// (the remote's HEAD names another branch: a code repository's main, or a
+// branch without .sessionvault/config.yaml): it picks the remote branch
+// holding the vault, the one named branch when branch is not "" (origin's
+// when several remotes have it), else the only one, and checks it out as a
+// local branch of the same name tracking it. None is an errs.VaultNotFound
+// error; several without branch, or a branch that holds no vault, an
+// errs.InvalidCommand one naming them and the --branch that picks one.
+func CheckoutVaultBranch(dir, branch string) (VaultBranch, error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	notClone := func(why string) error {
+		return errs.New(errs.VaultNotFound, "%s is not a vault (no %s) nor a git clone of one (%s); run `sessionvault init %s`, or clone the vault's repository with git clone", dir, config.File, why, shellQuote(dir))
+	}
+	// Only the top of a clone: a folder inside a code repository is not
+	// one, and the branch of that repository is not the vault's to switch.
+	top, err := GitTopLevel(dir)
+	if err != nil {
+		return VaultBranch{}, notClone("not a git repository")
+	}
+	if !sameDir(top, dir) {
+		return VaultBranch{}, notClone("a folder inside the git repository " + top)
+	}
+	vaults, all, err := RemoteVaultBranches(dir)
+	if err != nil {
+		return VaultBranch{}, notClone(err.Error())
+	}
+	names := func(bs []VaultBranch) string {
+		var s []string
+		for _, b := range bs {
+			s = append(s, b.String())
+		}
+		if len(s) == 0 {
+			return "none"
+		}
+		return strings.Join(s, ", ")
+	}
+	setup := "sessionvault --vault " + shellQuote(dir) + " remote setup --branch "
+	var pick []VaultBranch
+	for _, b := range vaults {
+		if branch == "" || b.Branch == branch {
+			pick = append(pick, b)
+		}
+	}
+	switch {
+	case len(vaults) == 0:
+		return VaultBranch{}, errs.New(errs.VaultNotFound, "%s is not a vault (no %s checked out) and no branch of its remotes holds one (branches looked at: %s); clone the vault's repository, or fetch its branches first (`git -C %s fetch --all`)", dir, config.File, names(all), shellQuote(dir))
+	case len(pick) == 0:
+		return VaultBranch{}, errs.New(errs.InvalidCommand, "no branch %s of the remotes holds a vault (%s); the ones that do: %s; run `%s%s`", branch, config.File, names(vaults), setup, shellQuote(vaults[0].Branch)).With("flag", "--branch")
+	case branch == "" && len(pick) > 1:
+		return VaultBranch{}, errs.New(errs.InvalidCommand, "%s holds no vault, and several branches of its remotes do (%s): name the one to set up, e.g. `%s%s`", dir, names(pick), setup, shellQuote(pick[0].Branch)).With("flag", "--branch")
+	}
+	b := pick[0]
+	for _, p := range pick {
+		if p.Remote == "origin" {
+			b = p
+		}
+	}
+	// What is pending in the checkout would be carried onto the vault's
+	// branch, and the next sync would commit it there.
+	if st, err := runGit(gitCmd(dir, "status", "--porcelain"), []string{"status", "--porcelain"}); err != nil || len(bytes.TrimSpace(st)) > 0 {
+		return b, errs.New(errs.InvalidCommand, "%s holds no vault on the branch checked out, and has changes not committed there, which checking out the vault's branch %s would carry into the vault; commit or remove them (`git -C %s status` lists them), then run `sessionvault --vault %s remote setup` again", dir, b.String(), shellQuote(dir), shellQuote(dir))
+	}
+	args := []string{"checkout", "--quiet", "-b", b.Branch, "--track", "refs/remotes/" + b.String()}
+	if _, err := runGit(gitCmd(dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+b.Branch), nil); err == nil {
+		args = []string{"checkout", "--quiet", b.Branch} // a local branch already: made by an earlier setup
+	}
+	if _, err := runGit(gitCmd(dir, args...), args); err != nil {
+		return b, errs.Wrap(errs.GitWriteFailed, err, "checking out the vault's branch "+b.String()+" in "+dir)
+	}
+	if !HoldsVault(dir) {
+		return b, errs.New(errs.VaultNotFound, "%s: the branch %s checked out holds no %s (the local branch %s is not the remote's)", dir, b.String(), config.File, b.Branch)
+	}
+	return b, nil
 }
 
 // shellQuote quotes s for the shell git runs a merge driver with.
@@ -312,6 +488,11 @@ func (v *Vault) authArgs(remote string) []string {
 // merge (the notes through MergeNotes), push; a push refused because the
 // remote moved starts another round, up to opts.Tries. A merge left half
 // done by a killed sync is finished or undone first.
+//
+// A vault in a format newer than this binary writes is refused before
+// anything (errs.VaultFormatNewer, as by Transact); so is a remote whose
+// fetched config declares one, after the fetch and before any merge or
+// push: the local branch stays as it was and nothing is pushed.
 func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 	var res SyncResult
 	if opts.Tries <= 0 {
@@ -360,6 +541,11 @@ func (v *Vault) SyncRemote(opts SyncOptions) (SyncResult, error) {
 				return errs.Wrap(errs.RemoteSyncFailed, err, "fetching "+opts.Remote)
 			}
 			return nil // an empty remote: the first push makes the branch
+		}
+		// A remote a newer sessionvault upgraded: merging its notes, or
+		// pushing ours over them, is what this binary must not do.
+		if err := v.checkFetchedFormat(opts.Remote); err != nil {
+			return err
 		}
 		if err := v.mergeFetched(&res); err != nil {
 			return err
