@@ -68,6 +68,19 @@ type (
 		RelatedTo []string `json:"related_to,omitempty" jsonschema:"related tasks"`
 		Parent    string   `json:"parent,omitempty" jsonschema:"the parent task"`
 	}
+	ClaimTaskIn struct {
+		TaskID   string   `json:"task_id" jsonschema:"the task to claim"`
+		Release  bool     `json:"release,omitempty" jsonschema:"release the claim instead"`
+		Force    bool     `json:"force,omitempty" jsonschema:"with release: release another holder's claim"`
+		Elements []string `json:"elements,omitempty" jsonschema:"elements of the task to lock (or unlock) alone"`
+	}
+	ClaimTaskOut struct {
+		TaskID    string              `json:"task_id"`
+		Holder    string              `json:"holder,omitempty"`
+		ExpiresAt *time.Time          `json:"expires_at,omitempty"`
+		Claim     *tasks.ClaimOutcome `json:"claim,omitempty"`
+		Commit    string              `json:"commit,omitempty"`
+	}
 	CreateTaskOut struct {
 		TaskID string `json:"task_id"`
 		Note   string `json:"note"`
@@ -173,6 +186,25 @@ func (s *Server) orchestrationTools() []toolDef {
 					return nil, CreateTaskOut{}, s.toolErr(err)
 				}
 				return nil, CreateTaskOut{TaskID: out.Task.ID, Note: out.Task.Note, Commit: out.Result.Commit}, nil
+			}),
+		tool(TasksToolset, &mcp.Tool{Name: "claim_task", Description: "Claim a task (or release it): one holder at a time; with a git remote, the claim is taken there first and another machine's claim refuses it (E1613, naming the holder)."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in ClaimTaskIn) (*mcp.CallToolResult, ClaimTaskOut, error) {
+				svc := tasks.New(s.svc)
+				var out tasks.TaskOutcome
+				var err error
+				if in.Release {
+					out, err = svc.UnlockTask(s.project, in.TaskID, "", in.Elements, in.Force)
+				} else {
+					out, err = svc.LockTask(s.project, in.TaskID, "", in.Elements)
+				}
+				if err != nil {
+					return nil, ClaimTaskOut{}, s.toolErr(err)
+				}
+				res := ClaimTaskOut{TaskID: out.Task.ID, Claim: out.Claim, Commit: out.Result.Commit}
+				if l := out.Task.Lock; l != nil {
+					res.Holder, res.ExpiresAt = l.Holder, &l.ExpiresAt
+				}
+				return nil, res, nil
 			}),
 		tool(TasksToolset, &mcp.Tool{Name: "save_context_snapshot", Description: "Save a task's context: the fields given change, one commit; returns the task's version."},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in SaveContextIn) (*mcp.CallToolResult, SaveContextOut, error) {

@@ -384,10 +384,13 @@ func (s *Server) sessionStatus() toolDef {
 
 // heartbeat is the heartbeat tool.
 func (s *Server) heartbeat() toolDef {
-	return tool(SessionToolset, &mcp.Tool{Name: "heartbeat", Description: "Record a sign of life of the active session (no commit)."},
+	return tool(SessionToolset, &mcp.Tool{Name: "heartbeat", Description: "Record a sign of life of the active session (no commit); renews this machine's task claims on the git remote."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ EmptyIn) (*mcp.CallToolResult, Result, error) {
 			st, err := s.svc.Heartbeat(s.project)
 			if err != nil {
+				return nil, Result{}, s.toolErr(err)
+			}
+			if _, err := tasks.New(s.svc).ConfirmClaims(); err != nil {
 				return nil, Result{}, s.toolErr(err)
 			}
 			return nil, Result{Session: st.Session}, nil

@@ -621,7 +621,7 @@ func TestServerProjectChoice(t *testing.T) {
 		"record_evidence": {"item": "c-1"}, "set_mode": {"mode": "coding"}, "create_feature": {"name": "F"}, "get_feature": {"feature_id": "f-2026-11-23"},
 		"set_feature_status": {"feature_id": "f-2026-11-23", "status": "paused"}, "switch_feature": {"feature_id": "f-2026-11-23"},
 		"update_feature_plan": {"feature_id": "f-2026-11-23", "task_id": "t"}, "record_command": {"command": "ls"},
-		"create_task": {"name": "T"}, "save_context_snapshot": {"task_id": "t"}, "switch_task": {"to_task_id": "t"},
+		"create_task": {"name": "T"}, "claim_task": {"task_id": "t"}, "save_context_snapshot": {"task_id": "t"}, "switch_task": {"to_task_id": "t"},
 		"create_checkpoint": {"label": "l"}, "rollback_to": {"task_id": "t", "target": map[string]any{"type": "version", "version": 1}},
 		"resolve_conflict": {"conflict_id": "cf-1", "action": "ignore"}, "start_agent": {"agent": "qa"},
 		"handoff_agent": {"to": "qa", "reason": "r"}, "record_verdict": {"agent": "qa", "decision": "approve", "confidence": 0.5, "reasoning": "r"},

@@ -11,7 +11,7 @@ import (
 )
 
 // everyTool is every tool the server offers, sorted.
-var everyTool = []string{"advance_phase", "check_recovery", "create_checkpoint", "create_feature", "create_task", "detect_conflicts", "end_agent",
+var everyTool = []string{"advance_phase", "check_recovery", "claim_task", "create_checkpoint", "create_feature", "create_task", "detect_conflicts", "end_agent",
 	"get_blocked_reason", "get_command_history", "get_feature", "get_task_graph", "get_unified_context", "handoff_agent", "heartbeat", "list_features",
 	"record_blocker", "record_command", "record_decision", "record_evidence", "record_verdict", "resolve_blocker", "resolve_conflict", "rollback_to",
 	"save_context_snapshot", "session_end", "session_recover", "session_start", "session_status", "session_update", "set_feature_status", "set_mode",
@@ -161,7 +161,7 @@ func TestToolsetsChooseTheToolsServed(t *testing.T) {
 
 	tasks := newEnvWith(t, vaultSpec{toolsets: []string{"tasks", "admin"}})
 	names, _ = tasks.served()
-	want := append(slices.Clone(sessionTools), "advance_phase", "create_checkpoint", "create_task", "detect_conflicts", "get_task_graph",
+	want := append(slices.Clone(sessionTools), "advance_phase", "claim_task", "create_checkpoint", "create_task", "detect_conflicts", "get_task_graph",
 		"resolve_conflict", "rollback_to", "save_context_snapshot", "set_mode", "switch_task", "sync_hot_context")
 	slices.Sort(want)
 	if !slices.Equal(names, want) {

@@ -21,7 +21,7 @@ import (
 )
 
 // allTools is every tool the issue names, sorted.
-var allTools = []string{"advance_phase", "check_recovery", "create_checkpoint", "create_feature", "create_task", "detect_conflicts", "end_agent",
+var allTools = []string{"advance_phase", "check_recovery", "claim_task", "create_checkpoint", "create_feature", "create_task", "detect_conflicts", "end_agent",
 	"get_blocked_reason", "get_command_history", "get_feature", "get_task_graph", "get_unified_context", "handoff_agent", "heartbeat", "list_features",
 	"record_blocker", "record_command", "record_decision", "record_evidence", "record_verdict", "resolve_blocker", "resolve_conflict", "rollback_to",
 	"save_context_snapshot", "session_end", "session_recover", "session_start", "session_status", "session_update", "set_feature_status", "set_mode",

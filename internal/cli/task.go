@@ -339,12 +339,23 @@ func (a *app) taskLockCommand() *cobra.Command {
 	var elements []string
 	var holder string
 	c := &cobra.Command{
-		Use:   "lock TASK",
-		Short: "Take (or renew) a task's lock for 5 minutes; --element locks an element of it",
+		Use:     "lock TASK",
+		Aliases: []string{"claim"},
+		Short:   "Take (or renew) a task's lock; with a git remote, claim it there first; --element locks an element of it",
 		Long: `A locked task refuses saves, switches and rollbacks by anyone but its holder
 (E1613 TASK_LOCKED, naming the holder and expiry) until the lock expires or is
 released with ` + "`sessionvault task unlock TASK`" + `. The holder is the active session, else
-this machine. Locked elements (--element) stay locked until unlocked.`,
+this machine. Locked elements (--element) stay locked until unlocked.
+
+Without a git remote, the lock holds for 5 minutes. On a vault shared
+through a git remote, the lock is a claim on the remote (the ref
+refs/sessionvault/claims/<project>/<task>), taken by a push only one machine
+can win: another machine's claim refuses the lock with E1613 naming the
+holder, the machine and when the claim ends. A claim holds for claim_lease
+in the config (30m by default); running this command again, ` + "`remote sync`" + ` and
+` + "`heartbeat`" + ` renew it. When the remote cannot be reached, the lock is recorded
+here as provisional, and the next ` + "`sessionvault remote sync`" + ` claims it on the
+remote or, when another machine claimed it first, removes it and says so.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, argv []string) error {
 			svc, err := a.service()
@@ -355,7 +366,11 @@ this machine. Locked elements (--element) stay locked until unlocked.`,
 			if err != nil {
 				return err
 			}
-			return a.emit(out, fmt.Sprintf("%s locked by %s until %s", out.Task.ID, out.Task.Lock.Holder, note.FormatTime(out.Task.Lock.ExpiresAt)))
+			text := fmt.Sprintf("%s locked by %s until %s", out.Task.ID, out.Task.Lock.Holder, note.FormatTime(out.Task.Lock.ExpiresAt))
+			if out.Claim != nil {
+				text += "\n" + tasks.ClaimText(*out.Claim)
+			}
+			return a.emit(out, text)
 		},
 	}
 	c.Flags().StringArrayVar(&elements, "element", nil, "an element to lock, e.g. schema.sql (repeatable)")
@@ -380,7 +395,11 @@ func (a *app) taskUnlockCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.emit(out, out.Task.ID+" unlocked")
+			text := out.Task.ID + " unlocked"
+			if out.Claim != nil {
+				text += "\n" + tasks.ClaimText(*out.Claim)
+			}
+			return a.emit(out, text)
 		},
 	}
 	c.Flags().StringArrayVar(&elements, "element", nil, "an element to unlock (repeatable)")

@@ -43,6 +43,11 @@ type Facts struct {
 	// unchanged files is denied without reading them again.
 	Unreadable string `json:"unreadable,omitempty"`
 	Tampered   bool   `json:"tampered,omitempty"`
+	// Clash is the notice for an agent whose session, the one its machine
+	// works in, is no longer the current one (it lost a clash of two
+	// machines' sessions, or another machine ended it): PreToolUse hands
+	// it over as additionalContext, or with its deny. "" when none.
+	Clash string `json:"clash,omitempty"`
 }
 
 // Missing is one open checklist item of a gate and what to do about it. Do

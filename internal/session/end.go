@@ -74,6 +74,7 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 	}
 	if !out.Repeat {
 		_ = s.V.WriteState("heartbeat-"+project, nil) // a heartbeat names its session: an ended one's counts for nothing
+		s.setWorking(project, "")                     // ended here: nothing to tell this machine's agent about it
 	}
 	s.commitSessionLog(project, out.ID, &out.Result) // the session's command history is in git by its end
 	out.State, err = s.Current(project)

@@ -267,17 +267,27 @@ func (s *Service) Guard(project string) (guard.Facts, error) {
 // so), or the evaluation depends on something it could not name.
 func (s *Service) guardFacts(project string, st State, d *Doc) (f guard.Facts, deps map[string]string, ok bool) {
 	f = guard.Facts{Session: st.Session, Active: st.Active(), Mode: string(st.ModeOrDefault())}
+	deps = map[string]string{}
+	cur := ""
+	if f.Active {
+		cur = st.Session
+	}
+	f.Clash = s.clashNotice(project, cur, deps)
+	s.recordClash(project, f.Clash)
 	if !f.Active || f.Mode == string(protocol.Disabled) {
-		return f, nil, true
+		return f, deps, true
 	}
 	p, err := s.Protocol(project)
 	if err != nil {
 		f.GateError = "the protocol cannot be read: " + err.Error()
-		return f, nil, false
+		return f, deps, false
 	}
 	rep := s.report(&st, p, d, true, protocol.Start)
 	f.StartMissing = rep.Must
-	return f, rep.deps, !rep.uncacheable
+	for k, v := range rep.deps {
+		deps[k] = v
+	}
+	return f, deps, !rep.uncacheable
 }
 
 // saveGuard caches f as the facts of the files whose guard.Identity was id

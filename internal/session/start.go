@@ -102,6 +102,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 		// the code repository is the one this start found.
 		_ = s.V.WriteState(integrity.ObservedFile(project), nil)
 		_ = s.V.WriteState(integrity.CodeRepoFile(project), []byte(repo))
+		s.setWorking(project, out.ID) // this machine works in it (see clashNotice)
 	}
 	out.State, err = s.Current(project)
 	if err == nil {

@@ -243,6 +243,9 @@ type TaskOutcome struct {
 	Task    Task         `json:"task"`
 	Version int          `json:"version"`
 	Result  vault.Result `json:"result"`
+	// Claim is what became of the task's claim on the vault's remote in a
+	// lock or an unlock (nil without remote claims).
+	Claim *ClaimOutcome `json:"claim,omitempty"`
 }
 
 // TaskNew makes a task note and returns it; the id is the name's slug
@@ -538,31 +541,108 @@ func (s *Service) checkLock(project string, t Task, holder string, now time.Time
 // TaskLockTTL, and adds elements to its locked elements (seed 002 §8.2).
 // Another holder's unexpired lock is errs.TaskLocked naming holder and
 // expiry. The lock is in the task note's properties (locked_by, locked_at,
-// lock_expires), committed: the vault lock makes two processes take turns,
-// and two clones that both took it before a sync keep the earlier taker's
-// after the merge (notemerge.MergeNotes).
+// lock_expires), committed: the vault lock makes two processes take turns.
+//
+// On a vault whose locks are claims through its git remote (claimsRemote)
+// the task's claim is taken on the remote first, for the config's
+// claim_lease: another holder's claim there is errs.TaskLocked naming it,
+// and nothing is written; an unreachable remote makes the lock provisional
+// (see ConfirmClaims). The outcome's Claim says which. Without remote
+// claims, two clones that both took the lock before a sync keep the
+// earlier taker's after the merge (notemerge.MergeNotes).
 func (s *Service) LockTask(project, id, holder string, elements []string) (TaskOutcome, error) {
 	if err := (TaskUpdate{LockedElements: elements}).validate(); err != nil {
 		return TaskOutcome{}, err
 	}
-	return s.onTask(project, id, holder, true, func(d *session.Doc, t Task, holder string, now time.Time) vault.Change {
+	project, err := s.Project(project)
+	if err != nil {
+		return TaskOutcome{}, err
+	}
+	var claim *ClaimOutcome
+	if remote := s.claimsRemote(); remote != "" {
+		if err := s.taskExists(project, id); err != nil {
+			return TaskOutcome{}, err
+		}
+		h, machine, err := s.lockHolder(project, holder)
+		if err != nil {
+			return TaskOutcome{}, err
+		}
+		c, err := s.claimFor(remote, project, id, h, machine)
+		if err != nil {
+			return TaskOutcome{}, err
+		}
+		holder, claim = h, &c
+	}
+	// A claim taken on the remote decides; the note's lock is checked
+	// otherwise (and for a provisional claim).
+	checkLock := claim == nil || claim.State == "provisional"
+	out, err := s.onTask(project, id, holder, checkLock, func(d *session.Doc, t Task, holder string, now time.Time) vault.Change {
 		d.Set("locked_by", holder)
 		if t.Lock == nil || t.Lock.Holder != holder || t.Lock.Expired(now) {
 			d.Set("locked_at", now)
 		}
-		d.Set("lock_expires", now.Add(TaskLockTTL))
+		switch {
+		case claim == nil:
+			d.Set("lock_expires", now.Add(TaskLockTTL))
+		case claim.State == "provisional":
+			d.Set("lock_expires", now.Add(s.V.Config.ClaimLease.Duration))
+			d.Set(propLockMachine, claim.Machine)
+			d.Set(propLockProvisional, true)
+		default:
+			d.Set("lock_expires", claim.Expires)
+			d.Set(propLockMachine, claim.Machine)
+			d.Unset(propLockProvisional)
+		}
 		if len(elements) > 0 {
 			d.Set("locked_elements", UnionStrings(t.LockedElements, elements))
 		}
 		return vault.Change{Operation: "task-lock", Summary: t.ID + " by " + holder, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}
 	})
+	if err != nil && claim != nil && claim.State == "claimed" {
+		// Nothing was written here: the claim taken for it goes too.
+		_ = s.V.ReleaseClaim(claim.Remote, project, id, holder, claim.Machine, false)
+	}
+	out.Claim = claim
+	return out, err
 }
 
 // UnlockTask releases task id's lock (its holder, an expired lock, or
 // force) and removes elements from its locked elements; with elements and
-// no lock held, only the elements go.
+// no lock held, only the elements go. On a vault whose locks are claims
+// through its remote, releasing the lock releases the claim there first
+// (another holder's, without force, is errs.TaskLocked); an unreachable
+// remote leaves the claim there to end with its lease (the outcome's Claim
+// says so).
 func (s *Service) UnlockTask(project, id, holder string, elements []string, force bool) (TaskOutcome, error) {
-	return s.onTask(project, id, holder, !force, func(d *session.Doc, t Task, _ string, _ time.Time) vault.Change {
+	project, err := s.Project(project)
+	if err != nil {
+		return TaskOutcome{}, err
+	}
+	var claim *ClaimOutcome
+	if remote := s.claimsRemote(); remote != "" && len(elements) == 0 {
+		if err := s.taskExists(project, id); err != nil {
+			return TaskOutcome{}, err
+		}
+		h, machine, err := s.lockHolder(project, holder)
+		if err != nil {
+			return TaskOutcome{}, err
+		}
+		c := ClaimOutcome{Task: id, Remote: remote, State: "released"}
+		err = s.V.ReleaseClaim(remote, project, id, h, machine, force)
+		var held *vault.ClaimHeldError
+		switch {
+		case errors.As(err, &held):
+			if !held.Claim.Expired(s.NowUTC()) {
+				return TaskOutcome{}, s.claimHeld(project, id, remote, held.Claim)
+			}
+		case errs.Is(err, errs.NetworkUnavailable):
+			c.State = "left to expire"
+		case err != nil:
+			return TaskOutcome{}, err
+		}
+		holder, claim = h, &c
+	}
+	out, err := s.onTask(project, id, holder, !force, func(d *session.Doc, t Task, _ string, _ time.Time) vault.Change {
 		if len(elements) > 0 {
 			var keep []string
 			for _, e := range t.LockedElements {
@@ -576,6 +656,23 @@ func (s *Service) UnlockTask(project, id, holder string, elements []string, forc
 		}
 		return vault.Change{Operation: "task-unlock", Summary: t.ID, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}
 	})
+	out.Claim = claim
+	return out, err
+}
+
+// taskExists is nil when task id's note exists, else errs.TaskNotFound.
+func (s *Service) taskExists(project, id string) error {
+	if err := vault.CheckName("task id", id); err != nil {
+		return s.TaskNotFound(errs.TaskNotFound, project, id)
+	}
+	abs, err := s.V.Abs(session.TaskPath(project, id))
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return s.TaskNotFound(errs.TaskNotFound, project, id)
+	}
+	return nil
 }
 
 // writeTaskDoc writes d's queued edits through tx and returns the task as
@@ -599,4 +696,6 @@ func clearLock(d *session.Doc) {
 	d.Unset("locked_by")
 	d.Unset("locked_at")
 	d.Unset("lock_expires")
+	d.Unset(propLockMachine)
+	d.Unset(propLockProvisional)
 }

@@ -31,6 +31,12 @@ type TaskLock struct {
 	Holder    string    `json:"session_id"`
 	LockedAt  time.Time `json:"locked_at"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// Machine is the machine that took the lock, on a vault whose locks are
+	// claims through its git remote ("" otherwise).
+	Machine string `json:"machine,omitempty"`
+	// Provisional: taken while the remote could not be reached; the next
+	// `remote sync` claims it there or removes it (see ClaimOutcome).
+	Provisional bool `json:"provisional,omitempty"`
 }
 
 // Expired reports whether the lock's time ran out at now.
@@ -103,6 +109,8 @@ func ReadTask(d *session.Doc, project string) Task {
 		if exp := d.TimeProp("lock_expires"); exp != nil {
 			l.ExpiresAt = *exp
 		}
+		l.Machine = d.Prop(propLockMachine)
+		l.Provisional = d.Prop(propLockProvisional) == "true"
 		t.Lock = l
 	}
 	t.Immediate = readImmediate(d)

@@ -73,7 +73,9 @@ func (e *ClaimHeldError) Unwrap() error { return ErrClaimHeld }
 // round means another machine changed the claim in between.
 const claimTries = 5
 
-// TakeClaim takes (or renews, for its holder; or takes over, once expired)
+// TakeClaim takes (or renews, for its holder on the same machine: one
+// session working on two machines holds a claim on one; or takes over,
+// once expired)
 // c.Task's claim on remote for lease from now, and returns the claim as
 // pushed. Another holder's unexpired claim is a *ClaimHeldError (wrapping
 // ErrClaimHeld) naming it; a remote that cannot be reached is
@@ -90,7 +92,7 @@ func (v *Vault) TakeClaim(remote string, c Claim, lease time.Duration, now time.
 		parent := ""
 		if known {
 			switch {
-			case cur.Holder == c.Holder:
+			case cur.Holder == c.Holder && cur.Machine == c.Machine:
 				next.Taken = cur.Taken
 			case !cur.Expired(now):
 				return cur, &ClaimHeldError{Claim: cur}
@@ -116,17 +118,18 @@ func (v *Vault) TakeClaim(remote string, c Claim, lease time.Duration, now time.
 	return Claim{}, errs.New(errs.RemoteSyncFailed, "claiming %s on %s: the claim changed %d times while this machine tried to take it; try again", c.Task, remote, claimTries)
 }
 
-// ReleaseClaim deletes task's claim on remote when holder holds it (or,
-// with force, whoever does). A claim that is not there is released
-// already; another holder's (without force) is a *ClaimHeldError.
-func (v *Vault) ReleaseClaim(remote, project, task, holder string, force bool) error {
+// ReleaseClaim deletes task's claim on remote when holder on machine
+// holds it (or, with force, whoever does). A claim that is not there is
+// released already; another holder's (without force) is a
+// *ClaimHeldError.
+func (v *Vault) ReleaseClaim(remote, project, task, holder, machine string, force bool) error {
 	ref := ClaimRef(project, task)
 	for try := 0; try < claimTries; try++ {
 		cur, ok, err := v.ReadClaim(remote, project, task)
 		if err != nil || !ok {
 			return err
 		}
-		if cur.Holder != holder && !force {
+		if (cur.Holder != holder || cur.Machine != machine) && !force {
 			return &ClaimHeldError{Claim: cur}
 		}
 		done, err := v.pushClaim(remote, ref, "", cur.Commit)

@@ -72,7 +72,7 @@ func TestTakeClaimOneHolderARound(t *testing.T) {
 		if err != nil || !r.Expires.Equal(later.Add(lease)) || !r.Taken.Equal(now) {
 			t.Fatalf("round %d: renewal %+v %v", round, r, err)
 		}
-		if err := w.ReleaseClaim("origin", "demo", "T-1", c.Holder, false); err != nil {
+		if err := w.ReleaseClaim("origin", "demo", "T-1", c.Holder, c.Machine, false); err != nil {
 			t.Fatalf("round %d: release: %v", round, err)
 		}
 		if _, ok, err := a.ReadClaim("origin", "demo", "T-1"); ok || err != nil {
@@ -88,14 +88,18 @@ func TestTakeClaimOneHolderARound(t *testing.T) {
 	if _, err := b.TakeClaim("origin", Claim{Project: "demo", Task: "T-2", Holder: "s-b", Machine: "b"}, time.Minute, now.Add(59*time.Second)); !errors.Is(err, ErrClaimHeld) {
 		t.Fatalf("before the lease's end: %v", err)
 	}
-	if err := b.ReleaseClaim("origin", "demo", "T-2", "s-b", false); !errors.Is(err, ErrClaimHeld) {
+	if err := b.ReleaseClaim("origin", "demo", "T-2", "s-b", "b", false); !errors.Is(err, ErrClaimHeld) {
 		t.Fatalf("another holder's release: %v", err)
+	}
+	// The same session on another machine is another holder.
+	if _, err := b.TakeClaim("origin", Claim{Project: "demo", Task: "T-2", Holder: "s-a", Machine: "b"}, time.Minute, now.Add(30*time.Second)); !errors.Is(err, ErrClaimHeld) {
+		t.Fatalf("the holder's session on another machine: %v", err)
 	}
 	c, err := b.TakeClaim("origin", Claim{Project: "demo", Task: "T-2", Holder: "s-b", Machine: "b"}, time.Minute, now.Add(time.Minute))
 	if err != nil || c.Holder != "s-b" || !c.Taken.Equal(now.Add(time.Minute)) {
 		t.Fatalf("taking over an expired claim: %+v %v", c, err)
 	}
-	if err := a.ReleaseClaim("origin", "demo", "T-2", "s-a", true); err != nil {
+	if err := a.ReleaseClaim("origin", "demo", "T-2", "s-a", "a", true); err != nil {
 		t.Fatalf("a forced release: %v", err)
 	}
 	if _, ok, _ := b.ReadClaim("origin", "demo", "T-2"); ok {
