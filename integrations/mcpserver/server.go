@@ -361,6 +361,7 @@ func (s *Server) sessionEnd() toolDef {
 			if err != nil {
 				return nil, Result{}, s.toolErr(err)
 			}
+			_, _ = tasks.New(s.svc).ReleaseSessionClaims(s.project, o.ID) // best effort: a claim not released ends with its lease
 			r := result(o)
 			r.Session = o.ID
 			return nil, r, nil

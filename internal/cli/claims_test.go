@@ -162,3 +162,46 @@ func TestClaimsOfflineSettleAtTheNextSync(t *testing.T) {
 		t.Fatalf("parser, confirmed for b, is lockable by a:\n%s", out)
 	}
 }
+
+// claimRefs lists the claim refs on c's remote.
+func (c *clone) claimRefs() string {
+	c.t.Helper()
+	return c.git("ls-remote", "origin", "refs/sessionvault/claims/*")
+}
+
+// A lock that cannot be written claims nothing on the remote (a vault in a
+// newer format); ending a session releases what it claimed, at once.
+func TestClaimsFollowTheLock(t *testing.T) {
+	t.Parallel()
+	a, b := claimPair(t, "30m")
+	cfg := filepath.Join(b.dir, ".sessionvault", "config.yaml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(data), "\nversion: 2\n", "\nversion: 7\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := b.try("task", "lock", "lexer"); err == nil || !strings.Contains(out, "E1696") {
+		t.Fatalf("a lock on a vault of a newer format: %v\n%s", err, out)
+	}
+	if refs := b.claimRefs(); refs != "" {
+		t.Fatalf("a lock refused by the vault's format left a claim:\n%s", refs)
+	}
+	if err := os.WriteFile(cfg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// a's session (started by newRemoteVault) claims parser; its end frees it.
+	a.sv("task", "lock", "parser")
+	if refs := a.claimRefs(); !strings.Contains(refs, "refs/sessionvault/claims/demo/parser") {
+		t.Fatalf("no claim on the remote after the lock: %q", refs)
+	}
+	if out := a.sv("end", "--summary", "done"); !strings.Contains(out, "claim of parser on origin released") {
+		t.Fatalf("end does not say it released the claim:\n%s", out)
+	}
+	if refs := a.claimRefs(); refs != "" {
+		t.Fatalf("the ended session's claim is still on the remote:\n%s", refs)
+	}
+	b.sv("task", "lock", "parser")
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/sessionvault/sessionvault/internal/tasks"
 
 	"github.com/spf13/cobra"
 )
@@ -37,6 +38,14 @@ link to it — one commit.`,
 				for _, m := range out.Unmet {
 					text += "\n  " + m.ID + " " + m.Step + ": " + svc.Runnable(a.project, m.Do, "")
 				}
+			}
+			// What the session claimed is free for others at once.
+			claims, cerr := tasks.New(svc).ReleaseSessionClaims(a.project, out.ID)
+			for _, c := range claims {
+				text += "\n" + tasks.ClaimText(c)
+			}
+			if cerr != nil {
+				text += "\nthe session's task claims were not released (they end with their lease): " + cerr.Error()
 			}
 			return a.emit(out, text)
 		},

@@ -345,7 +345,7 @@ person:
 # An active session with no sign of life for this long is crashed.
 heartbeat_timeout: 30m
 # How long a task claim taken through the git remote holds unless its holder
-# renews it (the holder's hooks and commands renew it while it works).
+# renews it (task lock, heartbeat and remote sync renew it while its session works).
 claim_lease: 30m
 # How many recent sessions session-history.md keeps in full.
 history_full: 10

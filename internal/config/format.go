@@ -163,7 +163,7 @@ func versionNumber(data []byte) (start, end int, ok bool) {
 // claimLeaseSetting is the claim_lease setting with the comment
 // `sessionvault init` writes (Render).
 const claimLeaseSetting = `# How long a task claim taken through the git remote holds unless its holder
-# renews it (the holder's hooks and commands renew it while it works).
+# renews it (task lock, heartbeat and remote sync renew it while its session works).
 claim_lease: 30m
 `
 

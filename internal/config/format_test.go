@@ -65,7 +65,7 @@ func TestCheckWritable(t *testing.T) {
 // is kept — comments, a trailing comment on the version line, settings,
 // CRLF line endings.
 func TestUpgradeKeepsEveryOtherByte(t *testing.T) {
-	lease := "# How long a task claim taken through the git remote holds unless its holder\n# renews it (the holder's hooks and commands renew it while it works).\nclaim_lease: 30m\n"
+	lease := "# How long a task claim taken through the git remote holds unless its holder\n# renews it (task lock, heartbeat and remote sync renew it while its session works).\nclaim_lease: 30m\n"
 	for _, c := range []struct {
 		name, in, want string
 		changes        int

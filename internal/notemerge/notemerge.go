@@ -308,19 +308,43 @@ func mergeProperties(o, a, b []byte) []byte {
 
 // lockKeys are a task note's lock properties (seed 002 §8.2.1), merged as
 // one.
-var lockKeys = map[string]bool{"locked_by": true, "locked_at": true, "lock_expires": true}
+var lockKeys = map[string]bool{"locked_by": true, "locked_at": true, "lock_expires": true,
+	"lock_machine": true, "lock_clone": true, "lock_provisional": true}
 
 // lockWinner returns the properties of the side whose task lock stands when
-// both sides hold it for different holders — two clones took it before a
-// sync: the earlier taker (locked_at; on a tie the smaller holder), so every
-// clone keeps the same one and the other learns it does not hold it. nil
-// when the sides do not both hold it.
+// both sides hold it for different holders (a holder being locked_by on
+// the clone lock_clone names) — two clones took it before a sync. In
+// order: a lock claimed on the remote beats a provisional one (taken
+// offline); a lock taken once the other's lease had ended (its locked_at
+// at or after the other's lock_expires) replaces it; else the earlier
+// taker (locked_at; on a tie the smaller holder). So every clone keeps the
+// same one, the one the remote's claim names when there is one, and the
+// other learns it does not hold it. nil when the sides do not both hold
+// it.
 func lockWinner(a, b map[string]string) map[string]string {
 	ha, hb := propScalar(a["locked_by"]), propScalar(b["locked_by"])
-	if ha == "" || hb == "" || ha == hb {
+	if ha == "" || hb == "" {
 		return nil
 	}
+	ha += "\x00" + propScalar(a["lock_clone"])
+	hb += "\x00" + propScalar(b["lock_clone"])
+	if ha == hb {
+		return nil
+	}
+	if pa, pb := propScalar(a["lock_provisional"]) == "true", propScalar(b["lock_provisional"]) == "true"; pa != pb {
+		if pa {
+			return b
+		}
+		return a
+	}
 	ta, tb := propScalar(a["locked_at"]), propScalar(b["locked_at"])
+	ea, eb := propScalar(a["lock_expires"]), propScalar(b["lock_expires"])
+	switch {
+	case ea != "" && tb >= ea && tb > ta:
+		return b
+	case eb != "" && ta >= eb && ta > tb:
+		return a
+	}
 	if tb < ta || (tb == ta && hb < ha) {
 		return b
 	}

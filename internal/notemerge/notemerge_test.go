@@ -294,6 +294,46 @@ func TestMergeNotesTaskLockEarlierTakerWins(t *testing.T) {
 	}
 }
 
+// Locks claimed through the remote merge as one (holder, times, machine,
+// clone, provisional): a lock claimed on the remote beats a provisional
+// one taken earlier offline; a lock taken after the other's lease ended
+// replaces it; the same session on two clones is two holders.
+func TestMergeNotesTaskLockClaims(t *testing.T) {
+	base := "---\ntype: task\ntask_id: docs\nstatus: pending\nupdated: 2026-11-23T10:00:00Z\n---\n# Docs\n"
+	lock := func(holder, clone, at, exp string, provisional bool) string {
+		p := ""
+		if provisional {
+			p = "lock_provisional: true\n"
+		}
+		return strings.Replace(base, "updated: 2026-11-23T10:00:00Z\n", "updated: "+at+"\nlocked_by: "+holder+"\nlocked_at: "+at+"\nlock_expires: "+exp+
+			"\nlock_machine: m"+clone+"\nlock_clone: "+clone+"\n"+p, 1)
+	}
+	for _, c := range []struct{ name, a, b, want, gone string }{
+		{"claimed beats an earlier provisional",
+			lock("session-a", "ca", "2026-11-23T10:02:00Z", "2026-11-23T10:32:00Z", false),
+			lock("session-b", "cb", "2026-11-23T10:01:00Z", "2026-11-23T10:31:00Z", true), "lock_clone: ca\n", "cb"},
+		{"a takeover after the lease's end",
+			lock("session-a", "ca", "2026-11-23T10:01:00Z", "2026-11-23T10:31:00Z", false),
+			lock("session-b", "cb", "2026-11-23T10:40:00Z", "2026-11-23T11:10:00Z", false), "lock_clone: cb\n", "ca"},
+		{"one session on two clones",
+			lock("session-a", "ca", "2026-11-23T10:01:00Z", "2026-11-23T10:31:00Z", false),
+			lock("session-a", "cb", "2026-11-23T10:02:00Z", "2026-11-23T10:32:00Z", true), "lock_clone: ca\n", "cb"},
+	} {
+		for _, order := range [][2]string{{c.a, c.b}, {c.b, c.a}} {
+			m, conflicted := mergeTest([]byte(base), []byte(order[0]), []byte(order[1]))
+			if conflicted {
+				t.Fatalf("%s: conflicted:\n%s", c.name, m)
+			}
+			if !strings.Contains(string(m), c.want) || strings.Contains(string(m), c.gone) {
+				t.Errorf("%s: merged:\n%s\nwant %q and no %q", c.name, m, c.want, c.gone)
+			}
+			if c.want == "lock_clone: ca\n" && strings.Contains(string(m), "lock_provisional") {
+				t.Errorf("%s: the loser's provisional mark survived:\n%s", c.name, m)
+			}
+		}
+	}
+}
+
 // One merge of a long session's current state: 2,000 updates in common, 50
 // more on each side, and a person's section appended on each.
 func BenchmarkMergeNotesLongSession(b *testing.B) {

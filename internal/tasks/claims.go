@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/note"
+	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -28,16 +29,30 @@ const ClaimsFormat = 2
 // lock_expires.
 const (
 	propLockMachine     = "lock_machine"     // the machine that took the lock
+	propLockClone       = "lock_clone"       // its clone id (vault.Machine.Clone)
 	propLockProvisional = "lock_provisional" // true: taken offline, not yet on the remote
 )
 
 // ClaimOutcome is what became of a task's claim on the remote in a lock,
-// an unlock or a sync: State is "claimed" (on the remote, until Expires),
-// "provisional" (the remote could not be reached: recorded here, confirmed
-// or refused by the next `remote sync`), "renewed", "confirmed",
-// "refused" (another holder had it: Holder, Machine and Expires name
-// that claim; the lock recorded here was removed), "released", or
-// "left to expire" (released here while the remote could not be reached).
+// an unlock, a sync or a session's end. State is one of:
+//
+//	claimed         taken on the remote, until Expires
+//	provisional     the remote could not be reached: recorded here, confirmed
+//	                or refused by the next `remote sync`
+//	renewed         its lease moved (Expires)
+//	confirmed       a provisional lock, now claimed on the remote
+//	refused         a provisional lock another holder had claimed first
+//	                (Holder, Machine, Expires): the note now names that claim
+//	expired         a provisional lock whose lease ended before it could be
+//	                confirmed: removed
+//	released        the claim on the remote is gone
+//	left to expire  released here while the remote could not be reached: it
+//	                ends with its lease
+//	not yours       the claim on the remote is another holder's (Holder,
+//	                Machine, Expires): left alone
+//	none            there was no claim on the remote
+//	error           the remote would not settle it (Error says why); the
+//	                next sync tries again
 type ClaimOutcome struct {
 	Task    string    `json:"task"`
 	Remote  string    `json:"remote"`
@@ -45,6 +60,7 @@ type ClaimOutcome struct {
 	Holder  string    `json:"holder,omitempty"`
 	Machine string    `json:"machine,omitempty"`
 	Expires time.Time `json:"expires,omitzero"`
+	Error   string    `json:"error,omitempty"`
 }
 
 // claimsRemote is the git remote task claims go through, or "" when locks
@@ -52,7 +68,7 @@ type ClaimOutcome struct {
 // origin) when the repository has it and the vault's format is at least
 // ClaimsFormat.
 func (s *Service) claimsRemote() string {
-	if s.V.Config.Version < ClaimsFormat {
+	if s.V.FormatVersion() < ClaimsFormat {
 		return ""
 	}
 	name := s.V.Config.Remote.Name
@@ -67,57 +83,76 @@ func (s *Service) claimsRemote() string {
 	return name
 }
 
-// claimFor takes task id's claim on remote for holder. A claim another
-// holder has is errs.TaskLocked naming it; an unreachable remote gives a
-// provisional outcome and no error.
-func (s *Service) claimFor(remote, project, id, holder, machine string) (ClaimOutcome, error) {
-	c, err := s.V.TakeClaim(remote, vault.Claim{Project: project, Task: id, Holder: holder, Machine: machine}, s.V.Config.ClaimLease.Duration, s.NowUTC())
+// claimFor takes task id's claim on remote for holder on this clone m and
+// says how (vault.TakeClaim). A claim another holder has is
+// errs.TaskLocked naming it; an unreachable remote gives a provisional
+// outcome and no error.
+func (s *Service) claimFor(remote, project, id, holder string, m vault.Machine) (ClaimOutcome, string, error) {
+	c, how, err := s.V.TakeClaim(remote, vault.Claim{Project: project, Task: id, Holder: holder, Machine: m.Name, Clone: m.Clone}, s.V.Config.ClaimLease.Duration, s.NowUTC())
 	var held *vault.ClaimHeldError
 	switch {
 	case err == nil:
-		return ClaimOutcome{Task: id, Remote: remote, State: "claimed", Holder: c.Holder, Machine: c.Machine, Expires: c.Expires}, nil
+		return ClaimOutcome{Task: id, Remote: remote, State: "claimed", Holder: c.Holder, Machine: c.Machine, Expires: c.Expires}, how, nil
 	case errors.As(err, &held):
-		return ClaimOutcome{}, s.claimHeld(project, id, remote, held.Claim)
+		return ClaimOutcome{}, "", s.claimHeld(project, id, remote, held.Claim, false)
 	case errs.Is(err, errs.NetworkUnavailable):
-		return ClaimOutcome{Task: id, Remote: remote, State: "provisional", Holder: holder, Machine: machine}, nil
+		return ClaimOutcome{Task: id, Remote: remote, State: "provisional", Holder: holder, Machine: m.Name}, "", nil
 	}
-	return ClaimOutcome{}, err
+	return ClaimOutcome{}, "", err
 }
 
 // claimHeld is the errs.TaskLocked of a claim another holder has on the
-// remote.
-func (s *Service) claimHeld(project, id, remote string, c vault.Claim) error {
-	return errs.New(errs.TaskLocked, "task %s is claimed on %s by %s (machine %s) until %s; wait for the claim to end, or work on another task (`%s` lists the ready ones)",
-		id, remote, c.Holder, c.Machine, note.FormatTime(c.Expires), s.Command(project, "task graph")).
+// remote; unlocking, it names --force.
+func (s *Service) claimHeld(project, id, remote string, c vault.Claim, unlocking bool) error {
+	what := "wait for the claim to end, or work on another task (`" + s.Command(project, "task graph") + "` lists the ready ones)"
+	if unlocking {
+		what = "its holder releases it, or `" + s.Command(project, "task unlock "+id+" --force") + "` releases it for them"
+	}
+	return errs.New(errs.TaskLocked, "task %s is claimed on %s by %s (machine %s) until %s; %s",
+		id, remote, c.Holder, c.Machine, note.FormatTime(c.Expires), what).
 		With("task", id).With("holder", c.Holder).With("machine", c.Machine).With("expires_at", note.FormatTime(c.Expires))
 }
 
 // lockHolder is who takes a lock outside a transaction: holder, else the
-// project's active session, else this machine.
-func (s *Service) lockHolder(project, holder string) (string, string, error) {
-	m, err := s.V.Machine()
-	if err != nil {
-		return "", "", err
-	}
+// project's active session, else this machine m.
+func (s *Service) lockHolder(project, holder string, m vault.Machine) string {
 	if holder != "" {
-		return holder, m.Name, nil
+		return holder
 	}
 	if st, err := s.Current(project); err == nil && st.Active() {
-		return st.Session, m.Name, nil
+		return st.Session
 	}
 	name := m.Name
 	if name == "" {
 		name = "vault"
 	}
-	return "machine:" + name, m.Name, nil
+	return "machine:" + name
 }
 
-// ConfirmClaims settles this machine's locks with the remote, for `remote
-// sync` (after its merge, before its push): a provisional lock is claimed
-// on the remote (confirmed) or, when another holder has the claim, removed
-// from its note (refused); a confirmed lock past half its lease is renewed.
-// What changed is one commit. Without remote claims, or offline, nothing
-// happens.
+// setLockClone records the clone m holding a lock in its note.
+func setLockClone(d *session.Doc, m vault.Machine) {
+	d.Set(propLockMachine, m.Name)
+	d.Set(propLockClone, m.Clone)
+}
+
+// claimSettled is a claim ConfirmClaims or ReleaseSessionClaims settled,
+// waiting to be written to its task note.
+type claimSettled struct {
+	project string
+	out     ClaimOutcome
+	claim   vault.Claim // for "refused": the claim that stands
+}
+
+// ConfirmClaims settles this clone's locks with the remote, for `remote
+// sync` (after its merge, before its push) and heartbeats: a provisional
+// lock is claimed on the remote (confirmed) or, when another holder has
+// the claim, replaced in its note by that claim (refused); one whose lease
+// ended meanwhile is removed (expired); a confirmed lock past half its
+// lease is renewed — only while its holder is alive: the project's active
+// session (a lock of an ended or crashed session, or of the machine, ends
+// with its lease). What changed is one commit. A task the remote would not
+// settle is an "error" outcome, tried again next time; offline, what was
+// settled before the network went is kept. Without remote claims, nothing.
 func (s *Service) ConfirmClaims() ([]ClaimOutcome, error) {
 	remote := s.claimsRemote()
 	if remote == "" {
@@ -133,62 +168,134 @@ func (s *Service) ConfirmClaims() ([]ClaimOutcome, error) {
 	}
 	now := s.NowUTC()
 	lease := s.V.Config.ClaimLease.Duration
-	type settled struct {
-		project string
-		out     ClaimOutcome
-	}
-	var done []settled
+	var done []claimSettled
+	var errored []ClaimOutcome
+scan:
 	for _, project := range projects {
 		ts, err := s.tasksOf(project)
 		if err != nil {
 			return nil, err
 		}
+		alive := ""
+		if st, err := s.Current(project); err == nil && (st.Status == session.StatusActive || st.Status == session.StatusRecovered) {
+			alive = st.Session
+		}
 		for _, t := range ts {
-			if t.Lock == nil || t.Lock.Expired(now) || t.Lock.Machine == "" || t.Lock.Machine != m.Name {
+			l := t.Lock
+			if l == nil || l.Clone == "" || l.Clone != m.Clone {
 				continue
 			}
-			if !t.Lock.Provisional && t.Lock.ExpiresAt.Sub(now) > lease/2 {
+			if l.Expired(now) {
+				if l.Provisional {
+					done = append(done, claimSettled{project: project, out: ClaimOutcome{Task: t.ID, Remote: remote, State: "expired", Holder: l.Holder, Machine: l.Machine, Expires: l.ExpiresAt}})
+				}
 				continue
 			}
-			c, err := s.V.TakeClaim(remote, vault.Claim{Project: project, Task: t.ID, Holder: t.Lock.Holder, Machine: m.Name}, lease, now)
+			if !l.Provisional && (l.Holder != alive || l.ExpiresAt.Sub(now) > lease/2) {
+				continue
+			}
+			c, _, err := s.V.TakeClaim(remote, vault.Claim{Project: project, Task: t.ID, Holder: l.Holder, Machine: m.Name, Clone: m.Clone}, lease, now)
 			var held *vault.ClaimHeldError
 			switch {
 			case err == nil:
 				state := "renewed"
-				if t.Lock.Provisional {
+				if l.Provisional {
 					state = "confirmed"
 				}
-				done = append(done, settled{project, ClaimOutcome{Task: t.ID, Remote: remote, State: state, Holder: c.Holder, Machine: c.Machine, Expires: c.Expires}})
+				done = append(done, claimSettled{project: project, out: ClaimOutcome{Task: t.ID, Remote: remote, State: state, Holder: c.Holder, Machine: c.Machine, Expires: c.Expires}})
 			case errors.As(err, &held):
-				done = append(done, settled{project, ClaimOutcome{Task: t.ID, Remote: remote, State: "refused", Holder: held.Claim.Holder, Machine: held.Claim.Machine, Expires: held.Claim.Expires}})
+				h := held.Claim
+				done = append(done, claimSettled{project: project, claim: h, out: ClaimOutcome{Task: t.ID, Remote: remote, State: "refused", Holder: h.Holder, Machine: h.Machine, Expires: h.Expires}})
 			case errs.Is(err, errs.NetworkUnavailable):
-				return nil, nil
+				break scan // what was settled so far is written
 			default:
-				return nil, err
+				errored = append(errored, ClaimOutcome{Task: t.ID, Remote: remote, State: "error", Holder: l.Holder, Machine: l.Machine, Error: err.Error()})
 			}
 		}
 	}
+	outs, err := s.writeSettled(done, m)
+	return append(outs, errored...), err
+}
+
+// ReleaseSessionClaims releases the claims this clone holds for session
+// in project (its locks, in the notes and on the remote), for the end of
+// the session: what it claimed is free for others at once. Best effort on
+// the remote (offline, a claim ends with its lease); the notes are one
+// commit.
+func (s *Service) ReleaseSessionClaims(project, sessionID string) ([]ClaimOutcome, error) {
+	remote := s.claimsRemote()
+	if remote == "" || sessionID == "" {
+		return nil, nil
+	}
+	project, err := s.Project(project)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.V.Machine()
+	if err != nil {
+		return nil, err
+	}
+	ts, err := s.tasksOf(project)
+	if err != nil {
+		return nil, err
+	}
+	var done []claimSettled
+	for _, t := range ts {
+		l := t.Lock
+		if l == nil || l.Holder != sessionID || l.Clone != m.Clone {
+			continue
+		}
+		out := ClaimOutcome{Task: t.ID, Remote: remote, State: "released"}
+		if !l.Provisional {
+			ok, err := s.V.ReleaseClaim(remote, project, t.ID, sessionID, m.Clone, false)
+			switch {
+			case errs.Is(err, errs.NetworkUnavailable):
+				out.State = "left to expire"
+			case err != nil:
+				out.State, out.Error = "error", err.Error()
+			case !ok:
+				out.State = "none"
+			}
+		}
+		done = append(done, claimSettled{project: project, out: out})
+	}
+	return s.writeSettled(done, m)
+}
+
+// writeSettled writes what settled claims mean for their task notes, in
+// one commit, and returns the outcomes written.
+func (s *Service) writeSettled(done []claimSettled, m vault.Machine) ([]ClaimOutcome, error) {
 	if len(done) == 0 {
 		return nil, nil
 	}
 	var outs []ClaimOutcome
-	var summary []string
-	_, err = s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
-		outs, summary = outs[:0], summary[:0]
+	_, err := s.Transact(nil, func(tx *vault.Tx) (vault.Change, error) {
+		outs = outs[:0]
+		var summary []string
 		for _, d := range done {
 			doc, t, err := s.taskDoc(tx, d.project, d.out.Task, errs.TaskNotFound)
+			if errs.Is(err, errs.TaskNotFound) {
+				continue
+			}
 			if err != nil {
-				if errs.Is(err, errs.TaskNotFound) {
-					continue
-				}
 				return vault.Change{}, err
 			}
-			if t.Lock == nil || t.Lock.Machine != m.Name {
-				continue // released here meanwhile
+			if t.Lock == nil || t.Lock.Clone != m.Clone {
+				continue // released here, or another's, meanwhile
 			}
-			if d.out.State == "refused" {
+			switch d.out.State {
+			case "refused":
+				// The note names the claim that stands, so that every clone
+				// agrees with the remote.
+				doc.Set("locked_by", d.claim.Holder)
+				doc.Set("locked_at", d.claim.Taken)
+				doc.Set("lock_expires", d.claim.Expires)
+				doc.Set(propLockMachine, d.claim.Machine)
+				doc.Set(propLockClone, d.claim.Clone)
+				doc.Unset(propLockProvisional)
+			case "expired", "released", "left to expire", "none":
 				clearLock(doc)
-			} else {
+			default:
 				doc.Set("lock_expires", d.out.Expires)
 				doc.Unset(propLockProvisional)
 			}
@@ -211,11 +318,19 @@ func ClaimText(c ClaimOutcome) string {
 	case "provisional":
 		return fmt.Sprintf("%s cannot be reached: the lock of %s is recorded here as provisional; the next `sessionvault remote sync` claims it on the remote, or removes it if another machine claimed it first", c.Remote, c.Task)
 	case "refused":
-		return fmt.Sprintf("the provisional lock of %s was refused: %s (machine %s) had claimed it on %s until %s; the lock was removed here, work on another task", c.Task, c.Holder, c.Machine, c.Remote, note.FormatTime(c.Expires))
+		return fmt.Sprintf("the provisional lock of %s was refused: %s (machine %s) had claimed it on %s until %s; the note now names that claim: work on another task", c.Task, c.Holder, c.Machine, c.Remote, note.FormatTime(c.Expires))
+	case "expired":
+		return fmt.Sprintf("the provisional lock of %s ended (%s) before %s could be reached: removed; lock it again to claim it", c.Task, note.FormatTime(c.Expires), c.Remote)
 	case "released":
 		return fmt.Sprintf("claim of %s on %s released", c.Task, c.Remote)
 	case "left to expire":
 		return fmt.Sprintf("%s cannot be reached: the claim of %s there ends with its lease", c.Remote, c.Task)
+	case "not yours":
+		return fmt.Sprintf("the claim of %s on %s is %s's (machine %s, until %s): left alone", c.Task, c.Remote, c.Holder, c.Machine, note.FormatTime(c.Expires))
+	case "none":
+		return fmt.Sprintf("%s held no claim of %s", c.Remote, c.Task)
+	case "error":
+		return fmt.Sprintf("the claim of %s was not settled with %s: %s; the next sync tries again", c.Task, c.Remote, c.Error)
 	}
 	return c.Task + ": " + c.State
 }

@@ -559,16 +559,24 @@ func (s *Service) LockTask(project, id, holder string, elements []string) (TaskO
 		return TaskOutcome{}, err
 	}
 	var claim *ClaimOutcome
+	var m vault.Machine
+	how := ""
 	if remote := s.claimsRemote(); remote != "" {
+		// What would refuse the note's write refuses before the remote is
+		// touched: a claim pushed for a lock never written would hold the
+		// task for nobody.
+		if err := s.V.CheckWritable(); err != nil {
+			return TaskOutcome{}, err
+		}
 		if err := s.taskExists(project, id); err != nil {
 			return TaskOutcome{}, err
 		}
-		h, machine, err := s.lockHolder(project, holder)
-		if err != nil {
+		if m, err = s.V.Machine(); err != nil {
 			return TaskOutcome{}, err
 		}
-		c, err := s.claimFor(remote, project, id, h, machine)
-		if err != nil {
+		h := s.lockHolder(project, holder, m)
+		var c ClaimOutcome
+		if c, how, err = s.claimFor(remote, project, id, h, m); err != nil {
 			return TaskOutcome{}, err
 		}
 		holder, claim = h, &c
@@ -586,11 +594,11 @@ func (s *Service) LockTask(project, id, holder string, elements []string) (TaskO
 			d.Set("lock_expires", now.Add(TaskLockTTL))
 		case claim.State == "provisional":
 			d.Set("lock_expires", now.Add(s.V.Config.ClaimLease.Duration))
-			d.Set(propLockMachine, claim.Machine)
+			setLockClone(d, m)
 			d.Set(propLockProvisional, true)
 		default:
 			d.Set("lock_expires", claim.Expires)
-			d.Set(propLockMachine, claim.Machine)
+			setLockClone(d, m)
 			d.Unset(propLockProvisional)
 		}
 		if len(elements) > 0 {
@@ -598,9 +606,10 @@ func (s *Service) LockTask(project, id, holder string, elements []string) (TaskO
 		}
 		return vault.Change{Operation: "task-lock", Summary: t.ID + " by " + holder, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}
 	})
-	if err != nil && claim != nil && claim.State == "claimed" {
-		// Nothing was written here: the claim taken for it goes too.
-		_ = s.V.ReleaseClaim(claim.Remote, project, id, holder, claim.Machine, false)
+	if err != nil && claim != nil && (how == vault.ClaimCreated || how == vault.ClaimTakeover) {
+		// Nothing was written here: the claim this call took goes too (one
+		// it renewed stays: the lock it backs is still in the note).
+		_, _ = s.V.ReleaseClaim(claim.Remote, project, id, holder, m.Clone, false)
 	}
 	out.Claim = claim
 	return out, err
@@ -609,38 +618,41 @@ func (s *Service) LockTask(project, id, holder string, elements []string) (TaskO
 // UnlockTask releases task id's lock (its holder, an expired lock, or
 // force) and removes elements from its locked elements; with elements and
 // no lock held, only the elements go. On a vault whose locks are claims
-// through its remote, releasing the lock releases the claim there first
-// (another holder's, without force, is errs.TaskLocked); an unreachable
-// remote leaves the claim there to end with its lease (the outcome's Claim
-// says so).
+// through its remote, another holder's claim there refuses the unlock
+// (errs.TaskLocked) unless forced; the note is written first, then the
+// claim released (an unreachable remote leaves it to end with its lease:
+// the outcome's Claim says so).
 func (s *Service) UnlockTask(project, id, holder string, elements []string, force bool) (TaskOutcome, error) {
 	project, err := s.Project(project)
 	if err != nil {
 		return TaskOutcome{}, err
 	}
-	var claim *ClaimOutcome
-	if remote := s.claimsRemote(); remote != "" && len(elements) == 0 {
+	remote := ""
+	if len(elements) == 0 {
+		remote = s.claimsRemote()
+	}
+	var m vault.Machine
+	offline := false
+	if remote != "" {
+		if err := s.V.CheckWritable(); err != nil {
+			return TaskOutcome{}, err
+		}
 		if err := s.taskExists(project, id); err != nil {
 			return TaskOutcome{}, err
 		}
-		h, machine, err := s.lockHolder(project, holder)
-		if err != nil {
+		if m, err = s.V.Machine(); err != nil {
 			return TaskOutcome{}, err
 		}
-		c := ClaimOutcome{Task: id, Remote: remote, State: "released"}
-		err = s.V.ReleaseClaim(remote, project, id, h, machine, force)
-		var held *vault.ClaimHeldError
+		holder = s.lockHolder(project, holder, m)
+		cur, ok, err := s.V.ReadClaim(remote, project, id)
 		switch {
-		case errors.As(err, &held):
-			if !held.Claim.Expired(s.NowUTC()) {
-				return TaskOutcome{}, s.claimHeld(project, id, remote, held.Claim)
-			}
 		case errs.Is(err, errs.NetworkUnavailable):
-			c.State = "left to expire"
+			offline = true
 		case err != nil:
 			return TaskOutcome{}, err
+		case ok && !force && !cur.Mine(holder, m.Clone) && s.NowUTC().Before(cur.Expires.Add(vault.ClaimGrace(s.V.Config.ClaimLease.Duration))):
+			return TaskOutcome{}, s.claimHeld(project, id, remote, cur, true)
 		}
-		holder, claim = h, &c
 	}
 	out, err := s.onTask(project, id, holder, !force, func(d *session.Doc, t Task, _ string, _ time.Time) vault.Change {
 		if len(elements) > 0 {
@@ -656,8 +668,28 @@ func (s *Service) UnlockTask(project, id, holder string, elements []string, forc
 		}
 		return vault.Change{Operation: "task-unlock", Summary: t.ID, Trailers: map[string]string{"Task": t.ID, "Change-Type": "manual"}}
 	})
-	out.Claim = claim
-	return out, err
+	if err != nil || remote == "" {
+		return out, err
+	}
+	c := ClaimOutcome{Task: id, Remote: remote, State: "released"}
+	if offline {
+		c.State = "left to expire"
+	} else {
+		done, rerr := s.V.ReleaseClaim(remote, project, id, holder, m.Clone, force)
+		var held *vault.ClaimHeldError
+		switch {
+		case errs.Is(rerr, errs.NetworkUnavailable):
+			c.State = "left to expire"
+		case errors.As(rerr, &held):
+			c.State, c.Holder, c.Machine, c.Expires = "not yours", held.Claim.Holder, held.Claim.Machine, held.Claim.Expires
+		case rerr != nil:
+			return out, rerr
+		case !done:
+			c.State = "none"
+		}
+	}
+	out.Claim = &c
+	return out, nil
 }
 
 // taskExists is nil when task id's note exists, else errs.TaskNotFound.
@@ -697,5 +729,6 @@ func clearLock(d *session.Doc) {
 	d.Unset("locked_at")
 	d.Unset("lock_expires")
 	d.Unset(propLockMachine)
+	d.Unset(propLockClone)
 	d.Unset(propLockProvisional)
 }

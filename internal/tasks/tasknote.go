@@ -32,8 +32,10 @@ type TaskLock struct {
 	LockedAt  time.Time `json:"locked_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 	// Machine is the machine that took the lock, on a vault whose locks are
-	// claims through its git remote ("" otherwise).
+	// claims through its git remote ("" otherwise); Clone its clone id
+	// (vault.Machine.Clone), which the claim is bound to.
 	Machine string `json:"machine,omitempty"`
+	Clone   string `json:"clone,omitempty"`
 	// Provisional: taken while the remote could not be reached; the next
 	// `remote sync` claims it there or removes it (see ClaimOutcome).
 	Provisional bool `json:"provisional,omitempty"`
@@ -110,6 +112,7 @@ func ReadTask(d *session.Doc, project string) Task {
 			l.ExpiresAt = *exp
 		}
 		l.Machine = d.Prop(propLockMachine)
+		l.Clone = d.Prop(propLockClone)
 		l.Provisional = d.Prop(propLockProvisional) == "true"
 		t.Lock = l
 	}

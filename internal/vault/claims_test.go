@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func TestTakeClaimOneHolderARound(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got[i], errsOf[i] = v.TakeClaim("origin", Claim{Project: "demo", Task: "T-1", Holder: []string{"s-a", "s-b"}[i], Machine: []string{"a", "b"}[i]}, lease, now)
+				got[i], _, errsOf[i] = v.TakeClaim("origin", Claim{Project: "demo", Task: "T-1", Holder: []string{"s-a", "s-b"}[i], Machine: []string{"a", "b"}[i], Clone: []string{"ca", "cb"}[i]}, lease, now)
 			}()
 		}
 		wg.Wait()
@@ -68,11 +69,11 @@ func TestTakeClaimOneHolderARound(t *testing.T) {
 		}
 		// The holder renews: the lease moves, the first take is kept.
 		later := now.Add(10 * time.Minute)
-		r, err := w.TakeClaim("origin", Claim{Project: "demo", Task: "T-1", Holder: c.Holder, Machine: c.Machine}, lease, later)
-		if err != nil || !r.Expires.Equal(later.Add(lease)) || !r.Taken.Equal(now) {
+		r, how, err := w.TakeClaim("origin", Claim{Project: "demo", Task: "T-1", Holder: c.Holder, Machine: c.Machine, Clone: c.Clone}, lease, later)
+		if err != nil || how != ClaimRenewed || !r.Expires.Equal(later.Add(lease)) || !r.Taken.Equal(now) {
 			t.Fatalf("round %d: renewal %+v %v", round, r, err)
 		}
-		if err := w.ReleaseClaim("origin", "demo", "T-1", c.Holder, c.Machine, false); err != nil {
+		if done, err := w.ReleaseClaim("origin", "demo", "T-1", c.Holder, c.Clone, false); err != nil || !done {
 			t.Fatalf("round %d: release: %v", round, err)
 		}
 		if _, ok, err := a.ReadClaim("origin", "demo", "T-1"); ok || err != nil {
@@ -80,26 +81,31 @@ func TestTakeClaimOneHolderARound(t *testing.T) {
 		}
 	}
 
-	// An expired claim is taken over; until then it refuses, and another
-	// holder's release is refused without force.
-	if _, err := a.TakeClaim("origin", Claim{Project: "demo", Task: "T-2", Holder: "s-a", Machine: "a"}, time.Minute, now); err != nil {
-		t.Fatal(err)
+	// An expired claim is taken over once its grace has passed too; until
+	// then it refuses, and another holder's release is refused without
+	// force.
+	a1 := Claim{Project: "demo", Task: "T-2", Holder: "s-a", Machine: "a", Clone: "ca"}
+	b1 := Claim{Project: "demo", Task: "T-2", Holder: "s-b", Machine: "b", Clone: "cb"}
+	if _, how, err := a.TakeClaim("origin", a1, 10*time.Minute, now); err != nil || how != ClaimCreated {
+		t.Fatal(how, err)
 	}
-	if _, err := b.TakeClaim("origin", Claim{Project: "demo", Task: "T-2", Holder: "s-b", Machine: "b"}, time.Minute, now.Add(59*time.Second)); !errors.Is(err, ErrClaimHeld) {
-		t.Fatalf("before the lease's end: %v", err)
+	if _, _, err := b.TakeClaim("origin", b1, 10*time.Minute, now.Add(10*time.Minute+30*time.Second)); !errors.Is(err, ErrClaimHeld) {
+		t.Fatalf("past the lease's end, within its grace: %v", err)
 	}
-	if err := b.ReleaseClaim("origin", "demo", "T-2", "s-b", "b", false); !errors.Is(err, ErrClaimHeld) {
+	if _, err := b.ReleaseClaim("origin", "demo", "T-2", "s-b", "cb", false); !errors.Is(err, ErrClaimHeld) {
 		t.Fatalf("another holder's release: %v", err)
 	}
-	// The same session on another machine is another holder.
-	if _, err := b.TakeClaim("origin", Claim{Project: "demo", Task: "T-2", Holder: "s-a", Machine: "b"}, time.Minute, now.Add(30*time.Second)); !errors.Is(err, ErrClaimHeld) {
-		t.Fatalf("the holder's session on another machine: %v", err)
+	// The same session on another clone (even of the same machine name) is
+	// another holder.
+	if _, _, err := b.TakeClaim("origin", Claim{Project: "demo", Task: "T-2", Holder: "s-a", Machine: "a", Clone: "cb"}, 10*time.Minute, now.Add(time.Minute)); !errors.Is(err, ErrClaimHeld) {
+		t.Fatalf("the holder's session on another clone: %v", err)
 	}
-	c, err := b.TakeClaim("origin", Claim{Project: "demo", Task: "T-2", Holder: "s-b", Machine: "b"}, time.Minute, now.Add(time.Minute))
-	if err != nil || c.Holder != "s-b" || !c.Taken.Equal(now.Add(time.Minute)) {
-		t.Fatalf("taking over an expired claim: %+v %v", c, err)
+	later := now.Add(10*time.Minute + ClaimGrace(10*time.Minute))
+	c, how, err := b.TakeClaim("origin", b1, 10*time.Minute, later)
+	if err != nil || how != ClaimTakeover || c.Holder != "s-b" || !c.Taken.Equal(later) {
+		t.Fatalf("taking over an expired claim: %+v %q %v", c, how, err)
 	}
-	if err := a.ReleaseClaim("origin", "demo", "T-2", "s-a", "a", true); err != nil {
+	if done, err := a.ReleaseClaim("origin", "demo", "T-2", "s-a", "ca", true); err != nil || !done {
 		t.Fatalf("a forced release: %v", err)
 	}
 	if _, ok, _ := b.ReadClaim("origin", "demo", "T-2"); ok {
@@ -116,14 +122,14 @@ func TestTakeClaimOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	gitT(t, a.Root, "remote", "set-url", "origin", "http://127.0.0.1:9/remote.git")
-	_, err := a.TakeClaim("origin", Claim{Project: "demo", Task: "T-1", Holder: "s-a", Machine: "a"}, time.Minute, time.Now())
+	_, _, err := a.TakeClaim("origin", Claim{Project: "demo", Task: "T-1", Holder: "s-a", Machine: "a", Clone: "ca"}, time.Minute, time.Now())
 	wantCode(t, err, errs.NetworkUnavailable)
 	gitT(t, a.Root, "remote", "set-url", "origin", bare)
 	if err := os.Rename(bare+".away", bare); err != nil {
 		t.Fatal(err)
 	}
 	for _, task := range []string{"a..b", "x.lock", ".hidden", "name with space"} {
-		if _, err := a.TakeClaim("origin", Claim{Project: "demo", Task: task, Holder: "s-a", Machine: "a"}, time.Minute, time.Now()); err != nil {
+		if _, _, err := a.TakeClaim("origin", Claim{Project: "demo", Task: task, Holder: "s-a", Machine: "a", Clone: "ca"}, time.Minute, time.Now()); err != nil {
 			t.Errorf("%q: %v", task, err)
 		}
 		if c, ok, err := a.ReadClaim("origin", "demo", task); !ok || err != nil || c.Holder != "s-a" {
@@ -132,5 +138,21 @@ func TestTakeClaimOffline(t *testing.T) {
 	}
 	if out := gitT(t, filepath.Dir(bare), "-C", bare, "for-each-ref", "--format=%(refname)", ClaimRefs); out == "" {
 		t.Error("no claim refs on the remote")
+	}
+}
+
+// A remote that refuses the claim refs (a hook, a host's rule) is an
+// error that says so, not an endless race nor a claim.
+func TestTakeClaimRefusedByTheRemote(t *testing.T) {
+	t.Parallel()
+	a, _, bare := claimPair(t)
+	hook := filepath.Join(bare, "hooks", "update")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\ncase \"$1\" in refs/sessionvault/claims/*) echo no claims here >&2; exit 1;; esac\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := a.TakeClaim("origin", Claim{Project: "demo", Task: "T-1", Holder: "s-a", Machine: "a", Clone: "ca"}, time.Minute, time.Now())
+	wantCode(t, err, errs.RemoteSyncFailed)
+	if err == nil || !strings.Contains(err.Error(), "refused the ref refs/sessionvault/claims/demo/T-1") {
+		t.Errorf("the error does not say the remote refused the ref: %v", err)
 	}
 }

@@ -32,6 +32,11 @@ type Machine struct {
 	Name string `json:"name"`
 	// Primary is true on the clone where the vault was created.
 	Primary bool `json:"primary"`
+	// Clone is 16 random hex digits told apart from every other clone's,
+	// even one of the same name (two hosts of one name, a copied folder):
+	// what a task claim's holder is bound to. Given on first use to a
+	// record made before clones had it.
+	Clone string `json:"clone,omitempty"`
 }
 
 // IDSuffix is what this machine appends to the ids it makes: "" on the
@@ -81,11 +86,17 @@ func (v *Vault) Machine() (Machine, error) {
 		return Machine{}, err
 	}
 	if found {
+		if m.Clone == "" {
+			m.Clone = newCloneID()
+			if err := v.SetMachine(m); err != nil {
+				return Machine{}, err
+			}
+		}
 		v.machine = &m
 		return m, nil
 	}
 	_, kerr := v.ReadState(integrity.KeyFile)
-	m = Machine{Name: hostMachineName(), Primary: kerr == nil}
+	m = Machine{Name: hostMachineName(), Primary: kerr == nil, Clone: newCloneID()}
 	if !m.Primary {
 		m.Name = withRandomTail(m.Name)
 	}
@@ -144,10 +155,14 @@ func clip(s string) string {
 	return s
 }
 
-// SetMachine records m as this clone's identity.
+// SetMachine records m as this clone's identity (with a new Clone id when
+// m has none).
 func (v *Vault) SetMachine(m Machine) error {
 	if MachineName(m.Name) != m.Name || m.Name == "" {
 		return errs.New(errs.InvalidCommand, "machine name %q: use lowercase letters and digits, starting with a letter, at most 16", m.Name).With("flag", "--machine")
+	}
+	if m.Clone == "" {
+		m.Clone = newCloneID()
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
@@ -173,6 +188,13 @@ func hostMachineName() string {
 		return n
 	}
 	return "machine"
+}
+
+// newCloneID is a Machine.Clone: 16 random hex digits.
+func newCloneID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // withRandomTail appends four random hex digits to name (keeping it within

@@ -100,7 +100,7 @@ func TestMachineRecordChecked(t *testing.T) {
 	if err := v.SetMachine(Machine{Name: "laptop"}); err != nil {
 		t.Fatal(err)
 	}
-	if m, err := v.Machine(); err != nil || m != (Machine{Name: "laptop"}) {
+	if m, err := v.Machine(); err != nil || !sameMachine(m, Machine{Name: "laptop"}) || len(m.Clone) != 16 {
 		t.Errorf("after SetMachine: %+v, %v", m, err)
 	}
 	fresh := newVault(t)
@@ -172,7 +172,7 @@ func TestMachineRecordInvalid(t *testing.T) {
 			if err := v.SetMachine(Machine{Name: "laptop"}); err != nil {
 				t.Fatal(err)
 			}
-			if m, err := v.Machine(); err != nil || m != (Machine{Name: "laptop"}) {
+			if m, err := v.Machine(); err != nil || !sameMachine(m, Machine{Name: "laptop"}) || len(m.Clone) != 16 {
 				t.Errorf("after SetMachine: %+v, %v", m, err)
 			}
 			if err := v.CheckMachine(); err != nil {
@@ -187,5 +187,36 @@ func TestMachineRecordInvalid(t *testing.T) {
 	}
 	if _, err := v.ReadState(machineName); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("CheckMachine recorded the machine: %v", err)
+	}
+}
+
+// sameMachine says whether a and b are one identity, whatever their Clone.
+func sameMachine(a, b Machine) bool { return a.Name == b.Name && a.Primary == b.Primary }
+
+// A record made before clones had an id gets one on first use, kept from
+// then on; two clones of one name get different ones.
+func TestMachineCloneID(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	if err := v.WriteState(machineName, []byte(`{"name":"laptop","primary":false}`)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := v.Machine()
+	if err != nil || m.Name != "laptop" || len(m.Clone) != 16 {
+		t.Fatalf("Machine = %+v, %v", m, err)
+	}
+	again, err := Open(v.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2, err := again.Machine(); err != nil || m2 != m {
+		t.Errorf("read back %+v, %v; want %+v", m2, err, m)
+	}
+	w := newVault(t)
+	if err := w.SetMachine(Machine{Name: "laptop"}); err != nil {
+		t.Fatal(err)
+	}
+	if m3, _ := w.Machine(); m3.Clone == m.Clone || len(m3.Clone) != 16 {
+		t.Errorf("two clones named laptop: %q and %q", m.Clone, m3.Clone)
 	}
 }
