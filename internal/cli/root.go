@@ -44,11 +44,13 @@ type app struct {
 	// newerFormat, when non-zero, is the format of an opened vault newer
 	// than this binary writes: Main warns after the command (formatWarning).
 	newerFormat int
-	// clash is the notice for an agent whose session is no longer the
-	// current one (session.Service.ClashNotice), printed once on stderr
-	// after the command's output; "" when none.
-	clash     string
-	clashRead bool
+	// svc is the service the command opened (service), nil when it opened
+	// none: after the command, emit and fail print from it the notice for
+	// an agent whose session is no longer the current one
+	// (session.Service.ClashNotice) as the command left the vault.
+	svc *session.Service
+	// clashDone is set once the notice was printed or found empty.
+	clashDone bool
 }
 
 // Main runs the sessionvault command line with args (without the program
@@ -191,9 +193,7 @@ func (a *app) service() (*session.Service, error) {
 		}
 		svc.Now = func() time.Time { return t }
 	}
-	if !a.clashRead {
-		a.clash, a.clashRead = svc.ClashNotice(a.project), true
-	}
+	a.svc = svc // the clash notice is read from it after the command (printClash)
 	return svc, nil
 }
 
@@ -235,11 +235,17 @@ func (a *app) emit(data any, text string) error {
 	return nil
 }
 
-// printClash prints the clash notice once, on stderr.
+// printClash prints the clash notice once, on stderr, as it is once the
+// command is done (a start, a remote sync's merge, a status read it may
+// have changed): from the service the command opened, nothing when it
+// opened none.
 func (a *app) printClash() {
-	if a.clash != "" {
-		fmt.Fprintln(a.stderr, a.clash)
-		a.clash = ""
+	if a.clashDone || a.svc == nil {
+		return
+	}
+	a.clashDone = true
+	if notice := a.svc.ClashNotice(a.project); notice != "" {
+		fmt.Fprintln(a.stderr, notice)
 	}
 }
 

@@ -70,9 +70,12 @@ func (s *Service) ObserveHistoryRead(project, via string) error {
 }
 
 func (s *Service) observeRead(project, what, via string) error {
-	if s.V.NewerFormat() {
-		// A vault in a format newer than this binary writes is read, never
-		// written: `status` and the hooks show it and record nothing.
+	// A vault in a format newer than this binary writes is read, never
+	// written: `status` and the hooks show it and record nothing but the
+	// acknowledgement of the state read, kept in per-machine state files
+	// that no format concerns (else the clash notice never ends).
+	newer := s.V.NewerFormat()
+	if newer && what != obsStateRead {
 		return nil
 	}
 	st, err := s.VerifiedCached(project)
@@ -81,6 +84,9 @@ func (s *Service) observeRead(project, what, via string) error {
 	}
 	if what == obsStateRead {
 		s.AcknowledgeCurrent(project, st) // the agent knows which session is current: no clash notice after this
+	}
+	if newer {
+		return nil
 	}
 	sess := idleSession
 	if st.Active() {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
@@ -176,5 +177,122 @@ func TestSyncRemoteRefusesANewerRemote(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(a.Root, ".git", "MERGE_HEAD")); err == nil {
 		t.Error("a merge was left in progress")
+	}
+}
+
+// replaceConfig puts content in the vault's config file as git does when a
+// pull or a checkout brings a new version of it: a new file renamed over
+// the old one.
+func replaceConfig(t *testing.T, v *Vault, content string) {
+	t.Helper()
+	p := filepath.Join(v.Root, filepath.FromSlash(config.File))
+	tmp := p + ".new"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A vault kept open, as `sessionvault mcp` and `serve` keep theirs, sees
+// its format change when the config file changes behind its back (another
+// machine's `migrate` brought by `git pull`): its writes are refused with
+// E1696 from then on, without opening it again, and written again once the
+// format is one this binary writes. A config that cannot be read for a
+// moment (missing while git replaces it, conflict markers) leaves the
+// format last read.
+func TestFormatChangeSeenWhileOpen(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	writeNote(t, v, config.File, "version: 2\n")
+	gitT(t, v.Root, "add", config.File)
+	gitT(t, v.Root, "commit", "--quiet", "-m", "format 2")
+	v, err := Open(v.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustTransact(t, v, writeOp("notes/a.md", "a\n"))
+
+	replaceConfig(t, v, "# upgraded by a newer sessionvault\nversion: 7\n")
+	_, err = v.Transact(writeOp("notes/b.md", "b\n"))
+	wantCode(t, err, errs.VaultFormatNewer)
+	if msg := err.Error(); !strings.Contains(msg, "this vault is in format 7;") {
+		t.Errorf("message %q; want the format the config says now", msg)
+	}
+	if got := v.FormatVersion(); got != 7 || v.Config.Version != 7 || !v.NewerFormat() {
+		t.Errorf("FormatVersion %d, Config.Version %d, NewerFormat %v; want 7, 7, true", got, v.Config.Version, v.NewerFormat())
+	}
+	if readNote(t, v, "notes/b.md") != "" {
+		t.Error("the refused operation wrote its note")
+	}
+
+	// Unreadable for a moment: the format last read holds.
+	p := filepath.Join(v.Root, filepath.FromSlash(config.File))
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	_, err = v.Transact(writeOp("notes/b.md", "b\n"))
+	wantCode(t, err, errs.VaultFormatNewer)
+	replaceConfig(t, v, "<<<<<<< ours\nversion: 2\n=======\nversion: 7\n>>>>>>> theirs\n")
+	_, err = v.Transact(writeOp("notes/b.md", "b\n"))
+	wantCode(t, err, errs.VaultFormatNewer)
+
+	// Back to format 2 (a revert of the migrate): written again.
+	replaceConfig(t, v, "version: 2\n")
+	mustTransact(t, v, writeOp("notes/b.md", "b\n"))
+	if got := v.FormatVersion(); got != 2 || v.NewerFormat() {
+		t.Errorf("FormatVersion %d after the revert; want 2", got)
+	}
+
+	// Rewritten in place (same file, another size): seen too.
+	if err := os.WriteFile(p, []byte("# edited\nversion: 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = v.TransactOnce("op-after-edit", writeOp("notes/c.md", "c\n"))
+	wantCode(t, err, errs.VaultFormatNewer)
+}
+
+// The merge driver's format check reads the sides git leaves to read while
+// a merge runs: HEAD, MERGE_HEAD when written, and each commit a
+// GITHEAD_<commit> variable names. A side in a newer format is E1696
+// naming it; a side without a config, a variable that names no commit, or
+// a folder that is no repository pass.
+func TestCheckMergeFormat(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	writeNote(t, v, config.File, "version: 2\n")
+	gitT(t, v.Root, "add", config.File)
+	gitT(t, v.Root, "commit", "--quiet", "-m", "format 2")
+	ours := gitT(t, v.Root, "rev-parse", "HEAD")
+	writeNote(t, v, config.File, "version: 7\n")
+	gitT(t, v.Root, "commit", "--quiet", "-am", "format 7")
+	theirs := gitT(t, v.Root, "rev-parse", "HEAD")
+	gitT(t, v.Root, "reset", "--quiet", "--hard", ours)
+
+	if err := CheckMergeFormat(v.Root, nil); err != nil {
+		t.Errorf("no side merged in: %v", err)
+	}
+	if err := CheckMergeFormat(v.Root, []string{"GITHEAD_" + ours + "=feature", "GITHEAD_nothex=x", "GITHEAD_" + strings.Repeat("0", 40) + "=gone"}); err != nil {
+		t.Errorf("sides in format 2 or without a config: %v", err)
+	}
+	err := CheckMergeFormat(v.Root, []string{"PATH=/bin", "GITHEAD_" + theirs + "=origin/main"})
+	wantCode(t, err, errs.VaultFormatNewer)
+	if msg := err.Error(); !strings.Contains(msg, "the vault merged in (origin/main) is in format 7; ") {
+		t.Errorf("message %q; want the side and its format", msg)
+	}
+	err = CheckMergeFormat(v.Root, []string{"GITHEAD_" + theirs + "=" + theirs})
+	if err == nil || !strings.Contains(err.Error(), "the vault merged in ("+theirs[:12]+") is in format 7") {
+		t.Errorf("a side named by its hash: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(v.Root, ".git", "MERGE_HEAD"), []byte(theirs+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = CheckMergeFormat(v.Root, nil)
+	if err == nil || !strings.Contains(err.Error(), "the vault merged in (MERGE_HEAD) is in format 7") {
+		t.Errorf("MERGE_HEAD in format 7: %v", err)
+	}
+	if err := CheckMergeFormat(t.TempDir(), []string{"GITHEAD_" + theirs + "=x"}); err != nil {
+		t.Errorf("outside a repository: %v", err)
 	}
 }

@@ -47,9 +47,12 @@ const (
 // the index and HEAD are as they were: an error means the operation did not
 // happen. If fn's writes change nothing, no commit is made.
 //
-// A vault in a format newer than this binary writes (CheckWritable) is
-// refused before anything else, with errs.VaultFormatNewer: fn does not
-// run and nothing is written, not even the lock file.
+// A vault in a format newer than this binary writes (CheckWritable: the
+// config file as it is now, read again when it changed since the vault was
+// opened) is refused before anything else, with errs.VaultFormatNewer: fn
+// does not run and nothing is written, not even the lock file (unless the
+// format changed while the operation waited for the lock: it is checked
+// again once the lock is taken).
 func (v *Vault) Transact(fn func(tx *Tx) (Change, error)) (Result, error) {
 	res, _, err := v.TransactOnce("", fn)
 	return res, err
@@ -77,6 +80,11 @@ func (v *Vault) TransactOnce(opID string, fn func(tx *Tx) (Change, error)) (Resu
 		return Result{}, OpRecord{}, err
 	}
 	defer l.unlock()
+	// Again under the lock: a newer binary's migrate that held it
+	// meanwhile changed the format (a stat when nothing changed).
+	if err := v.CheckWritable(); err != nil {
+		return Result{}, OpRecord{}, err
+	}
 	repo, err := v.repo()
 	if err != nil {
 		return Result{}, OpRecord{}, err

@@ -32,6 +32,7 @@ type Vault struct {
 	Config config.Config
 
 	mu       sync.Mutex         // one operation at a time within this process (go-git is not thread-safe)
+	format   formatStamp        // the config file as Config.Version was read from it (FormatVersion)
 	hist     *history.Repo      // opened on first use; it revalidates its storage on every call
 	basesRec map[string]baseRec // the engine's last writes, read once per operation
 
@@ -58,11 +59,14 @@ func Open(dir string) (*Vault, error) {
 	if fi, err := os.Stat(filepath.Join(abs, ".git")); err != nil || !fi.IsDir() {
 		return nil, errs.New(errs.VaultNotFound, "%s is not a git repository; a vault must be one (run `sessionvault init %s`)", dir, dir)
 	}
+	stamp := statConfig(abs) // before the reading: a change meanwhile is read again
 	cfg, err := config.Load(abs)
 	if err != nil {
 		return nil, errs.Wrap(errs.ConfigInvalid, err, "reading the vault's settings")
 	}
-	return &Vault{Root: abs, Config: cfg}, nil
+	v := &Vault{Root: abs, Config: cfg}
+	v.format.fi = stamp
+	return v, nil
 }
 
 // safeName matches a vault-relative path the engine may write: segments of
