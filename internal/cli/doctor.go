@@ -31,6 +31,9 @@ type doctorCheck struct {
 	Warning bool   `json:"warning,omitempty"` // a problem that does not turn the gates off
 	Problem string `json:"problem,omitempty"`
 	Fix     string `json:"fix,omitempty"`
+	// Note is what the fix does not cover, to do by hand (e.g. a setting of
+	// a program started from the desktop).
+	Note string `json:"note,omitempty"`
 }
 
 func (a *app) doctorCommand() *cobra.Command {
@@ -44,7 +47,8 @@ DIR/.claude/settings.json and runnable; the vault reachable from DIR (its link
 on this machine); the signing key present and the current state verified; the
 Serena link (when DIR has .serena); this clone's machine record; the merge
 driver, when the vault has a git remote (registered to run sessionvault from
-PATH, and the sessionvault on PATH able to run it); git identity;
+PATH, else the binary that registered it, else git's line merge; the
+sessionvault on PATH able to run it, a warning when none is); git identity;
 LINEAR_API_KEY when a session is linked to Linear. Each problem comes with the
 command that fixes it. Exit 1 when a check fails (warnings do not count). DIR
 must be a code repository: in a folder outside any git repository, or in the
@@ -65,6 +69,9 @@ hooks there.`,
 				default:
 					failed++
 					b.WriteString("FAIL  " + ch.Check + ": " + ch.Problem + "\n      fix: " + ch.Fix + "\n")
+				}
+				if !ch.OK && ch.Note != "" {
+					b.WriteString("      note: " + ch.Note + "\n")
 				}
 			}
 			if err := a.emit(map[string]any{"checks": checks, "failed": failed}, strings.TrimRight(b.String(), "\n")); err != nil {
@@ -184,18 +191,21 @@ func (a *app) doctor(repo string) []doctorCheck {
 		// registered on this machine (a fresh clone has .gitattributes, not
 		// the .git/config entry).
 		if remotes, err := exec.Command("git", "-C", v.Root, "remote").Output(); err == nil && len(bytes.TrimSpace(remotes)) > 0 {
-			want := vault.MergeDriverCommand(vault.MergeDriverProgram)
-			switch drv := v.MergeDriver(); {
+			drv := v.MergeDriver()
+			fallback, current := vault.ParseFallbackMergeDriver(drv)
+			onPath, problem := mergeDriverProblem(fallback)
+			switch {
 			case drv == "":
 				warn("merge driver", "the vault has a git remote but no merge driver registered on this machine: a git pull (by hand or Obsidian Git) merges notes as plain git does, with conflicts in the engine's sections", svc.Command("", "remote setup"))
-			case drv != want:
-				warn("merge driver", "registered as `"+drv+"`, not as `"+want+"` (sessionvault found on PATH): a binary moved or upgraded breaks the merges of a git pull", svc.Command("", "remote setup"))
+			case !current:
+				warn("merge driver", "registered as `"+drv+"`, which git runs only where it finds that program (a program started from the desktop or the macOS Dock, such as Obsidian, does not get your shell's PATH); where it does not, git leaves each note both machines changed conflicted, with this machine's side only and the other's edits out of it. remote setup registers the driver that falls back to the binary's full path, then to git's line merge", svc.Command("", "remote setup"))
+			case problem != "":
+				fix, note := onPathFix()
+				out = append(out, doctorCheck{Check: "merge driver", Warning: true, Problem: problem, Fix: fix, Note: note})
+			case onPath != "" && fallback != "" && runsMergeDriver(filepath.FromSlash(fallback)) != nil:
+				warn("merge driver", "its fallback "+fallback+", for a git pull run where PATH lacks sessionvault (Obsidian Git in Obsidian started from the desktop or the Dock), is gone or cannot merge: such a pull merges notes with git's line merge (conflict markers where both machines wrote)", svc.Command("", "remote setup"))
 			default:
-				if _, problem := mergeDriverOnPath(); problem != "" {
-					warn("merge driver", problem+": a git pull (by hand or Obsidian Git) cannot merge notes", onPathFix())
-				} else {
-					add("merge driver", true, "", "")
-				}
+				add("merge driver", true, "", "")
 			}
 		}
 		if r, err := history.Open(v.Root); err == nil {
@@ -246,19 +256,68 @@ func quoteJSON(s string) string {
 	return string(b)
 }
 
-// mergeDriverOnPath finds the sessionvault git runs as the merge driver:
-// its path on PATH (sessionvault.exe on Windows), and what is wrong ("" when
-// nothing): not on PATH, or a binary there that does not merge (a release
-// older than the merge-driver command, or another program of that name).
-func mergeDriverOnPath() (path, problem string) {
+// mergeDriverProblem finds the sessionvault git runs first as the merge
+// driver: its path on PATH (sessionvault.exe on Windows), and what is
+// wrong ("" when nothing): a binary there that does not merge (a release
+// older than the merge-driver command, or another program of that name),
+// or none there, the driver then falling back to fallback (the binary
+// registered with it, "" for none) or to git's line merge.
+func mergeDriverProblem(fallback string) (path, problem string) {
 	p, err := exec.LookPath(vault.MergeDriverProgram)
+	if err == nil {
+		if err := runsMergeDriver(p); err != nil {
+			return p, "the sessionvault on PATH (" + p + ") cannot run the merge driver (" + err.Error() + "): an older release, or another program of that name; a git pull (by hand or Obsidian Git) runs it, and leaves each note both machines changed conflicted, with this machine's side only"
+		}
+		return p, ""
+	}
+	const where = "sessionvault is not on PATH, where git looks for the merge driver first"
+	lineMerge := "git's line merge (conflict markers where both machines changed the same lines, the engine's sections included; nothing is lost, and remote sync merges notes by entry)"
+	if fallback != "" {
+		if runsMergeDriver(filepath.FromSlash(fallback)) == nil {
+			return "", where + ": a git pull (by hand or Obsidian Git) falls back to " + fallback + ", the binary that registered the driver, and once that is moved or removed, to " + lineMerge
+		}
+		return "", where + ", and the driver's fallback " + fallback + " is gone or cannot merge: a git pull (by hand or Obsidian Git) falls back to " + lineMerge
+	}
+	return "", where + ": a git pull (by hand or Obsidian Git) falls back to " + lineMerge
+}
+
+// driverFallback is the full path of the sessionvault running now, the
+// merge driver's fallback where PATH lacks sessionvault: the path PATH
+// gives when that is the same file (a link an upgrade keeps in place), "" when
+// the program running is not sessionvault (a test binary, say).
+func driverFallback() string {
+	exe, err := os.Executable()
 	if err != nil {
-		return "", "sessionvault is not on PATH, where git finds the merge driver"
+		return ""
 	}
-	if err := runsMergeDriver(p); err != nil {
-		return p, "the sessionvault on PATH (" + p + ") cannot run the merge driver (" + err.Error() + "): an older release, or another program of that name"
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return ""
 	}
-	return p, ""
+	if p, err := exec.LookPath(vault.MergeDriverProgram); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			if pi, err := os.Stat(abs); err == nil && os.SameFile(fi, pi) {
+				return abs
+			}
+		}
+	}
+	if strings.TrimSuffix(strings.ToLower(filepath.Base(exe)), ".exe") != vault.MergeDriverProgram {
+		return ""
+	}
+	return exe
+}
+
+// driverSummary says what the merge driver runs: sessionvault from PATH
+// (found at onPath now, "" when not), else fallback, else git's line merge.
+func driverSummary(onPath, fallback string) string {
+	s := "sessionvault from PATH (" + onPath + ")"
+	if onPath == "" {
+		s = "sessionvault from PATH (not there now)"
+	}
+	if fallback != "" {
+		s += ", else " + fallback
+	}
+	return s + ", else git's line merge"
 }
 
 // runsMergeDriver runs bin's merge driver on a note whose two sides made
@@ -298,33 +357,73 @@ func runsMergeDriver(bin string) error {
 	return nil
 }
 
-// onPathFix is the fix, to paste, for a merge driver git cannot run: the
-// folder of the sessionvault running now put first on PATH, in this shell
-// and in the next ones (a program started from the desktop, such as
-// Obsidian, sees it after the next login); the install command of the
-// README when the running binary is not named sessionvault.
-func onPathFix() string {
+// onPathFix is the fix, to paste into the user's shell ($SHELL), that puts
+// the folder of the sessionvault running now first on PATH, in this shell
+// and in the login shells started next (zsh: ~/.zprofile; bash:
+// ~/.bash_profile when there is one, else ~/.profile; fish: fish_add_path;
+// any other: ~/.profile), preceded by the install command of the README
+// when the running binary is not named sessionvault. note is what the fix
+// does not reach: programs started from the desktop or the macOS Dock,
+// such as Obsidian, read no shell profile.
+func onPathFix() (fix, note string) {
 	dir := ""
 	if exe, err := os.Executable(); err == nil {
 		if r, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = r
 		}
-		if strings.TrimSuffix(filepath.Base(exe), ".exe") == vault.MergeDriverProgram {
+		if strings.TrimSuffix(strings.ToLower(filepath.Base(exe)), ".exe") == vault.MergeDriverProgram {
 			dir = filepath.Dir(exe)
 		}
 	}
-	if runtime.GOOS == "windows" {
-		if dir == "" {
-			return "go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest (its folder, shown by `go env GOPATH` plus \\bin, must be on PATH)"
-		}
-		// PowerShell: the user's Path, for the programs started next.
-		return "in PowerShell: [Environment]::SetEnvironmentVariable('Path', '" + strings.ReplaceAll(dir, "'", "''") + ";' + [Environment]::GetEnvironmentVariable('Path', 'User'), 'User')"
-	}
-	line := `export PATH="$(go env GOPATH)/bin:$PATH"`
 	install := "go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest && "
 	if dir != "" {
-		line = "export PATH=" + shellquote.Quote(dir) + `:"$PATH"`
 		install = ""
 	}
-	return install + "echo " + shellquote.Quote(line) + " >> ~/.profile && " + line
+	if runtime.GOOS == "windows" {
+		if dir == "" {
+			return "go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest (its folder, shown by `go env GOPATH` plus \\bin, must be on PATH)", ""
+		}
+		// PowerShell: the user's Path, for the programs started next.
+		return "in PowerShell: [Environment]::SetEnvironmentVariable('Path', '" + strings.ReplaceAll(dir, "'", "''") + ";' + [Environment]::GetEnvironmentVariable('Path', 'User'), 'User')",
+			"programs already running, such as Obsidian, see the new Path once restarted"
+	}
+	folder := "the folder `go env GOPATH` names, plus /bin,"
+	if dir != "" {
+		folder = dir
+	}
+	// Obsidian Git's own setting (its documentation, "Integration with
+	// other tools"): Advanced, "Additional PATH environment variables paths".
+	note = "programs started from the desktop, such as Obsidian, do not read shell profiles: for Obsidian Git, add " + folder + " to its \"Additional PATH environment variables paths\" setting (Advanced), then restart Obsidian"
+	if runtime.GOOS == "darwin" {
+		note = "apps started from the Dock or Finder, such as Obsidian, do not read shell profiles (they get launchd's PATH): for Obsidian Git, add " + folder + " to its \"Additional PATH environment variables paths\" setting (Advanced), then restart Obsidian"
+	}
+	if filepath.Base(os.Getenv("SHELL")) == "fish" {
+		d := "(go env GOPATH)/bin"
+		if dir != "" {
+			d = shellquote.Quote(dir)
+		}
+		return install + "fish_add_path " + d, note
+	}
+	line := `export PATH="$(go env GOPATH)/bin:$PATH"`
+	if dir != "" {
+		line = "export PATH=" + shellquote.Quote(dir) + `:"$PATH"`
+	}
+	return install + "echo " + shellquote.Quote(line) + " >> " + shellProfile() + " && " + line, note
+}
+
+// shellProfile is the file, as typed in a shell, that the login shells of
+// the user's $SHELL read: ~/.zprofile for zsh, ~/.bash_profile for bash
+// when there is one (bash then reads no ~/.profile), else ~/.profile.
+func shellProfile() string {
+	switch filepath.Base(os.Getenv("SHELL")) {
+	case "zsh":
+		return "~/.zprofile"
+	case "bash":
+		if home, err := os.UserHomeDir(); err == nil {
+			if _, err := os.Stat(filepath.Join(home, ".bash_profile")); err == nil {
+				return "~/.bash_profile"
+			}
+		}
+	}
+	return "~/.profile"
 }

@@ -29,20 +29,29 @@ func (a *app) remoteCommand() *cobra.Command {
 		Long: `Sets up a clone of a vault made with git clone on this machine: registers the
 merge driver that merges notes by entry in the clone's .git/config (a git pull
 by hand or by Obsidian Git then merges as remote sync does), and names this
-machine. The driver runs sessionvault as git finds it on PATH (sessionvault
-merge-driver %O %A %B %P), so a binary moved or upgraded keeps merging; a
-driver registered before with a binary's full path is replaced. Session and
+machine. The driver runs sessionvault as git finds it on PATH, so a binary
+moved or upgraded keeps merging; where PATH lacks it (Obsidian started from
+the macOS Dock does not read your shell's profile), the sessionvault that ran
+remote setup, by its full path, while it is there; else git's own line merge
+(git merge-file: conflict markers where both machines changed the same lines,
+nothing lost). A driver registered before is replaced. Session and
 entry ids made here end in -NAME (2026-11-23-session-01-laptop, u-12-laptop),
 so that two machines never make the same id; the clone where the vault was
 created keeps the plain ids. NAME defaults to the host's name with a random
 tail. --machine NAME also records this machine again when its record
 (.sessionvault/state/machine) is broken (E1697).
 
-A clone whose checked-out branch holds no vault (the remote's default branch
-is a code repository's main, and the vault lives on another branch) gets the
-remote's branch that holds .sessionvault/config.yaml checked out, as a local
-branch tracking it; when several do, --branch NAME picks one. Run it once per
-clone; running it again changes nothing.`,
+A fresh clone whose checked-out branch holds no vault (the remote's default
+branch is a code repository's main, and the vault lives on another branch)
+gets the remote's branch that holds .sessionvault/config.yaml checked out, as a
+local branch tracking it; when several do, --branch NAME picks one. A checkout
+with anything of its own (commits no remote has, edits, untracked files, or
+files its .gitignore keeps out of git, such as .env) is never switched: the
+vault's branch would leave them in the vault's folder, and remote sync would
+push them. Setup refuses, changing nothing, and prints the commands that clone
+the vault's branch into a folder of its own (git clone -b BRANCH URL DIR, then
+sessionvault --vault DIR remote setup). Run it once per clone; running it
+again changes nothing.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			checkedOut, err := a.checkoutVaultBranch(vaultBranch)
@@ -57,22 +66,26 @@ clone; running it again changes nothing.`,
 			if err != nil {
 				return err
 			}
-			driver, err := registerMergeDriver(v)
+			fallback, err := registerMergeDriver(v)
 			if err != nil {
 				return err
 			}
-			onPath, problem := mergeDriverOnPath()
-			out := map[string]any{"vault": v.Root, "machine": m.Name, "primary": m.Primary, "merge_driver": driver, "merge_driver_path": onPath}
+			onPath, problem := mergeDriverProblem(fallback)
+			out := map[string]any{"vault": v.Root, "machine": m.Name, "primary": m.Primary, "merge_driver": vault.FallbackMergeDriverCommand(fallback), "merge_driver_path": onPath, "merge_driver_fallback": fallback}
 			var text strings.Builder
 			if checkedOut != nil {
 				out["branch"] = checkedOut
 				fmt.Fprintf(&text, "checked out the vault's branch %s as %s\n", checkedOut, checkedOut.Branch)
 			}
-			if problem == "" {
-				fmt.Fprintf(&text, "vault %s: machine %s, merge driver registered (%s; sessionvault on PATH: %s)", v.Root, m.Name, driver, onPath)
-			} else {
+			fmt.Fprintf(&text, "vault %s: machine %s, merge driver registered (%s)", v.Root, m.Name, driverSummary(onPath, fallback))
+			if problem != "" {
+				fix, note := onPathFix()
 				out["merge_driver_problem"] = problem
-				fmt.Fprintf(&text, "vault %s: machine %s, merge driver registered (%s)\nwarning: %s: until it is, a git pull merges notes as plain git does; fix: %s", v.Root, m.Name, driver, problem, onPathFix())
+				out["merge_driver_fix"] = fix
+				fmt.Fprintf(&text, "\nwarning: %s\nfix: %s", problem, fix)
+				if note != "" {
+					fmt.Fprintf(&text, "\nnote: %s", note)
+				}
 			}
 			return a.emit(out, text.String())
 		},
@@ -245,10 +258,19 @@ func (a *app) mergeDriverCommand() *cobra.Command {
 		Hidden: true,
 		Long: `Merges two versions of a note (OURS, THEIRS) descended from BASE, as git runs a
 merge driver: the result is written over OURS; exit 0 when clean, 1 when a
-person's section was left with conflict markers. Registered by init and
-remote setup in .git/config; .gitattributes applies it to *.md.`,
+person's section was left with conflict markers. When a side of the merge is
+in a vault format newer than this binary writes, nothing is merged: exit 1,
+the note left in conflict, and the error (E1696) names the format. Registered
+by init and remote setup in .git/config; .gitattributes applies it to *.md.`,
 		Args: args(cobra.RangeArgs(3, 4)),
 		RunE: func(c *cobra.Command, argv []string) error {
+			name := ""
+			if len(argv) == 4 {
+				name = filepath.ToSlash(argv[3])
+			}
+			if err := mergeDriverFormat(name); err != nil {
+				return err // OURS left as it was: git keeps the conflict
+			}
 			read := func(p string) ([]byte, error) {
 				b, err := os.ReadFile(p)
 				if err != nil {
@@ -290,15 +312,23 @@ remote setup in .git/config; .gitattributes applies it to *.md.`,
 	}
 }
 
-// registerMergeDriver registers sessionvault, as git finds it on PATH when
-// it merges, as the vault's merge driver in .git/config (replacing a driver
-// registered with a binary's full path) and returns the driver's command
-// line.
+// registerMergeDriver registers the vault's merge driver in .git/config
+// (replacing any registered before): sessionvault as git finds it on PATH
+// when it merges, else the sessionvault running now while it exists, else
+// git's line merge (vault.FallbackMergeDriverCommand). It returns the
+// fallback binary registered, "" when none is. A program not named
+// sessionvault keeps the fallback registered before, while it exists.
 func registerMergeDriver(v *vault.Vault) (string, error) {
-	if err := v.SetupMergeDriver(vault.MergeDriverProgram); err != nil {
+	fallback := driverFallback()
+	if old, ok := vault.ParseFallbackMergeDriver(v.MergeDriver()); fallback == "" && ok && old != "" {
+		if fi, err := os.Stat(filepath.FromSlash(old)); err == nil && !fi.IsDir() {
+			fallback = filepath.FromSlash(old)
+		}
+	}
+	if err := v.SetupFallbackMergeDriver(fallback); err != nil {
 		return "", errs.Wrap(errs.GitWriteFailed, err, "registering the merge driver")
 	}
-	return vault.MergeDriverCommand(vault.MergeDriverProgram), nil
+	return fallback, nil
 }
 
 // setupMachine returns this clone's machine for `remote setup`: named

@@ -59,14 +59,13 @@ func (c *clone) withEnv(kv ...string) *clone {
 // The merge driver runs sessionvault as git finds it on PATH: a clone set
 // up by a binary that was moved away afterwards (an upgrade, a new install
 // folder) still merges a git pull by entry, and a driver an older setup
-// registered with a binary's full path gets the PATH form when `remote
-// setup` runs again.
+// registered with a binary's full path gets the form that falls back when
+// `remote setup` runs again.
 func TestMergeDriverFromPath(t *testing.T) {
 	t.Parallel()
 	clones := newRemoteVault(t, 2)
 	a, b := clones[0], clones[1]
-	want := "sessionvault merge-driver %O %A %B %P"
-	if got := a.git("config", "merge.sessionvault.driver"); got != want {
+	if got, want := a.git("config", "merge.sessionvault.driver"), vault.FallbackMergeDriverCommand(a.bin); got != want {
 		t.Errorf("init registered the driver as %q, want %q", got, want)
 	}
 
@@ -80,7 +79,7 @@ func TestMergeDriverFromPath(t *testing.T) {
 	ob := *b
 	ob.bin = old
 	ob.sv("remote", "setup")
-	if got := b.git("config", "merge.sessionvault.driver"); got != want {
+	if got, want := b.git("config", "merge.sessionvault.driver"), vault.FallbackMergeDriverCommand(old); got != want {
 		t.Errorf("remote setup left the driver as %q, want %q", got, want)
 	}
 	if err := os.RemoveAll(filepath.Dir(old)); err != nil {
@@ -125,9 +124,11 @@ func doctorCheckOf(t *testing.T, c *clone, name string) doctorCheck {
 	return doctorCheck{}
 }
 
-// doctor checks that git can run the merge driver: registered in the PATH
-// form, and sessionvault on PATH with the merge-driver command. Each
-// problem comes with a fix that works when pasted into a shell.
+// doctor checks that git can run the merge driver: registered in the form
+// that falls back (sessionvault from PATH, else the binary that registered
+// it, else git's line merge), and sessionvault on PATH with the
+// merge-driver command. Each problem comes with a fix that works when
+// pasted into the user's shell ($SHELL).
 func TestDoctorChecksTheMergeDriverOnPath(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS == "windows" {
@@ -143,6 +144,11 @@ func TestDoctorChecksTheMergeDriverOnPath(t *testing.T) {
 	ch := doctorCheckOf(t, a, "merge driver")
 	if ch.OK || !strings.Contains(ch.Problem, a.bin) || !strings.HasSuffix(ch.Fix, "remote setup") {
 		t.Fatalf("doctor with the full path registered: %+v", ch)
+	}
+	// So is sessionvault from PATH alone, which fails where PATH lacks it.
+	a.git("config", "merge.sessionvault.driver", vault.MergeDriverCommand("sessionvault"))
+	if ch := doctorCheckOf(t, a, "merge driver"); ch.OK || !strings.Contains(ch.Problem, "conflicted") || !strings.HasSuffix(ch.Fix, "remote setup") {
+		t.Fatalf("doctor with sessionvault from PATH alone registered: %+v", ch)
 	}
 	cmd := exec.Command(a.bin, strings.Fields(ch.Fix)[1:]...)
 	cmd.Env = a.env
@@ -166,29 +172,71 @@ func TestDoctorChecksTheMergeDriverOnPath(t *testing.T) {
 		dirs = append(dirs, filepath.Dir(found))
 	}
 	bare := "PATH=" + strings.Join(dirs, string(os.PathListSeparator))
-	home := t.TempDir()
-	off := a.withEnv(bare, "HOME="+home)
+	off := a.withEnv(bare, "HOME="+t.TempDir(), "SHELL=/bin/sh")
 	ch = doctorCheckOf(t, off, "merge driver")
-	if ch.OK || !strings.Contains(ch.Problem, "not on PATH") {
+	if ch.OK || !ch.Warning || !strings.Contains(ch.Problem, "not on PATH") || !strings.Contains(ch.Problem, "falls back to "+a.bin) {
 		t.Fatalf("doctor without sessionvault on PATH: %+v", ch)
 	}
-	// The fix, pasted into a shell, puts this sessionvault on PATH there and
-	// in the shells that read ~/.profile next.
-	for _, script := range []string{ch.Fix + " && command -v sessionvault", ". ~/.profile && command -v sessionvault"} {
-		sh := exec.Command("sh", "-c", script)
-		sh.Env = off.env
-		out, err := sh.CombinedOutput()
-		if err != nil || strings.TrimSpace(string(out)) != a.bin {
-			t.Errorf("sh -c %q: %v\n%s", script, err, out)
+	if !strings.Contains(ch.Note, "Obsidian Git") || !strings.Contains(ch.Note, "Additional PATH environment variables paths") || !strings.Contains(ch.Note, filepath.Dir(a.bin)) {
+		t.Errorf("doctor's note for programs started from the desktop: %q", ch.Note)
+	}
+	// The fix, pasted into the user's shell, puts this sessionvault on PATH
+	// there and in the login shells started next, through the profile that
+	// shell reads.
+	for _, tc := range []struct {
+		shell, profile string
+		bashProfile    bool // ~/.bash_profile there before
+	}{
+		{"/bin/sh", "~/.profile", false},
+		{"/usr/bin/zsh", "~/.zprofile", false},
+		{"/bin/bash", "~/.profile", false},
+		{"/bin/bash", "~/.bash_profile", true},
+	} {
+		home := t.TempDir()
+		if tc.bashProfile {
+			if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("# mine\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		off := a.withEnv(bare, "HOME="+home, "SHELL="+tc.shell)
+		ch := doctorCheckOf(t, off, "merge driver")
+		if !strings.Contains(ch.Fix, " >> "+tc.profile+" && ") {
+			t.Errorf("SHELL=%s: fix %q does not add to %s", tc.shell, ch.Fix, tc.profile)
+		}
+		for _, script := range []string{ch.Fix + " && command -v sessionvault", ". " + tc.profile + " && command -v sessionvault"} {
+			sh := exec.Command("sh", "-c", script)
+			sh.Env = off.env
+			out, err := sh.CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != a.bin {
+				t.Errorf("SHELL=%s: sh -c %q: %v\n%s", tc.shell, script, err, out)
+			}
 		}
 	}
+	// fish reads no profile of sh's: fish_add_path, which fish keeps.
+	ch = doctorCheckOf(t, a.withEnv(bare, "HOME="+t.TempDir(), "SHELL=/usr/local/bin/fish"), "merge driver")
+	if want := "fish_add_path " + filepath.Dir(a.bin); ch.Fix != want {
+		t.Errorf("SHELL=fish: fix %q, want %q", ch.Fix, want)
+	}
+
+	// The driver's fallback gone while sessionvault is on PATH: a pull in a
+	// program whose PATH lacks it would get git's line merge.
+	gone := filepath.Join(t.TempDir(), "gone", "sessionvault")
+	a.git("config", "merge.sessionvault.driver", vault.FallbackMergeDriverCommand(gone))
+	if ch := doctorCheckOf(t, a, "merge driver"); ch.OK || !strings.Contains(ch.Problem, gone) || !strings.HasSuffix(ch.Fix, "remote setup") {
+		t.Errorf("doctor with the fallback gone: %+v", ch)
+	}
+	ch = doctorCheckOf(t, a.withEnv(bare, "HOME="+t.TempDir(), "SHELL=/bin/sh"), "merge driver")
+	if ch.OK || !strings.Contains(ch.Problem, "not on PATH") || !strings.Contains(ch.Problem, gone+" is gone") || !strings.Contains(ch.Problem, "line merge") {
+		t.Errorf("doctor with neither sessionvault on PATH nor the fallback: %+v", ch)
+	}
+	a.sv("remote", "setup")
 
 	// A sessionvault on PATH without the merge-driver command.
 	stub := filepath.Join(t.TempDir(), "sessionvault")
 	if err := os.WriteFile(stub, []byte("#!/bin/sh\necho \"unknown command \\\"$1\\\"\" >&2\nexit 2\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old := a.withEnv(bare+string(os.PathListSeparator)+filepath.Dir(stub), "HOME="+t.TempDir())
+	old := a.withEnv(bare+string(os.PathListSeparator)+filepath.Dir(stub), "HOME="+t.TempDir(), "SHELL=/bin/sh")
 	ch = doctorCheckOf(t, old, "merge driver")
 	if ch.OK || !strings.Contains(ch.Problem, stub) || !strings.Contains(ch.Problem, "cannot run the merge driver") {
 		t.Fatalf("doctor with a sessionvault that has no merge driver on PATH: %+v", ch)
@@ -201,7 +249,8 @@ func TestDoctorChecksTheMergeDriverOnPath(t *testing.T) {
 }
 
 // vaultOnBranch makes a bare remote whose HEAD is main, a code repository's
-// branch without a vault, and whose branch vault (and each of more) holds
+// branch without a vault (main.go, and a .gitignore naming .env), and whose
+// branch vault (and each of more) holds
 // the vault made on clone a; it returns a and the remote's path.
 func vaultOnBranch(t *testing.T, more ...string) (*clone, string) {
 	t.Helper()
@@ -220,10 +269,12 @@ func vaultOnBranch(t *testing.T, more ...string) (*clone, string) {
 	run(root, "init", "--quiet", "--bare", "--initial-branch=main", bare)
 	code := filepath.Join(root, "code")
 	run(root, "init", "--quiet", "--initial-branch=main", code)
-	if err := os.WriteFile(filepath.Join(code, "main.go"), []byte("package main\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for name, content := range map[string]string{"main.go": "package main\n", ".gitignore": ".env\n"} {
+		if err := os.WriteFile(filepath.Join(code, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	run(code, "add", "main.go")
+	run(code, "add", "main.go", ".gitignore")
 	run(code, "commit", "--quiet", "-m", "code")
 	run(code, "push", "--quiet", bare, "main")
 	a := &clone{t: t, bin: bin, dir: filepath.Join(root, "a"), name: "a", env: env}
@@ -268,8 +319,8 @@ func TestRemoteSetupFindsTheVaultBranch(t *testing.T) {
 	if got := c.git("rev-parse", "--abbrev-ref", "HEAD@{upstream}"); got != "origin/vault" {
 		t.Errorf("the clone's branch tracks %q, want origin/vault", got)
 	}
-	if got := c.git("config", "merge.sessionvault.driver"); got != "sessionvault merge-driver %O %A %B %P" {
-		t.Errorf("merge driver %q", got)
+	if got, want := c.git("config", "merge.sessionvault.driver"), vault.FallbackMergeDriverCommand(c.bin); got != want {
+		t.Errorf("merge driver %q, want %q", got, want)
 	}
 	if out := c.sv("status"); !strings.Contains(out, "on a branch of its own") {
 		t.Errorf("status in the clone does not show the vault's session:\n%s", out)

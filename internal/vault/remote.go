@@ -81,26 +81,97 @@ type SyncResult struct {
 	Kept           []string `json:"kept,omitempty"`      // other files whose conflicting change from the remote was not taken (ours kept)
 }
 
-// MergeDriverProgram is the program the merge driver runs: sessionvault as
-// git finds it on PATH when it merges (sessionvault.exe on Windows), so
+// MergeDriverProgram is the program the merge driver runs first: sessionvault
+// as git finds it on PATH when it merges (sessionvault.exe on Windows), so
 // that a binary moved, or replaced by an upgrade, keeps merging.
 const MergeDriverProgram = "sessionvault"
 
-// MergeDriverCommand is the merge driver's command line in .git/config
-// when it runs program: `program merge-driver %O %A %B %P`.
+// MergeDriverCommand is the command line of a merge driver that runs program
+// alone: `program merge-driver %O %A %B %P`. Where program is not found, git
+// leaves every note the driver would have merged conflicted, with this
+// machine's side only and no markers: `init` and `remote setup` register
+// FallbackMergeDriverCommand instead.
 func MergeDriverCommand(program string) string {
-	return shellQuote(program) + " merge-driver %O %A %B %P"
+	return shellQuote(program) + mergeDriverArgs
 }
 
-// SetupMergeDriver registers the merge driver in .git/config, running
-// program: MergeDriverProgram, found on PATH (a stand-in's path in tests).
-// A driver registered before under another program (the absolute path of
-// the binary an older `remote setup` ran from) is replaced. Per machine,
-// like every .git/config setting; `init` and `remote setup` run it.
+const (
+	mergeDriverArgs = " merge-driver %O %A %B %P"
+	// driverFromPath runs sessionvault from PATH, when it is there.
+	driverFromPath = "command -v " + MergeDriverProgram + " >/dev/null 2>&1 && exec " + MergeDriverProgram + mergeDriverArgs + "; "
+	// driverLineMerge is git's own merge of lines, written over ours (%A)
+	// as a driver's merge is: conflict markers where both sides changed
+	// the same lines, nothing lost; exit status the number of conflicts.
+	driverLineMerge = "exec git merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B"
+)
+
+// FallbackMergeDriverCommand is the merge driver's command line that `init`
+// and `remote setup` register: git runs it with sh (Git for Windows' own sh
+// on Windows), which runs sessionvault from PATH; where PATH lacks it (a
+// program started from the macOS Dock, such as Obsidian, gets launchd's
+// PATH), the binary fallback (the absolute path of the sessionvault that
+// registered it; "" for none) while it exists; else git's own line merge
+// (git merge-file), so that nothing either side wrote is lost.
+func FallbackMergeDriverCommand(fallback string) string {
+	cmd := driverFromPath
+	if fallback != "" {
+		q := shellQuote(filepath.ToSlash(fallback)) // sh on Windows takes C:/dir/sessionvault.exe
+		cmd += "[ -x " + q + " ] && exec " + q + mergeDriverArgs + "; "
+	}
+	return cmd + driverLineMerge
+}
+
+// ParseFallbackMergeDriver reports whether cmd is a
+// FallbackMergeDriverCommand, and returns its fallback binary (as the
+// shell sees it: forward slashes), "" when it has none.
+func ParseFallbackMergeDriver(cmd string) (fallback string, ok bool) {
+	mid, ok := strings.CutPrefix(cmd, driverFromPath)
+	if !ok {
+		return "", false
+	}
+	if mid, ok = strings.CutSuffix(mid, driverLineMerge); !ok {
+		return "", false
+	}
+	if mid == "" {
+		return "", true
+	}
+	q, ok := strings.CutPrefix(mid, "[ -x ")
+	if !ok {
+		return "", false
+	}
+	q, _, ok = strings.Cut(q, " ] && exec ")
+	if !ok {
+		return "", false
+	}
+	fallback = q
+	if strings.HasPrefix(q, "'") && strings.HasSuffix(q, "'") && len(q) >= 2 {
+		fallback = strings.ReplaceAll(q[1:len(q)-1], `'\''`, "'")
+	}
+	if fallback == "" || FallbackMergeDriverCommand(fallback) != cmd {
+		return "", false
+	}
+	return fallback, true
+}
+
+// SetupMergeDriver registers in .git/config the merge driver that runs
+// program alone (MergeDriverCommand: a stand-in's path in tests).
 func (v *Vault) SetupMergeDriver(program string) error {
+	return v.setupMergeDriver(MergeDriverCommand(program))
+}
+
+// SetupFallbackMergeDriver registers in .git/config the merge driver that
+// falls back (FallbackMergeDriverCommand(fallback)), replacing any driver
+// registered before (an older setup's binary path, or sessionvault from
+// PATH alone). Per machine, like every .git/config setting; `init` and
+// `remote setup` run it.
+func (v *Vault) SetupFallbackMergeDriver(fallback string) error {
+	return v.setupMergeDriver(FallbackMergeDriverCommand(fallback))
+}
+
+func (v *Vault) setupMergeDriver(command string) error {
 	for _, kv := range [][2]string{
 		{"merge." + MergeDriverName + ".name", "sessionvault: notes merged by entry"},
-		{"merge." + MergeDriverName + ".driver", MergeDriverCommand(program)},
+		{"merge." + MergeDriverName + ".driver", command},
 	} {
 		if _, err := v.git("config", kv[0], kv[1]); err != nil {
 			return err
@@ -253,10 +324,14 @@ func CheckoutVaultBranch(dir, branch string) (VaultBranch, error) {
 			b = p
 		}
 	}
-	// What is pending in the checkout would be carried onto the vault's
-	// branch, and the next sync would commit it there.
-	if st, err := runGit(gitCmd(dir, "status", "--porcelain"), []string{"status", "--porcelain"}); err != nil || len(bytes.TrimSpace(st)) > 0 {
-		return b, errs.New(errs.InvalidCommand, "%s holds no vault on the branch checked out, and has changes not committed there, which checking out the vault's branch %s would carry into the vault; commit or remove them (`git -C %s status` lists them), then run `sessionvault --vault %s remote setup` again", dir, b.String(), shellQuote(dir), shellQuote(dir))
+	// Only a fresh clone is switched. A checkout with anything of its own
+	// (a code repository someone works in) would carry it onto the vault's
+	// branch: its edits and untracked files, and the files its .gitignore
+	// keeps out of git (.env), which the vault's .gitignore does not, so
+	// that the next remote sync would commit and push them.
+	if own := notFreshClone(dir); own != "" {
+		clone, setup := cloneVaultCommands(dir, b)
+		return b, errs.New(errs.InvalidCommand, "%s holds no vault on the branch checked out, and is not a fresh clone: it has %s. Checking out the vault's branch %s there would leave them in the vault's folder, where the next remote sync would commit and push them; nothing was changed. Clone the vault's branch into a folder of its own instead: run `%s`, then `%s`", dir, own, b.String(), clone, setup)
 	}
 	args := []string{"checkout", "--quiet", "-b", b.Branch, "--track", "refs/remotes/" + b.String()}
 	if _, err := runGit(gitCmd(dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+b.Branch), nil); err == nil {
@@ -269,6 +344,110 @@ func CheckoutVaultBranch(dir, branch string) (VaultBranch, error) {
 		return b, errs.New(errs.VaultNotFound, "%s: the branch %s checked out holds no %s (the local branch %s is not the remote's)", dir, b.String(), config.File, b.Branch)
 	}
 	return b, nil
+}
+
+// notFreshClone says what the clone dir holds of its own, "" when nothing:
+// commits on HEAD that no remote branch has, and what `git status` lists
+// (changes not committed, untracked files, and files git ignores).
+func notFreshClone(dir string) string {
+	var own []string
+	if _, err := runGit(gitCmd(dir, "rev-parse", "--verify", "--quiet", "HEAD"), nil); err == nil { // else no commit at all
+		args := []string{"rev-list", "HEAD", "--not", "--remotes"}
+		out, err := runGit(gitCmd(dir, args...), args)
+		if err != nil {
+			return "a HEAD that cannot be read (" + err.Error() + ")"
+		}
+		if n := len(strings.Fields(string(out))); n == 1 {
+			own = append(own, "a commit on no remote branch")
+		} else if n > 1 {
+			own = append(own, fmt.Sprintf("%d commits on no remote branch", n))
+		}
+	}
+	args := []string{"status", "--porcelain", "-z", "--ignored", "--untracked-files=normal"}
+	out, err := runGit(gitCmd(dir, args...), args)
+	if err != nil {
+		return "a status git cannot read (" + err.Error() + ")"
+	}
+	var changed, untracked, ignored []string
+	recs := strings.Split(string(out), "\x00")
+	for i := 0; i < len(recs); i++ {
+		r := recs[i]
+		if len(r) < 4 {
+			continue
+		}
+		code, path := r[:2], r[3:]
+		switch {
+		case code == "!!":
+			ignored = append(ignored, path)
+		case code == "??":
+			untracked = append(untracked, path)
+		default:
+			changed = append(changed, path)
+			if code[0] == 'R' || code[0] == 'C' {
+				i++ // the name it was renamed or copied from
+			}
+		}
+	}
+	some := func(what string, paths []string) {
+		if len(paths) == 0 {
+			return
+		}
+		if len(paths) > 3 {
+			paths = append(paths[:3:3], "...")
+		}
+		own = append(own, what+" ("+strings.Join(paths, ", ")+")")
+	}
+	some("changes not committed", changed)
+	some("untracked files", untracked)
+	some("files git ignores", ignored)
+	switch len(own) {
+	case 0:
+		return ""
+	case 1:
+		return own[0]
+	}
+	return strings.Join(own[:len(own)-1], ", ") + " and " + own[len(own)-1]
+}
+
+// cloneVaultCommands returns the commands, to paste, that clone the vault's
+// branch b of the clone dir's remote into a new folder beside dir and set
+// it up there. The remote's URL is shown without the user and password an
+// https URL may hold.
+func cloneVaultCommands(dir string, b VaultBranch) (clone, setup string) {
+	args := []string{"remote", "get-url", b.Remote}
+	url := b.Remote
+	if out, err := runGit(gitCmd(dir, args...), args); err == nil {
+		url = withoutPassword(strings.TrimSpace(string(out)))
+	}
+	base := filepath.Base(dir) + "-" + strings.ReplaceAll(b.Branch, "/", "-")
+	into := filepath.Join(filepath.Dir(dir), base)
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(into); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		into = filepath.Join(filepath.Dir(dir), fmt.Sprintf("%s-%d", base, n))
+	}
+	return "git clone -b " + shellQuote(b.Branch) + " " + shellQuote(url) + " " + shellQuote(into),
+		"sessionvault --vault " + shellQuote(into) + " remote setup"
+}
+
+// withoutPassword is the URL u without its user information when it is an
+// http(s) URL (a token may be there); any other as it is.
+func withoutPassword(u string) string {
+	for _, scheme := range []string{"https://", "http://"} {
+		if len(u) < len(scheme) || !strings.EqualFold(u[:len(scheme)], scheme) {
+			continue
+		}
+		host, path, slash := strings.Cut(u[len(scheme):], "/")
+		if at := strings.LastIndex(host, "@"); at >= 0 {
+			host = host[at+1:]
+		}
+		if slash {
+			return u[:len(scheme)] + host + "/" + path
+		}
+		return u[:len(scheme)] + host
+	}
+	return u
 }
 
 // shellQuote quotes s for the shell git runs a merge driver with.
