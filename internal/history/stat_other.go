@@ -42,7 +42,8 @@ func lstat(path string) (statData, error) {
 
 func stampFromInfo(fi os.FileInfo) (fileStamp, int64) {
 	mt := fi.ModTime()
-	return fileStamp{size: fi.Size(), mtime: mt.UnixNano()}, mt.Unix()
+	dev, ino := fileIdentity(fi)
+	return fileStamp{dev: dev, ino: ino, size: fi.Size(), mtime: mt.UnixNano()}, mt.Unix()
 }
 
 func fstatStamp(f *os.File) (fileStamp, int64, error) {
