@@ -376,10 +376,10 @@ func notFreshClone(dir string) string {
 			continue
 		}
 		code, path := r[:2], r[3:]
-		switch {
-		case code == "!!":
+		switch code {
+		case "!!":
 			ignored = append(ignored, path)
-		case code == "??":
+		case "??":
 			untracked = append(untracked, path)
 		default:
 			changed = append(changed, path)
