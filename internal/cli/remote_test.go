@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,10 +47,19 @@ func (c *clone) sv(args ...string) string {
 }
 
 func (c *clone) try(args ...string) (string, error) {
-	cmd := exec.Command(c.bin, append([]string{"--vault", c.dir}, args...)...)
-	cmd.Env = c.env
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	for try := 0; ; try++ {
+		cmd := exec.Command(c.bin, append([]string{"--vault", c.dir}, args...)...)
+		cmd.Env = c.env
+		out, err := cmd.CombinedOutput()
+		// A binary a test just copied can be "busy" for an instant: a
+		// process another test forked meanwhile holds the copy's write
+		// descriptor until its own exec (ETXTBSY). Nothing ran: run again.
+		if err != nil && errors.Is(err, syscall.ETXTBSY) && try < 20 {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		return string(out), err
+	}
 }
 
 func (c *clone) git(args ...string) string {
