@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -135,9 +136,13 @@ func notRegular(rel string, m os.FileMode) error {
 // read returns the file's content from offset 0 and its fileID. Unleased,
 // it reads until two consecutive stats around a read agree (a writer may be
 // between truncating and writing) and the file has not been written within
-// the last few milliseconds, waiting up to settleWait.
+// the last 20 milliseconds (by its modification time, or as seen by this
+// read: a clock ahead), waiting up to settleWait; past that it fails with
+// errs.ConcurrentUpdate rather than return what may be half a save.
 func (h *heldFile) read() ([]byte, fileID, error) {
 	deadline := time.Now().Add(settleWait)
+	var last fileID // unleased: the stat last read, seen unchanged since seen
+	var seen time.Time
 	for {
 		before, err := statID(h.f)
 		if err != nil {
@@ -153,10 +158,24 @@ func (h *heldFile) read() ([]byte, fileID, error) {
 			return nil, fileID{}, err
 		}
 		settled := before == after && int64(buf.Len()) == after.size
-		if !h.leased && settled && time.Since(time.Unix(0, after.mtime)) < 20*time.Millisecond && time.Now().Before(deadline) {
+		if !h.leased && after != last {
+			last, seen = after, time.Now()
+		}
+		if !h.leased && settled && time.Since(time.Unix(0, after.mtime)) < 20*time.Millisecond && time.Since(seen) < 20*time.Millisecond {
 			settled = false // just written: a second half may follow
 		}
-		if settled || h.leased && before == after || time.Now().After(deadline) {
+		if settled || h.leased && before == after {
+			h.id = after
+			return buf.Bytes(), after, nil
+		}
+		if time.Now().After(deadline) {
+			if !h.leased {
+				// Unleased, what was read may be the middle of a save (the
+				// note truncated and not yet written, or its first half):
+				// written over, or merged with, it would drop the rest of
+				// the note. Nothing is written; the caller may try again.
+				return nil, fileID{}, errs.New(errs.ConcurrentUpdate, "%s kept being written by another program for %s without a pause, so it could not be read whole; nothing was written, try again", filepath.Base(h.abs), settleWait)
+			}
 			h.id = after
 			return buf.Bytes(), after, nil
 		}

@@ -82,6 +82,10 @@ func (w *writer) writeRound(notes []*noteWrite, j *journal, adapt bool) (changed
 	}
 }
 
+// afterPlace, when set (tests only), runs in a round once its new versions
+// are in place, before their stat is taken and the others are let in.
+var afterPlace func(v *Vault)
+
 // swapBacks bounds how often a round undoes its swap for a writer that was
 // waiting; past it the writer's bytes are taken from the replaced file
 // (settle).
@@ -112,6 +116,9 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 	// 4. In place.
 	if changed, retry, err := r.place(); err != nil || changed != "" || retry {
 		return changed, retry, err
+	}
+	if afterPlace != nil {
+		afterPlace(w.v)
 	}
 	// 5. A writer waiting on a replaced note goes first.
 	if mayUndo && r.writerWaiting() {
@@ -193,11 +200,35 @@ type round struct {
 }
 
 // roundTemp is a note's new version in a round: the temporary path it is
-// written at, and the file, read-only and leased.
+// written at, and the file, read-only and leased. Where it could not be
+// leased (the portable path), its stat as written is kept: no one can write
+// it before its rename into the note, but after it anyone can, before the
+// round takes its stat (release).
 type roundTemp struct {
-	n    *noteWrite
-	path string
-	f    *os.File
+	n      *noteWrite
+	path   string
+	f      *os.File
+	leased bool
+	id     fileID      // unleased: the stat as written
+	fi     os.FileInfo // unleased: the same, for the index
+}
+
+// setTemp sets t's file, and, unleased, its stat as written.
+func (t *roundTemp) setTemp(f *os.File, leased bool) error {
+	t.f, t.leased, t.id, t.fi = f, leased, fileID{}, nil
+	if leased {
+		return nil
+	}
+	id, err := statID(f)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	t.id, t.fi = id, fi
+	return nil
 }
 
 // cleanup closes what a round that did not finish holds, and removes its
@@ -240,11 +271,17 @@ func (r *round) writeNewVersions() error {
 		if err != nil {
 			return err
 		}
-		f, err := writeLeased(p, n.data)
+		f, leased, err := writeTemp(p, n.data)
 		if err != nil {
 			return osError(err, n.rel, "writing")
 		}
-		r.temps = append(r.temps, roundTemp{n: n, path: p, f: f})
+		t := roundTemp{n: n, path: p}
+		if err := t.setTemp(f, leased); err != nil {
+			f.Close()
+			os.Remove(p)
+			return osError(err, n.rel, "writing")
+		}
+		r.temps = append(r.temps, t)
 	}
 	return r.w.journalRound(r.j, r.files())
 }
@@ -252,17 +289,23 @@ func (r *round) writeNewVersions() error {
 // writeLeased writes data as a new file at p and opens it under a lease;
 // on failure nothing is left at p.
 func writeLeased(p string, data []byte) (*os.File, error) {
+	f, _, err := writeTemp(p, data)
+	return f, err
+}
+
+// writeTemp is writeLeased that reports whether the lease was taken.
+func writeTemp(p string, data []byte) (f *os.File, leased bool, err error) {
 	if err := writeNew(p, data); err != nil {
 		os.Remove(p)
-		return nil, err
+		return nil, false, err
 	}
-	f, err := openNoFollow(p)
+	f, err = openNoFollow(p)
 	if err != nil {
 		os.Remove(p)
-		return nil, err
+		return nil, false, err
 	}
-	tryLease(f)
-	return f, nil
+	leased, _ = tryLease(f)
+	return f, leased, nil
 }
 
 // writeNew creates path with data. It is made durable once in place (see

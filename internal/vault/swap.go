@@ -107,11 +107,13 @@ func (r *round) rewrite(n *noteWrite) error {
 		r.temps[k].f.Close()
 		os.Remove(r.temps[k].path)
 		r.temps[k].f = nil
-		f, err := writeLeased(r.temps[k].path, n.data)
+		f, leased, err := writeTemp(r.temps[k].path, n.data)
 		if err != nil {
 			return osError(err, n.rel, "writing")
 		}
-		r.temps[k].f = f
+		if err := r.temps[k].setTemp(f, leased); err != nil {
+			return osError(err, n.rel, "writing")
+		}
 	}
 	return nil
 }
@@ -238,6 +240,13 @@ func (r *round) release() error {
 		if err != nil {
 			r.undo()
 			return osError(err, n.rel, "writing")
+		}
+		if !t.leased && !id.sameContent(t.id) {
+			// Unleased, someone saved into the new version since its
+			// rename: what is there is theirs, not the engine's. Its stat as
+			// written stands for the engine's version, so the settle reads
+			// the note and merges the engine's change into it.
+			id, fi = t.id, t.fi
 		}
 		n.newID, n.newFI, n.written, n.wrote = id, fi, true, n.data
 		if n.old != nil {
