@@ -143,6 +143,7 @@ func (h *heldFile) read() ([]byte, fileID, error) {
 	deadline := time.Now().Add(settleWait)
 	var last fileID // unleased: the stat last read, seen unchanged since seen
 	var seen time.Time
+	var largest int64 // unleased: the largest size the note had while read
 	for {
 		before, err := statID(h.f)
 		if err != nil {
@@ -158,6 +159,8 @@ func (h *heldFile) read() ([]byte, fileID, error) {
 			return nil, fileID{}, err
 		}
 		settled := before == after && int64(buf.Len()) == after.size
+		whole := settled // (unleased: read whole, whatever came after)
+		largest = max(largest, before.size, after.size)
 		if !h.leased && after != last {
 			last, seen = after, time.Now()
 		}
@@ -169,11 +172,14 @@ func (h *heldFile) read() ([]byte, fileID, error) {
 			return buf.Bytes(), after, nil
 		}
 		if time.Now().After(deadline) {
-			if !h.leased {
+			if !h.leased && !(whole && after.size >= largest) {
 				// Unleased, what was read may be the middle of a save (the
 				// note truncated and not yet written, or its first half):
 				// written over, or merged with, it would drop the rest of
-				// the note. Nothing is written; the caller may try again.
+				// the note. A whole read as large as the note ever was while
+				// read is not that (a note only appended to, as a log is,
+				// never shrinks): it is taken. Anything else: nothing is
+				// written; the caller may try again.
 				return nil, fileID{}, errs.New(errs.ConcurrentUpdate, "%s kept being written by another program for %s without a pause, so it could not be read whole; nothing was written, try again", filepath.Base(h.abs), settleWait)
 			}
 			h.id = after
