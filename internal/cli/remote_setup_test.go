@@ -160,18 +160,7 @@ func TestDoctorChecksTheMergeDriverOnPath(t *testing.T) {
 	}
 
 	// No sessionvault on PATH: git and sh only.
-	var dirs []string
-	for _, p := range []string{"git", "sh"} {
-		found, err := exec.LookPath(p)
-		if err != nil {
-			t.Skip(err)
-		}
-		if _, err := os.Stat(filepath.Join(filepath.Dir(found), "sessionvault")); err == nil {
-			t.Skipf("%s holds a sessionvault", filepath.Dir(found))
-		}
-		dirs = append(dirs, filepath.Dir(found))
-	}
-	bare := "PATH=" + strings.Join(dirs, string(os.PathListSeparator))
+	bare := "PATH=" + bareDirs(t)
 	off := a.withEnv(bare, "HOME="+t.TempDir(), "SHELL=/bin/sh")
 	ch = doctorCheckOf(t, off, "merge driver")
 	if ch.OK || !ch.Warning || !strings.Contains(ch.Problem, "not on PATH") || !strings.Contains(ch.Problem, "falls back to "+a.bin) {
