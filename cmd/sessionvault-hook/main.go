@@ -1,6 +1,7 @@
 // Command sessionvault-hook answers Claude Code hooks on every tool call, so
 // its start-up is what each call pays: it decides PreToolUse calls from the
-// policy table and the signed facts cache, and hands everything else to
+// policy table and the signed facts cache, records PostToolUse calls that
+// need only the heartbeat and the tool history, and hands everything else to
 // `sessionvault hook` (see integrations/claudecode/leanhook). It links no
 // git, note parser or CLI. Usage:
 //

@@ -73,6 +73,31 @@ func (h hookEnv) input(tool string) (string, error) {
 	return string(in), nil
 }
 
+// post runs one PostToolUse of a call of tool with hookBin, process start
+// to exit: a Read of x.go of the code repository (it records the heartbeat
+// and the tool history), or a Bash call `go test ./...` of round i (the
+// command history records it too); a warning or failure is an error.
+func (h hookEnv) post(hookBin, tool string, i int) error {
+	fields := map[string]any{
+		"session_id": "b", "cwd": h.code, "hook_event_name": "PostToolUse", "tool_name": tool,
+		"tool_input":    map[string]string{"file_path": filepath.Join(h.code, "x.go")},
+		"tool_response": map[string]any{"type": "text", "file": map[string]any{"filePath": filepath.Join(h.code, "x.go"), "content": "package x\n"}},
+		"tool_use_id":   fmt.Sprintf("toolu_bench%d", i+1),
+	}
+	if tool == "Bash" {
+		fields["tool_input"] = map[string]string{"command": "go test ./...", "description": "Run the tests"}
+		fields["tool_response"] = map[string]any{"stdout": "ok  \texample.com/x\t0.01s\n", "stderr": "", "interrupted": false}
+	}
+	in, err := json.Marshal(fields)
+	if err != nil {
+		return fmt.Errorf("encoding the hook input: %w", err)
+	}
+	if err := runProc(h.code, string(in), hookBin, "--vault", h.vault, "post-tool-use"); err != nil {
+		return fmt.Errorf("PostToolUse %s: %w", tool, err)
+	}
+	return nil
+}
+
 // bulkSession grows the active session of project in vaultDir, whose only
 // update is "first", to n updates: it inserts updates 2..n as lines of the
 // session note (as a hand edit would) and accepts the edit with `sessionvault

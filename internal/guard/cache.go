@@ -25,7 +25,10 @@ type cacheFile struct {
 	// a gate re-checked: a recorded file, the code repository's HEAD), by
 	// absolute path, with their stat identity ("none": missing) then.
 	Deps map[string]string `json:"deps,omitempty"`
-	MAC  string            `json:"mac"`
+	// ToolEvidence: see Cached.ToolEvidence.
+	ToolEvidence      []string `json:"tool_evidence,omitempty"`
+	ToolEvidenceKnown bool     `json:"tool_evidence_known,omitempty"`
+	MAC               string   `json:"mac"`
 }
 
 // Cached is what the facts cache holds for a project.
@@ -35,6 +38,11 @@ type Cached struct {
 	// Deps: see cacheFile.Deps. The facts hold while each still has its
 	// stat identity.
 	Deps map[string]string
+	// ToolEvidence are the patterns of the protocol's `tool:` evidence (a
+	// checklist item a tool call matching ^(?:PATTERN)$ ticks), known when
+	// ToolEvidenceKnown; PostToolUse records such a call as evidence.
+	ToolEvidence      []string
+	ToolEvidenceKnown bool
 }
 
 // Identity is the stat identity of every file a project's facts are read
@@ -71,7 +79,7 @@ func Identity(root, project string) (string, error) {
 
 func cacheMAC(key []byte, project string, c cacheFile) (string, error) {
 	c.MAC = ""
-	return integrity.SignJSON(key, "sessionvault guard facts v1\n"+project+"\n", c)
+	return integrity.SignJSON(key, "sessionvault guard facts v2\n"+project+"\n", c)
 }
 
 func cachePath(root, project string) string {
@@ -82,7 +90,7 @@ func cachePath(root, project string) string {
 // Identity before the state was read and verified), signed with key. The
 // caller checks that Identity still gives id after the reading.
 func Save(root, project string, key []byte, id string, c Cached) error {
-	f := cacheFile{Identity: id, Facts: c.Facts, Watch: c.Watch, Deps: c.Deps}
+	f := cacheFile{Identity: id, Facts: c.Facts, Watch: c.Watch, Deps: c.Deps, ToolEvidence: c.ToolEvidence, ToolEvidenceKnown: c.ToolEvidenceKnown}
 	mac, err := cacheMAC(key, project, f)
 	if err != nil {
 		return err
@@ -129,7 +137,7 @@ func Load(root, project string) (c Cached, ok bool) {
 			return Cached{}, false
 		}
 	}
-	return Cached{Facts: f.Facts, Watch: f.Watch, Deps: f.Deps}, true
+	return Cached{Facts: f.Facts, Watch: f.Watch, Deps: f.Deps, ToolEvidence: f.ToolEvidence, ToolEvidenceKnown: f.ToolEvidenceKnown}, true
 }
 
 // NoteToolCall records, for a writing tool call the hook lets through, the

@@ -17,6 +17,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/tasks"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/importer"
 	"github.com/sessionvault/sessionvault/internal/note"
 )
@@ -29,12 +30,9 @@ import (
 // RecoveryTypes are seed 002 §4.2.10's types.
 var RecoveryTypes = []string{"crash", "compaction", "timeout", "manual"}
 
-// ToolUse is one tool call the PostToolUse hook saw.
-type ToolUse struct {
-	Timestamp time.Time `json:"timestamp"`
-	Tool      string    `json:"tool"`
-	Success   bool      `json:"success"`
-}
+// ToolUse is one tool call the PostToolUse hook saw: a line of the tool
+// history.
+type ToolUse = guard.ToolUse
 
 // PendingChange is a note changed in the vault and not yet committed.
 type PendingChange struct {
@@ -76,7 +74,7 @@ type RecoveryPoint struct {
 }
 
 func recoveryPointFile(project string) string { return "recovery-" + project }
-func toolHistoryFile(project string) string   { return "tool-history-" + project }
+func toolHistoryFile(project string) string   { return guard.ToolHistoryFile(project) }
 
 // RecordRecoveryPoint records a compaction recovery point of the active
 // session (the PreCompact hook). No commit.
@@ -112,20 +110,13 @@ func (s *Service) recoveryPoint(project string) *RecoveryPoint {
 const maxToolHistory = 50
 
 // RecordToolUse appends a tool call to the project's tool history (the
-// PostToolUse hook: one append per call); past maxToolHistoryBytes the file
-// is cut back to its newest maxToolHistory calls. No commit.
+// PostToolUse hook: one append per call, guard.AppendToolUse); past
+// guard.MaxToolHistoryBytes the file is cut back to its newest
+// maxToolHistory calls. No commit.
 func (s *Service) RecordToolUse(project, tool string, success bool) error {
-	line, _ := json.Marshal(ToolUse{Timestamp: s.NowUTC(), Tool: tool, Success: success})
-	name := toolHistoryFile(project)
-	if err := s.AppendState(name, string(line)+"\n"); err != nil {
+	size, err := guard.AppendToolUse(s.V.Root, project, guard.ToolUse{Timestamp: s.NowUTC(), Tool: tool, Success: success})
+	if err != nil || size <= guard.MaxToolHistoryBytes {
 		return err
-	}
-	p, err := s.V.StatePath(name)
-	if err != nil {
-		return err
-	}
-	if fi, err := os.Stat(p); err != nil || fi.Size() <= maxToolHistoryBytes {
-		return nil
 	}
 	var b strings.Builder
 	for _, h := range lastN(s.toolHistory(project), maxToolHistory) {
@@ -133,11 +124,8 @@ func (s *Service) RecordToolUse(project, tool string, success bool) error {
 		b.Write(l)
 		b.WriteByte('\n')
 	}
-	return s.V.WriteState(name, []byte(b.String()))
+	return s.V.WriteState(toolHistoryFile(project), []byte(b.String()))
 }
-
-// maxToolHistoryBytes is the size past which the tool history is cut back.
-const maxToolHistoryBytes = 32 << 10
 
 func (s *Service) toolHistory(project string) []ToolUse {
 	data, err := s.V.ReadState(toolHistoryFile(project))

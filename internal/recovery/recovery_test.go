@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/tasks"
 	"github.com/sessionvault/sessionvault/internal/workflow"
@@ -412,7 +413,7 @@ func TestToolHistoryCapped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(data) > maxToolHistoryBytes+100 {
+		if len(data) > guard.MaxToolHistoryBytes+100 {
 			t.Fatalf("after %d calls the history holds %d bytes", i+1, len(data))
 		}
 		h := f.toolHistory("demo")

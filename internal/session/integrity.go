@@ -298,8 +298,28 @@ func (s *Service) saveGuard(project, id string, f guard.Facts, deps map[string]s
 		return
 	}
 	if k, err := s.key(); err == nil {
-		_ = guard.Save(s.V.Root, project, k, id, guard.Cached{Facts: f, Watch: toolCallNotes(project), Deps: deps}) // a cache: without it the next decision reads the state
+		c := guard.Cached{Facts: f, Watch: toolCallNotes(project), Deps: deps}
+		if f.Active {
+			if p, err := s.Protocol(project); err == nil {
+				c.ToolEvidence, c.ToolEvidenceKnown = toolEvidence(p), true
+			}
+		}
+		_ = guard.Save(s.V.Root, project, k, id, c) // a cache: without it the next decision reads the state
 	}
+}
+
+// toolEvidence are the patterns of p's `tool:` evidence, start and end
+// checklists together (RecordToolCall matches a tool against them).
+func toolEvidence(p *protocol.Protocol) []string {
+	var out []string
+	for _, reqs := range [][]protocol.Requirement{p.Start, p.End} {
+		for _, r := range reqs {
+			if r.Check.Kind == protocol.KindTool {
+				out = append(out, r.Check.Arg)
+			}
+		}
+	}
+	return out
 }
 
 // refreshGuard records the guard facts of a state the engine just committed

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
@@ -50,12 +51,12 @@ func (s *Service) writeHeartbeat(project, session string) error {
 	if err := s.V.CheckWritable(); err != nil {
 		return err
 	}
-	return s.V.WriteState("heartbeat-"+project, []byte(note.FormatTime(s.NowUTC())+" "+session+"\n"))
+	return s.V.WriteState(guard.HeartbeatFile(project), guard.Heartbeat(s.NowUTC(), session))
 }
 
 // LastBeat returns the time of the last heartbeat of session, if any.
 func (s *Service) LastBeat(project, session string) *time.Time {
-	data, err := s.V.ReadState("heartbeat-" + project)
+	data, err := s.V.ReadState(guard.HeartbeatFile(project))
 	if err != nil {
 		return nil
 	}

@@ -9,12 +9,18 @@
 // full binary, beside this one or on PATH), which reads and verifies the
 // state and refreshes the cache. It links no git, note parser or CLI.
 //
+// A PostToolUse (or PostToolUseFailure) call that needs only the active
+// session's heartbeat and the tool history (most calls: a Read of a code
+// file, an Edit, a Grep) it records by itself, from the same cache
+// (guard.Post); the rest it hands on in the same way.
+//
 // Without the full binary, a PreToolUse call it cannot decide is denied
 // (exit 2: fail closed) with how to install it; other hooks warn (exit 1).
 package leanhook
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode/hookio"
 	"github.com/sessionvault/sessionvault/internal/config"
@@ -41,6 +48,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if a.Help {
 		io.WriteString(stdout, hookio.Usage())
 		return 0
+	}
+	if a.Event == "post-tool-use" || a.Event == "post-tool-use-failure" {
+		data, in, err := hookio.ReadInput(stdin)
+		if err == nil && in.ToolName != "" && post(a, in) {
+			return 0
+		}
+		return delegate(a, bytes.NewReader(data), stdout, stderr)
 	}
 	if a.Event != "pre-tool-use" {
 		return delegate(a, stdin, stdout, stderr)
@@ -65,19 +79,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // binary writes, which the hooks only read); ok is false when it cannot
 // decide (the full binary decides then).
 func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, ok bool) {
-	cwd, err := hookio.WorkDir(in.Cwd)
-	if err != nil {
-		return hookio.Response{}, "", false
-	}
-	root, project, err := config.Locate(a.Vault, a.Project, cwd)
-	if err != nil {
-		return hookio.Response{}, "", false
-	}
-	if root, err = filepath.Abs(root); err != nil || !config.IsVault(root) {
-		return hookio.Response{}, "", false
-	}
-	cfg, err := config.Load(root)
-	if err != nil {
+	root, project, cfg, ok := locate(a, in)
+	if !ok {
 		return hookio.Response{}, "", false
 	}
 	// A newer format's vault: decided as any other, but nothing is noted
@@ -86,9 +89,6 @@ func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, 
 	noteRoot := root
 	if !writable {
 		noteRoot = ""
-	}
-	if project == "" {
-		project = cfg.DefaultProject
 	}
 	// An agent whose session lost a clash (or was ended on another
 	// machine) is told with every answer until it reads the state: one
@@ -117,6 +117,89 @@ func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, 
 	}
 	return hookio.Decided(v.Allowed, v.Reason).WithNotice(notice), noteRoot, true
 }
+
+// locate finds the hook's vault (its absolute root), project (the vault's
+// default when no flag names one; "" when it has none) and settings, as
+// the full hook does; ok is false when it cannot.
+func locate(a hookio.Args, in hookio.Input) (root, project string, cfg config.Config, ok bool) {
+	cwd, err := hookio.WorkDir(in.Cwd)
+	if err != nil {
+		return "", "", cfg, false
+	}
+	root, project, err = config.Locate(a.Vault, a.Project, cwd)
+	if err != nil {
+		return "", "", cfg, false
+	}
+	if root, err = filepath.Abs(root); err != nil || !config.IsVault(root) {
+		return "", "", cfg, false
+	}
+	if cfg, err = config.Load(root); err != nil {
+		return "", "", cfg, false
+	}
+	if project == "" {
+		project = cfg.DefaultProject
+	}
+	return root, project, cfg, true
+}
+
+// post records a PostToolUse (or PostToolUseFailure) call that needs
+// nothing but the heartbeat and the tool history (guard.Post), and reports
+// whether it did. It leaves to the full hook, having written nothing, a call
+// the command history records (Bash, MCP), a Read of the state or history
+// note (evidence that the agent read it), a writing call PreToolUse noted
+// (its note edits are committed), a vault in a format this binary does not
+// write, and whatever guard.Post leaves.
+func post(a hookio.Args, in hookio.Input) bool {
+	if guard.RecordsCommand(in.ToolName) {
+		return false
+	}
+	root, project, cfg, ok := locate(a, in)
+	if !ok || project == "" || config.CheckWritable(cfg.Version) != nil || guard.PendingToolCall(root, project) {
+		return false
+	}
+	failed := in.ToolFailed()
+	if in.ToolName == "Read" && !failed && readsStateNote(in) {
+		return false
+	}
+	c, ok := guard.Load(root, project)
+	if !ok {
+		return false
+	}
+	return guard.Post(root, project, c, in.ToolName, !failed, time.Now()) == nil
+}
+
+// readsStateNote reports whether a Read call's file may be a project's
+// current-state or history note (by its name, before and after following
+// links): the full hook records such a read as evidence.
+func readsStateNote(in hookio.Input) bool {
+	var args struct {
+		FilePath string `json:"file_path"`
+	}
+	if json.Unmarshal(in.ToolInput, &args) != nil || args.FilePath == "" {
+		return false
+	}
+	p := args.FilePath
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(in.Cwd, p)
+	}
+	names := []string{filepath.Base(p)}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		names = append(names, filepath.Base(r))
+	}
+	for _, n := range names {
+		if n == stateNote || n == historyNote {
+			return true
+		}
+	}
+	return false
+}
+
+// The names of the notes whose Read the full hook records as evidence
+// (package session: CurrentStateNote, HistoryNote; a test holds them equal).
+const (
+	stateNote   = "session-current-state.md"
+	historyNote = "session-history.md"
+)
 
 // delegate runs `sessionvault [--vault DIR] [--project P] hook EVENT` with
 // stdin and passes on its output and exit code.

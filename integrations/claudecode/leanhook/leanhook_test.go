@@ -1,12 +1,14 @@
 package leanhook_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // silent is the answer of a hook with nothing to say: exit 0, no output.
@@ -264,5 +266,145 @@ func TestLeanHookArguments(t *testing.T) {
 	}
 	if r := lean("{}", "pre-tool-use", "--project"); r.Exit != 2 || r.Stderr != "sessionvault-hook: --project needs a value\n" {
 		t.Errorf("--project without a value: %+v; want exit 2 naming the flag", r)
+	}
+}
+
+// TestLeanHookRecordsPostToolUseAlone checks that a PostToolUse call that
+// records nothing but the session's heartbeat and the tool history — a
+// Read of a code file, an Edit, a failed Grep — is answered by
+// sessionvault-hook alone (no full binary installed), with what the full
+// hook writes: the heartbeat the recovery check reads and a line of the tool
+// history each. What needs more is still handed on: a Bash call (the
+// command history), a Read of the state note (evidence of reading it), a
+// writing call PreToolUse noted (its note edits are committed), a state the
+// cache no longer matches.
+func TestLeanHookRecordsPostToolUseAlone(t *testing.T) {
+	f := newFixture(t)
+	f.working("Login page")
+	withFullBinary(t)
+	if r := f.hook("pre-tool-use", edit()); r != silent { // the facts cache, as the agent's first call leaves it
+		t.Fatalf("pre-tool-use Edit: %+v", r)
+	}
+	withoutFullBinary(t)
+	state := filepath.Join(f.Vault, ".sessionvault", "state")
+	if err := os.Remove(filepath.Join(state, "heartbeat-"+project)); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	read := map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": "main.go"}, "tool_response": map[string]any{"type": "text"}}
+	grep := map[string]any{"tool_name": "Grep", "tool_input": map[string]any{"pattern": "x"}, "error": "no such path"}
+	before := time.Now().UTC().Truncate(time.Second)
+	for _, c := range []struct {
+		event  string
+		fields map[string]any
+	}{{"post-tool-use", read}, {"post-tool-use", edit()}, {"post-tool-use-failure", grep}} {
+		if r := f.hook(c.event, c.fields); r != silent {
+			t.Fatalf("%s %s without the full binary: %+v; want it answered alone", c.event, c.fields["tool_name"], r)
+		}
+	}
+	beat, err := os.ReadFile(filepath.Join(state, "heartbeat-"+project))
+	if err != nil {
+		t.Fatalf("no heartbeat: %v", err)
+	}
+	var st struct {
+		Data struct {
+			Session       string `json:"session"`
+			LastHeartbeat string `json:"last_heartbeat"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(f.sv("status", "--json")), &st); err != nil || st.Data.Session == "" {
+		t.Fatalf("status --json: %v %+v", err, st)
+	}
+	ts, id, _ := strings.Cut(strings.TrimSuffix(string(beat), "\n"), " ")
+	if at, err := time.Parse(time.RFC3339, ts); err != nil || id != st.Data.Session || at.Before(before) || !strings.HasSuffix(string(beat), "\n") {
+		t.Errorf("heartbeat %q; want the time and session %s", beat, st.Data.Session)
+	}
+	if st.Data.LastHeartbeat != ts {
+		t.Errorf("status says the last heartbeat was %q; want the lean hook's, %s", st.Data.LastHeartbeat, ts)
+	}
+	hist, err := os.ReadFile(filepath.Join(state, "tool-history-"+project))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`"tool":"Read","success":true}`, `"tool":"Edit","success":true}`, `"tool":"Grep","success":false}`}
+	lines := strings.Split(strings.TrimSuffix(string(hist), "\n"), "\n")
+	if len(lines) < len(want) {
+		t.Fatalf("tool history:\n%s\nwant the three calls", hist)
+	}
+	for i, w := range want {
+		if l := lines[len(lines)-len(want)+i]; !strings.HasPrefix(l, `{"timestamp":"`) || !strings.HasSuffix(l, w) {
+			t.Errorf("tool history line %q; want ...%s", l, w)
+		}
+	}
+
+	// What the lean hook leaves to sessionvault: without it, each warns
+	// that it was not answered (and wrote nothing).
+	stateRead := map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": filepath.Join(f.Vault, project, "session-current-state.md")}}
+	write := map[string]any{"tool_name": "FancyRefactor", "tool_input": map[string]any{}} // a tool that may write what it does not name
+	if r := f.hook("pre-tool-use", write); r != silent {
+		t.Fatalf("pre-tool-use FancyRefactor: %+v", r)
+	}
+	for name, fields := range map[string]map[string]any{"Bash": bash("go test ./..."), "a Read of the state note": stateRead, "a noted call of an unknown tool": write} {
+		size := len(readFile(t, filepath.Join(state, "tool-history-"+project)))
+		if r := f.hook("post-tool-use", fields); r.Exit != 1 || !strings.HasPrefix(r.Stderr, "sessionvault: hook post-tool-use not answered: ") {
+			t.Errorf("post-tool-use, %s, without the full binary: %+v; want it handed on", name, r)
+		}
+		if now := len(readFile(t, filepath.Join(state, "tool-history-"+project))); now != size {
+			t.Errorf("post-tool-use, %s: the lean hook wrote the tool history before handing it on", name)
+		}
+	}
+	withFullBinary(t)
+	if r := f.hook("post-tool-use", write); r != silent {
+		t.Errorf("post-tool-use FancyRefactor with the full binary: %+v", r)
+	}
+	withoutFullBinary(t)
+	if r := f.hook("post-tool-use", read); r != silent {
+		t.Errorf("post-tool-use Read once sessionvault took the noted call back: %+v; want it answered alone", r)
+	}
+	f.touch()
+	if r := f.hook("post-tool-use", read); r.Exit != 1 {
+		t.Errorf("post-tool-use Read after the note changed, without the full binary: %+v; want it handed on", r)
+	}
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestLeanHookHandsOnToolEvidence checks that a PostToolUse call whose tool
+// ticks a checklist item of the protocol (`tool:` evidence) is handed to
+// sessionvault, which records it as the item's evidence, while other tools
+// are still answered alone.
+func TestLeanHookHandsOnToolEvidence(t *testing.T) {
+	f := newFixture(t)
+	proto := "# Protocol\n\n## Session start\n\n| Req | Step | Evidence |\n|---|---|---|\n| MUST | State the objective | `section: Objective` |\n\n" +
+		"## Session end\n\n| Req | Step | Evidence |\n|---|---|---|\n| MUST | Search the code | `tool: Gr.p` |\n"
+	if err := os.WriteFile(filepath.Join(f.Vault, "SESSION-PROTOCOL.md"), []byte(proto), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.sv("accept")
+	f.sv("start", "--objective", "Search")
+	withFullBinary(t)
+	if r := f.hook("pre-tool-use", edit()); r != silent {
+		t.Fatalf("pre-tool-use Edit: %+v", r)
+	}
+	withoutFullBinary(t)
+	grep := map[string]any{"tool_name": "Grep", "tool_input": map[string]any{"pattern": "x"}}
+	if r := f.hook("post-tool-use", grep); r.Exit != 1 {
+		t.Errorf("post-tool-use Grep without the full binary: %+v; want it handed on", r)
+	}
+	if r := f.hook("post-tool-use", edit()); r != silent {
+		t.Errorf("post-tool-use Edit without the full binary: %+v; want it answered alone", r)
+	}
+	withFullBinary(t)
+	if r := f.hook("post-tool-use", grep); r != silent {
+		t.Errorf("post-tool-use Grep: %+v", r)
+	}
+	if tools := string(readFile(t, filepath.Join(f.Vault, ".sessionvault", "state", "tools-"+project))); !regexp.MustCompile(`(?m)^\S+ e-1 Grep \S+Z [0-9a-f]{32}$`).MatchString(tools) {
+		t.Errorf("tool evidence recorded:\n%s\nwant a signed line of e-1 for Grep", tools)
 	}
 }
