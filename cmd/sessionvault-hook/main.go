@@ -1,7 +1,8 @@
 // Command sessionvault-hook answers Claude Code hooks on every tool call, so
 // its start-up is what each call pays: it decides PreToolUse calls from the
-// policy table and the signed facts cache, records PostToolUse calls that
-// need only the heartbeat and the tool history, and hands everything else to
+// policy table and the signed facts cache, records the PostToolUse calls
+// that need no git (the heartbeat, the tool history, a command history
+// entry), and hands everything else to
 // `sessionvault hook` (see integrations/claudecode/leanhook). It links no
 // git, note parser or CLI. Usage:
 //

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/commandlog"
 	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/importer"
@@ -302,7 +303,7 @@ func (s *Service) importHistory(tx *vault.Tx, project string, f importer.AIFeatu
 			where += ":" + strconv.Itoa(h.Line)
 		}
 		e := CommandEntry{Timestamp: h.Timestamp.UTC().Truncate(time.Second), Command: h.Command, Arguments: h.Arguments,
-			Model: identifier(h.Model), Agent: identifier(h.Agent), TaskID: h.TaskID, Status: h.Status, DurationMs: h.DurationMs, Error: h.Error, FeatureID: f.ID}
+			Model: commandlog.Identifier(h.Model), Agent: commandlog.Identifier(h.Agent), TaskID: h.TaskID, Status: h.Status, DurationMs: h.DurationMs, Error: h.Error, FeatureID: f.ID}
 		o := RecordOptions{Command: e.Command, Arguments: e.Arguments, Error: e.Error, Model: e.Model, Agent: e.Agent, TaskID: e.TaskID, Status: e.Status, DurationMs: e.DurationMs}
 		if err := o.validate(); err != nil {
 			rep.skip(where, "history entry skipped: "+err.Error())

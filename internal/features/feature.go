@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/commandlog"
 	"github.com/sessionvault/sessionvault/internal/session"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -103,7 +104,6 @@ func (f Feature) Task(id string) (PlanTask, Phase, bool) {
 var (
 	featureIDRe    = lazyregexp.New(`^[a-z0-9]+(?:-[a-z0-9]+)*-(\d{4}-\d{2}-\d{2})$`)
 	planIDRe       = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
-	agentRe        = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,99}$`)
 	phaseIDLineRe  = lazyregexp.New(`^phase_id::\s*(\S+)\s*$`)
 	planTaskRe     = lazyregexp.New(`^- \[(.)\] (\[\[[^\]]+\]\]|\S+) · (.*?) \^(t-\d+` + session.MachineSuffix + `)\s*$`)
 	planFieldRe    = lazyregexp.New(` · \*\*(agent|status|started|completed|artifacts):\*\* `)
@@ -736,7 +736,7 @@ func (o PlanOptions) validate() error {
 			return errs.New(errs.PlanValidationFailed, "--description %q holds a field label (` · **status:** `) or ends in a block id", *o.Description).With("flag", "description")
 		}
 	}
-	if o.Agent != nil && *o.Agent != "" && !agentRe().MatchString(*o.Agent) {
+	if o.Agent != nil && *o.Agent != "" && !commandlog.AgentRe().MatchString(*o.Agent) {
 		return errs.New(errs.PlanValidationFailed, "--agent %q is not an agent identifier: letters, digits and . _ : / @ + -, at most 100", *o.Agent).With("flag", "agent")
 	}
 	if o.Status != nil && !slices.Contains(PlanStatuses, *o.Status) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -13,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sessionvault/sessionvault/internal/session"
 
+	"github.com/sessionvault/sessionvault/internal/commandlog"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/lazyregexp"
@@ -76,165 +75,27 @@ type CommandEntry struct {
 
 // ---- the line format ----
 
-// escapeSpan writes v for a code span: \n, \r, \t for the three control
-// characters, and a backslash doubled before n, r, t, \ or those three.
-func escapeSpan(v string) string {
-	if !strings.ContainsAny(v, "\\\n\r\t") {
-		return v
-	}
-	var b strings.Builder
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; c {
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\\':
-			if i+1 < len(v) && strings.IndexByte("nrt\\\n\r\t", v[i+1]) >= 0 {
-				b.WriteString(`\\`)
-			} else {
-				b.WriteByte('\\')
-			}
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// unescapeSpan is escapeSpan's inverse.
-func unescapeSpan(v string) string {
-	if !strings.Contains(v, `\`) {
-		return v
-	}
-	var b strings.Builder
-	for i := 0; i < len(v); i++ {
-		if v[i] == '\\' && i+1 < len(v) {
-			switch v[i+1] {
-			case 'n':
-				b.WriteByte('\n')
-				i++
-				continue
-			case 'r':
-				b.WriteByte('\r')
-				i++
-				continue
-			case 't':
-				b.WriteByte('\t')
-				i++
-				continue
-			case '\\':
-				b.WriteByte('\\')
-				i++
-				continue
-			}
-		}
-		b.WriteByte(v[i])
-	}
-	return b.String()
-}
-
-// codeSpan renders v (not empty) as a CommonMark code span that reads back
-// as v.
-func codeSpan(v string) string {
-	v = escapeSpan(v)
-	longest, run := 0, 0
-	for i := 0; i < len(v); i++ {
-		if v[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	allSpaces := strings.Trim(v, " ") == ""
-	if strings.HasPrefix(v, "`") || strings.HasSuffix(v, "`") || (!allSpaces && strings.HasPrefix(v, " ") && strings.HasSuffix(v, " ")) {
-		v = " " + v + " "
-	}
-	return fence + v + fence
-}
-
-// readCodeSpan reads the code span at the start of s and returns its value
-// and the rest of s.
-func readCodeSpan(s string) (value, rest string, ok bool) {
-	n := 0
-	for n < len(s) && s[n] == '`' {
-		n++
-	}
-	if n == 0 {
-		return "", s, false
-	}
-	for i := n; i < len(s); {
-		j := strings.IndexByte(s[i:], '`')
-		if j < 0 {
-			return "", s, false
-		}
-		j += i
-		k := j
-		for k < len(s) && s[k] == '`' {
-			k++
-		}
-		if k-j == n {
-			v := s[n:j]
-			if len(v) >= 2 && v[0] == ' ' && v[len(v)-1] == ' ' && strings.Trim(v, " ") != "" {
-				v = v[1 : len(v)-1]
-			}
-			return unescapeSpan(v), s[k:], true
-		}
-		i = k
-	}
-	return "", s, false
-}
-
 // formatCommand renders an entry's line (see the history format above).
 func formatCommand(project string, e CommandEntry) string {
-	var b strings.Builder
-	b.WriteString("- " + note.FormatTime(e.Timestamp) + session.Sep + e.Status + session.Sep + codeSpan(e.Command))
-	if e.Arguments != "" {
-		b.WriteString(session.Sep + "**args:** " + codeSpan(e.Arguments))
+	l := commandlog.Line{Time: e.Timestamp, Status: e.Status, Command: e.Command, Arguments: e.Arguments, Model: e.Model, Agent: e.Agent,
+		Task: e.TaskID, Feature: e.FeatureID, DurationMs: e.DurationMs, Error: e.Error, ID: e.ID}
+	if e.taskLinked {
+		l.Task = session.TaskLink(project, e.TaskID)
 	}
-	if e.Model != "" {
-		b.WriteString(session.Sep + "**model:** " + e.Model)
+	if e.featureLinked {
+		l.Feature = session.FeatureLink(project, e.FeatureID)
 	}
-	if e.Agent != "" {
-		b.WriteString(session.Sep + "**agent:** " + e.Agent)
-	}
-	if e.TaskID != "" {
-		v := e.TaskID
-		if e.taskLinked {
-			v = session.TaskLink(project, e.TaskID)
-		}
-		b.WriteString(session.Sep + "**task:** " + v)
-	}
-	if e.FeatureID != "" {
-		v := e.FeatureID
-		if e.featureLinked {
-			v = session.FeatureLink(project, e.FeatureID)
-		}
-		b.WriteString(session.Sep + "**feature:** " + v)
-	}
-	if e.DurationMs != nil {
-		b.WriteString(session.Sep + "**duration:** " + strconv.FormatInt(*e.DurationMs, 10) + " ms")
-	}
-	if e.Error != "" {
-		b.WriteString(session.Sep + "**error:** " + codeSpan(e.Error))
-	}
-	b.WriteString(" ^" + e.ID)
-	return b.String()
+	return l.String()
 }
 
 var (
-	historyIDRe    = lazyregexp.New(`\s\^(h-(\d+)` + session.MachineSuffix + `)\s*$`)
 	historyLabelRe = lazyregexp.New(`^ · \*\*(args|model|agent|task|feature|duration|error):\*\* `)
 )
 
 // parseCommand reads an entry line; why says what is wrong when it cannot.
 func parseCommand(line string) (CommandEntry, string) {
 	line = strings.TrimRight(line, " \t\r\n")
-	m := historyIDRe().FindStringSubmatchIndex(line)
+	m := commandlog.IDRe().FindStringSubmatchIndex(line)
 	if m == nil {
 		return CommandEntry{}, "no ^h-N block id at its end"
 	}
@@ -255,7 +116,7 @@ func parseCommand(line string) (CommandEntry, string) {
 	if e.Status, s, ok = strings.Cut(s, session.Sep); !ok || (e.Status != session.CommandSuccess && e.Status != session.CommandFailure) {
 		return e, "the status is not success or failure"
 	}
-	if e.Command, s, ok = readCodeSpan(s); !ok {
+	if e.Command, s, ok = commandlog.ReadCodeSpan(s); !ok {
 		return e, "the command is not a code span"
 	}
 	for s != "" {
@@ -267,7 +128,7 @@ func parseCommand(line string) (CommandEntry, string) {
 		var v string
 		switch lm[1] {
 		case "args", "error":
-			if v, s, ok = readCodeSpan(s); !ok {
+			if v, s, ok = commandlog.ReadCodeSpan(s); !ok {
 				return e, lm[1] + " is not a code span"
 			}
 			if lm[1] == "args" {
@@ -322,25 +183,6 @@ func cutWord(s string) (string, string) {
 	return s, ""
 }
 
-// lastEntry returns the id number and time of the last entry line in tail
-// (the end of a log), or ok false.
-func lastEntry(tail []byte) (n int, t time.Time, ok bool) {
-	lines := bytes.Split(tail, []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := string(bytes.TrimRight(lines[i], "\r"))
-		m := historyIDRe().FindStringSubmatch(l)
-		if m == nil || !strings.HasPrefix(l, "- ") {
-			continue
-		}
-		ts, _, _ := strings.Cut(l[2:], session.Sep)
-		if at, err := time.Parse(time.RFC3339, ts); err == nil {
-			n, _ = strconv.Atoi(m[2])
-			return n, at.UTC(), true
-		}
-	}
-	return 0, time.Time{}, false
-}
-
 // ---- appending ----
 
 // appendCommands appends entries to project's log of session (made from
@@ -353,7 +195,7 @@ func (s *Service) appendCommands(project, sessionID, intro string, entries []Com
 	var created bool
 	err := s.V.AppendNote(rel, 64<<10, func(tail []byte, size int64) ([]byte, error) {
 		var b bytes.Buffer
-		n, last, ok := lastEntry(tail)
+		n, last, ok := commandlog.Last(tail)
 		if size == 0 {
 			created = true
 			started := ""
@@ -447,7 +289,7 @@ func (o RecordOptions) validate() error {
 		}
 	}
 	for flag, v := range map[string]string{"model": o.Model, "agent": o.Agent} {
-		if v != "" && !agentRe().MatchString(v) {
+		if v != "" && !commandlog.AgentRe().MatchString(v) {
 			return errs.New(errs.HistoryEntryInvalid, "--%s %q is not an identifier: letters, digits and . _ : / @ + -, at most 100", flag, v).With("flag", flag)
 		}
 	}
@@ -562,19 +404,15 @@ func (s *Service) RecordModel(project, claudeSession, model string) error {
 	if model == "" {
 		return nil
 	}
-	return s.V.WriteState("model-"+project, []byte(claudeSession+"\t"+model+"\n"))
+	return s.V.WriteState(commandlog.ModelFile(project), commandlog.ModelRecord(claudeSession, model))
 }
 
 func (s *Service) recordedModel(project, claudeSession string) string {
-	data, err := s.V.ReadState("model-" + project)
+	data, err := s.V.ReadState(commandlog.ModelFile(project))
 	if err != nil {
 		return ""
 	}
-	id, model, _ := strings.Cut(strings.TrimSpace(string(data)), "\t")
-	if id != claudeSession {
-		return ""
-	}
-	return model
+	return commandlog.RecordedModel(data, claudeSession)
 }
 
 // RecordToolCommand appends a Bash or MCP tool call (guard.RecordsCommand;
@@ -614,13 +452,13 @@ func (s *Service) RecordToolCommand(project string, c ToolCall) (log string, due
 		sessionID = st.LastSession
 	}
 	e := CommandEntry{Timestamp: s.NowUTC(), Status: session.CommandSuccess, DurationMs: c.DurationMs}
-	e.Command, e.Arguments = toolCommand(c.Tool, c.Input)
+	e.Command, e.Arguments = commandlog.ToolCommand(c.Tool, c.Input)
 	if c.Failed {
 		e.Status = session.CommandFailure
-		e.Error = cutField(c.Error, 1<<10)
+		e.Error = commandlog.Cut(c.Error, commandlog.ErrorCut)
 	}
-	e.Model = identifier(session.FirstNonEmpty(c.Model, s.recordedModel(project, c.ClaudeSession)))
-	e.Agent = identifier(session.FirstNonEmpty(c.AgentType, c.AgentID))
+	e.Model = commandlog.Identifier(session.FirstNonEmpty(c.Model, s.recordedModel(project, c.ClaudeSession)))
+	e.Agent = commandlog.Identifier(session.FirstNonEmpty(c.AgentType, c.AgentID))
 	if st.Active() {
 		e.TaskID, e.FeatureID = st.ActiveTask, st.ActiveFeature
 		e.taskLinked, e.featureLinked = e.TaskID != "", e.FeatureID != "" // their notes were there when they became active
@@ -630,64 +468,6 @@ func (s *Service) RecordToolCommand(project string, c ToolCall) (log string, due
 		return "", false, err
 	}
 	return written[0].Log, created || !st.Active() || s.LogsCommitDue(project), nil
-}
-
-// toolCommand is the command and arguments of a tool call: Bash's command
-// line and its other inputs (description, timeout, …) as JSON; an MCP tool's
-// name and its input as JSON (keys sorted, "" for none).
-func toolCommand(tool string, input json.RawMessage) (command, args string) {
-	fields := map[string]any{}
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.UseNumber()
-	_ = dec.Decode(&fields) // not an object: no arguments
-	command = tool
-	if tool == "Bash" {
-		if c, ok := fields["command"].(string); ok && strings.TrimSpace(c) != "" {
-			command = c
-			delete(fields, "command")
-		}
-	}
-	if len(fields) > 0 {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if enc.Encode(fields) == nil {
-			args = strings.TrimSuffix(b.String(), "\n")
-		}
-	}
-	return cutField(command, session.HookFieldCut), cutField(args, session.HookFieldCut)
-}
-
-// cutField cuts v to at most n bytes (on a character boundary), saying how
-// much was cut.
-func cutField(v string, n int) string {
-	if len(v) <= n {
-		return v
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(v[i]) {
-		i--
-	}
-	return v[:i] + fmt.Sprintf("… [%d bytes cut]", len(v)-i)
-}
-
-// identifier is v as a model or agent identifier: characters outside
-// agentRe's replaced by '-', cut at 100 bytes.
-func identifier(v string) string {
-	if v == "" || agentRe().MatchString(v) {
-		return v
-	}
-	b := []byte(v)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:/@+-", c) >= 0) {
-			b[i] = '-'
-		}
-	}
-	v = strings.TrimLeft(string(b), "._:/@+-")
-	if len(v) > 100 {
-		v = v[:100]
-	}
-	return v
 }
 
 // ---- reading ----
@@ -711,7 +491,7 @@ func (s *Service) readCommandLog(rel, sessionID string) (CommandLog, error) {
 		return l, err
 	}
 	for i, line := range strings.Split(string(data), "\n") {
-		if !historyIDRe().MatchString(strings.TrimRight(line, "\r")) {
+		if !commandlog.IDRe().MatchString(strings.TrimRight(line, "\r")) {
 			continue
 		}
 		e, why := parseCommand(line)

@@ -28,7 +28,9 @@ type cacheFile struct {
 	// ToolEvidence: see Cached.ToolEvidence.
 	ToolEvidence      []string `json:"tool_evidence,omitempty"`
 	ToolEvidenceKnown bool     `json:"tool_evidence_known,omitempty"`
-	MAC               string   `json:"mac"`
+	// Log: see Cached.Log.
+	Log LogFacts `json:"log,omitempty"`
+	MAC string   `json:"mac"`
 }
 
 // Cached is what the facts cache holds for a project.
@@ -43,6 +45,9 @@ type Cached struct {
 	// ToolEvidenceKnown; PostToolUse records such a call as evidence.
 	ToolEvidence      []string
 	ToolEvidenceKnown bool
+	// Log is what the active session's command history entries take from
+	// its state (RecordCommand).
+	Log LogFacts
 }
 
 // Identity is the stat identity of every file a project's facts are read
@@ -90,7 +95,7 @@ func cachePath(root, project string) string {
 // Identity before the state was read and verified), signed with key. The
 // caller checks that Identity still gives id after the reading.
 func Save(root, project string, key []byte, id string, c Cached) error {
-	f := cacheFile{Identity: id, Facts: c.Facts, Watch: c.Watch, Deps: c.Deps, ToolEvidence: c.ToolEvidence, ToolEvidenceKnown: c.ToolEvidenceKnown}
+	f := cacheFile{Identity: id, Facts: c.Facts, Watch: c.Watch, Deps: c.Deps, ToolEvidence: c.ToolEvidence, ToolEvidenceKnown: c.ToolEvidenceKnown, Log: c.Log}
 	mac, err := cacheMAC(key, project, f)
 	if err != nil {
 		return err
@@ -137,7 +142,7 @@ func Load(root, project string) (c Cached, ok bool) {
 			return Cached{}, false
 		}
 	}
-	return Cached{Facts: f.Facts, Watch: f.Watch, Deps: f.Deps, ToolEvidence: f.ToolEvidence, ToolEvidenceKnown: f.ToolEvidenceKnown}, true
+	return Cached{Facts: f.Facts, Watch: f.Watch, Deps: f.Deps, ToolEvidence: f.ToolEvidence, ToolEvidenceKnown: f.ToolEvidenceKnown, Log: f.Log}, true
 }
 
 // NoteToolCall records, for a writing tool call the hook lets through, the

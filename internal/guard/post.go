@@ -3,6 +3,7 @@ package guard
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,16 +55,21 @@ func (u ToolUse) Line() []byte {
 // nothing was written.
 var ErrNotLean = errors.New("the call needs the full hook")
 
-// Post records a tool call that needs nothing but the heartbeat and the tool
-// history, from the facts cache c of project (Load) at time now: the
+// Post records a tool call u, from the facts cache c of project (Load),
+// when it needs nothing but what the lean hook writes: the call's entry in
+// the command history when cmd is not nil (a Bash or MCP call:
+// RecordCommand, waiting up to lockTimeout for the log's lock), the
 // heartbeat of an active session (as the full hook's, which reads the
 // verified state) and the call's line in the tool history. It returns
 // ErrNotLean, having written nothing, when the call needs more: a state that
 // does not verify (the full hook says why), a `tool:` evidence pattern of
-// the protocol that matches the tool, or one the cache does not know, a
-// tool history due to be cut back. Writes are renames and appends without
-// fsync: what the state folder keeps is rebuilt when lost.
-func Post(root, project string, c Cached, tool string, success bool, now time.Time) error {
+// the protocol that matches the tool, or one the cache does not know, a tool
+// history due to be cut back, an entry RecordCommand leaves. Another error
+// is one of writing, once the entry (if any) was written: the call is then
+// not to be handed on, or its entry would be written twice. The heartbeat
+// and the tool history are renames and appends without fsync: what the
+// state folder keeps is rebuilt when lost.
+func Post(root, project string, c Cached, u ToolUse, cmd *CommandCall, lockTimeout time.Duration) error {
 	if c.Facts.Unreadable != "" || c.Facts.GateError != "" {
 		return ErrNotLean
 	}
@@ -72,22 +78,33 @@ func Post(root, project string, c Cached, tool string, success bool, now time.Ti
 			return ErrNotLean
 		}
 		for _, p := range c.ToolEvidence {
-			if re, err := regexp.Compile("^(?:" + p + ")$"); err == nil && re.MatchString(tool) {
+			if re, err := regexp.Compile("^(?:" + p + ")$"); err == nil && re.MatchString(u.Tool) {
 				return ErrNotLean
 			}
 		}
 	}
-	line := ToolUse{Timestamp: now, Tool: tool, Success: success}.Line()
+	line := u.Line()
 	hist := integrity.Path(root, ToolHistoryFile(project))
 	if fi, err := os.Stat(hist); err == nil && fi.Size()+int64(len(line)) > MaxToolHistoryBytes {
 		return ErrNotLean
 	}
-	if c.Facts.Active {
-		if err := writeState(root, HeartbeatFile(project), Heartbeat(now, c.Facts.Session)); err != nil {
-			return err
+	if cmd != nil {
+		if err := RecordCommand(root, project, c, *cmd, lockTimeout, u.Timestamp); err != nil {
+			if errors.Is(err, ErrNotLean) {
+				return err
+			}
+			return fmt.Errorf("the tool call was not recorded in the command history: %w", err)
 		}
 	}
-	return appendState(hist, line)
+	if c.Facts.Active {
+		if err := writeState(root, HeartbeatFile(project), Heartbeat(u.Timestamp, c.Facts.Session)); err != nil {
+			return fmt.Errorf("the session's heartbeat was not recorded: %w", err)
+		}
+	}
+	if err := appendState(hist, line); err != nil {
+		return fmt.Errorf("the tool call was not recorded in the tool history: %w", err)
+	}
+	return nil
 }
 
 // AppendToolUse appends u's line to the project's tool history and returns

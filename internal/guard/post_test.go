@@ -22,7 +22,7 @@ func TestPostLeavesWhatNeedsTheFullHook(t *testing.T) {
 		data, _ := os.ReadFile(integrity.Path(root, name))
 		return string(data)
 	}
-	if err := Post(root, "demo", active, "Read", true, at); err != nil {
+	if err := Post(root, "demo", active, ToolUse{Timestamp: at, Tool: "Read", Success: true}, nil, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(HeartbeatFile("demo")); got != "2026-11-26T18:30:05Z s-1\n" {
@@ -32,7 +32,7 @@ func TestPostLeavesWhatNeedsTheFullHook(t *testing.T) {
 		t.Errorf("tool history %q", got)
 	}
 	idle := Cached{Facts: Facts{Session: "s-1"}}
-	if err := Post(root, "demo", idle, "Edit", false, at.Add(time.Minute)); err != nil {
+	if err := Post(root, "demo", idle, ToolUse{Timestamp: at.Add(time.Minute), Tool: "Edit", Success: false}, nil, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(HeartbeatFile("demo")); got != "2026-11-26T18:30:05Z s-1\n" {
@@ -55,7 +55,7 @@ func TestPostLeavesWhatNeedsTheFullHook(t *testing.T) {
 		"a state that does not read": {unreadable, "Read"},
 	} {
 		before := read(ToolHistoryFile("demo"))
-		if err := Post(root, "demo", c.cached, c.tool, true, at); !errors.Is(err, ErrNotLean) {
+		if err := Post(root, "demo", c.cached, ToolUse{Timestamp: at, Tool: c.tool, Success: true}, nil, time.Second); !errors.Is(err, ErrNotLean) {
 			t.Errorf("%s: %v; want ErrNotLean", name, err)
 		}
 		if read(ToolHistoryFile("demo")) != before {
@@ -63,14 +63,14 @@ func TestPostLeavesWhatNeedsTheFullHook(t *testing.T) {
 		}
 	}
 	// An invalid pattern matches nothing (as RecordToolCall skips it).
-	if err := Post(root, "demo", active, "Gr(ep", true, at); err != nil {
+	if err := Post(root, "demo", active, ToolUse{Timestamp: at, Tool: "Gr(ep", Success: true}, nil, time.Second); err != nil {
 		t.Errorf("a tool named as an invalid pattern: %v", err)
 	}
 
 	if err := os.WriteFile(integrity.Path(root, ToolHistoryFile("demo")), []byte(strings.Repeat("x", MaxToolHistoryBytes-10)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Post(root, "demo", active, "Read", true, at); !errors.Is(err, ErrNotLean) {
+	if err := Post(root, "demo", active, ToolUse{Timestamp: at, Tool: "Read", Success: true}, nil, time.Second); !errors.Is(err, ErrNotLean) {
 		t.Errorf("a history due to be cut: %v; want ErrNotLean", err)
 	}
 }

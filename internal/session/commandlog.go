@@ -3,10 +3,10 @@ package session
 import (
 	"os"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/commandlog"
 	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
@@ -24,15 +24,15 @@ const (
 	// MaxCommandField bounds the command, arguments and error of an entry,
 	// in bytes (history record and import refuse longer; the hook cuts).
 	MaxCommandField = 8 << 10
-	// hookFieldCut is where the hook cuts a command or its arguments.
-	HookFieldCut = 4 << 10
+	// HookFieldCut is where the hook cuts a command or its arguments.
+	HookFieldCut = commandlog.HookCut
 	// HistoryCommitEvery is how stale the committed logs may get while a
 	// session runs: a tool call recorded later than this after the last
 	// commit of the logs commits them.
-	HistoryCommitEvery = 5 * time.Minute
+	HistoryCommitEvery = commandlog.CommitEvery
 
-	CommandSuccess = "success"
-	CommandFailure = "failure"
+	CommandSuccess = commandlog.Success
+	CommandFailure = commandlog.Failure
 
 	// CommandHistoryTool names, in the agent-edit commit of the command
 	// logs ("… changed by the agent's command-history call"), what made
@@ -85,18 +85,14 @@ func (s *Service) CommitCommandLogs(project string, rels ...string) (string, err
 }
 
 func (s *Service) noteLogsCommitted(project string) {
-	_ = s.V.WriteState("history-committed-"+project, []byte(strconv.FormatInt(time.Now().Unix(), 10))) // a hint: without it the next entry commits
+	_ = s.V.WriteState(commandlog.CommittedFile(project), commandlog.CommittedRecord(time.Now())) // a hint: without it the next entry commits
 }
 
 // LogsCommitDue reports whether the logs were last committed longer than
 // HistoryCommitEvery ago (or never, as far as this machine knows).
 func (s *Service) LogsCommitDue(project string) bool {
-	data, err := s.V.ReadState("history-committed-" + project)
-	if err != nil {
-		return true
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	return err != nil || time.Since(time.Unix(n, 0)) > HistoryCommitEvery
+	data, _ := s.V.ReadState(commandlog.CommittedFile(project))
+	return commandlog.CommitDue(data, time.Now())
 }
 
 // commitSessionLog commits session's command log when it differs from HEAD

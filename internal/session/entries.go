@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionvault/sessionvault/internal/commandlog"
 	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/note"
 )
@@ -19,7 +20,7 @@ import (
 //	           - [x] 2026-11-22T14:41:00Z · **high** · CI is red · **resolved:** 2026-11-22T15:02:00Z flaky test fixed ^b-1
 //	checklist: - [ ] **MUST** Read the session history ^c-1   (^e-N for the end checklist)
 //	           - [x] **MUST** Read the session history · **evidence:** file demo/session-history.md sha256:… ^c-1
-const Sep = " · "
+const Sep = commandlog.Sep
 
 // Update is one progress entry of a session (seed 000 Update model).
 type Update struct {
@@ -109,7 +110,7 @@ func (p Problem) String() string {
 
 // MachineSuffix is the optional tail a secondary machine gives the entry
 // ids it makes (u-12-laptop; vault.Machine.IDSuffix), as a regexp.
-const MachineSuffix = `(?:-[a-z][a-z0-9]*)?`
+const MachineSuffix = commandlog.MachineSuffix
 
 var (
 	idTailRe    = lazyregexp.New(`\^([a-z])-(\d+)` + MachineSuffix + `\s*$`)

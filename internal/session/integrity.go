@@ -246,13 +246,13 @@ func (s *Service) Guard(project string) (guard.Facts, error) {
 		}
 		f := guard.Facts{Unreadable: err.Error(), Tampered: errors.Is(err, ErrTampered)}
 		if idErr == nil {
-			s.saveGuard(project, id, f, nil)
+			s.saveGuard(project, id, nil, f, nil)
 		}
 		return f, err
 	}
 	f, deps, ok := s.guardFacts(project, st, nil)
 	if ok && idErr == nil {
-		s.saveGuard(project, id, f, deps)
+		s.saveGuard(project, id, &st, f, deps)
 	}
 	return f, nil
 }
@@ -292,20 +292,54 @@ func (s *Service) guardFacts(project string, st State, d *Doc) (f guard.Facts, d
 
 // saveGuard caches f as the facts of the files whose guard.Identity was id
 // before they were read, if it still is; deps are the other files the facts
-// were read from, with their stat identity before that.
-func (s *Service) saveGuard(project, id string, f guard.Facts, deps map[string]string) {
+// were read from, with their stat identity before that. st is the state
+// the facts are of (nil: one that does not read): for an active session,
+// the cache also holds the patterns of the protocol's tool evidence and
+// what its command history's entries take from the state, so that the lean
+// hook records PostToolUse calls alone.
+func (s *Service) saveGuard(project, id string, st *State, f guard.Facts, deps map[string]string) {
 	if id2, err := guard.Identity(s.V.Root, project); err != nil || id2 != id {
 		return
 	}
-	if k, err := s.key(); err == nil {
-		c := guard.Cached{Facts: f, Watch: toolCallNotes(project), Deps: deps}
-		if f.Active {
-			if p, err := s.Protocol(project); err == nil {
-				c.ToolEvidence, c.ToolEvidenceKnown = toolEvidence(p), true
-			}
-		}
-		_ = guard.Save(s.V.Root, project, k, id, c) // a cache: without it the next decision reads the state
+	k, err := s.key()
+	if err != nil {
+		return
 	}
+	c := guard.Cached{Facts: f, Watch: toolCallNotes(project), Deps: deps}
+	if f.Active && st != nil {
+		if p, err := s.Protocol(project); err == nil {
+			c.ToolEvidence, c.ToolEvidenceKnown = toolEvidence(p), true
+		}
+		c.Log, c.Deps = s.logFacts(project, *st, deps)
+	}
+	_ = guard.Save(s.V.Root, project, k, id, c) // a cache: without it the next decision reads the state
+}
+
+// logFacts are what the command history's entries take from st, an active
+// session's state, and deps with the machine record's stat identity (taken
+// before it is read) added; not Known without a machine record.
+func (s *Service) logFacts(project string, st State, deps map[string]string) (guard.LogFacts, map[string]string) {
+	p := integrity.Path(s.V.Root, vault.MachineFile)
+	mid, err := guard.StatIdentity(p)
+	if err != nil {
+		return guard.LogFacts{}, deps
+	}
+	m, err := s.V.Machine()
+	if err != nil {
+		return guard.LogFacts{}, deps
+	}
+	if deps == nil {
+		deps = map[string]string{}
+	}
+	deps[p] = mid
+	l := guard.LogFacts{Known: true, IDSuffix: m.IDSuffix()}
+	if st.ActiveTask != "" {
+		l.Task = TaskLink(project, st.ActiveTask)
+	}
+	if st.ActiveFeature != "" {
+		l.Feature = FeatureLink(project, st.ActiveFeature)
+	}
+	return l, deps
 }
 
 // toolEvidence are the patterns of p's `tool:` evidence, start and end
@@ -338,7 +372,8 @@ func (s *Service) refreshGuard(project string, data []byte, d *Doc, sl seal, pro
 	if err != nil || !bytes.Equal(disk, data) || len(checkSeal(&sl, d, proto)) > 0 {
 		return
 	}
-	if f, deps, ok := s.guardFacts(project, d.ReadLite(project), d); ok {
-		s.saveGuard(project, id, f, deps)
+	st := d.ReadLite(project)
+	if f, deps, ok := s.guardFacts(project, st, d); ok {
+		s.saveGuard(project, id, &st, f, deps)
 	}
 }

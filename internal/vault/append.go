@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/filelock"
 )
 
 // AppendNote appends to the note rel (a vault-relative path) without
@@ -45,14 +46,14 @@ func (v *Vault) AppendNote(rel string, tail int, build func(tail []byte, size in
 		return osError(err, rel, "opening")
 	}
 	defer f.Close()
-	held, err := lockWithin(f, v.Config.LockTimeout.Duration, 100*time.Microsecond, 10*time.Millisecond)
+	held, err := filelock.Within(f, v.Config.LockTimeout.Duration, 100*time.Microsecond, 10*time.Millisecond)
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", rel, err)
 	}
 	if !held {
 		return errs.New(errs.LockTimeout, "another process has held %s for over %s", rel, v.Config.LockTimeout.Duration).With("note", rel)
 	}
-	defer unlockFile(f)
+	defer filelock.Unlock(f)
 	fi, err := f.Stat()
 	if err != nil {
 		return osError(err, rel, "reading")

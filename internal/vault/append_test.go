@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/filelock"
 )
 
 // AppendNote creates the log and its folders, and each append sees the
@@ -101,12 +102,12 @@ func TestAppendNoteWaitsForTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if held, err := tryLockFile(f); err != nil || !held {
+	if held, err := filelock.TryLock(f); err != nil || !held {
 		t.Fatalf("taking the log's lock: %v, %v", held, err)
 	}
 	err = v.AppendNote(rel, 0, func([]byte, int64) ([]byte, error) { return []byte("late\n"), nil })
 	wantCode(t, err, errs.LockTimeout)
-	unlockFile(f)
+	filelock.Unlock(f)
 	if got := readNote(t, v, rel); got != "held\n" {
 		t.Errorf("log = %q", got)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/filelock"
 )
 
 // fileLock is a held cross-process lock on .sessionvault/state/lock: flock(2)
@@ -26,7 +27,7 @@ func (v *Vault) lock() (*fileLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the vault lock %s: %w", path, err)
 	}
-	held, err := lockWithin(f, v.Config.LockTimeout.Duration, time.Millisecond, 32*time.Millisecond)
+	held, err := filelock.Within(f, v.Config.LockTimeout.Duration, time.Millisecond, 32*time.Millisecond)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("locking %s: %w", path, err)
@@ -38,24 +39,7 @@ func (v *Vault) lock() (*fileLock, error) {
 	return &fileLock{f: f}, nil
 }
 
-// lockWithin takes the exclusive lock of f (tryLockFile), trying again
-// after first, then after twice as long each time up to most, until timeout
-// has passed. held is false, with no error, when another process still
-// holds it then; an error is one the lock call itself returned.
-func lockWithin(f *os.File, timeout, first, most time.Duration) (held bool, err error) {
-	deadline := time.Now().Add(timeout)
-	for wait := first; ; wait = min(2*wait, most) {
-		if held, err := tryLockFile(f); held || err != nil {
-			return held, err
-		}
-		if time.Now().After(deadline) {
-			return false, nil
-		}
-		time.Sleep(wait)
-	}
-}
-
 func (l *fileLock) unlock() {
-	unlockFile(l.f)
+	filelock.Unlock(l.f)
 	l.f.Close()
 }

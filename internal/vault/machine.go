@@ -48,7 +48,11 @@ func (m Machine) IDSuffix() string {
 	return "-" + m.Name
 }
 
-const machineName = "machine"
+// MachineFile is the machine record's name in the state folder
+// (.sessionvault/state/machine).
+const MachineFile = "machine"
+
+const machineName = MachineFile
 
 // MachineName turns s (a host name, or a name a person gave) into a machine
 // name: lowercase letters and digits, starting with a letter, at most 16

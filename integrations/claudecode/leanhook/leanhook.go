@@ -10,9 +10,9 @@
 // state and refreshes the cache. It links no git, note parser or CLI.
 //
 // A PostToolUse (or PostToolUseFailure) call that needs only the active
-// session's heartbeat and the tool history (most calls: a Read of a code
-// file, an Edit, a Grep) it records by itself, from the same cache
-// (guard.Post); the rest it hands on in the same way.
+// session's heartbeat, the tool history and, for a Bash or MCP call, an
+// entry appended to the command history (most calls) it records by itself,
+// from the same cache (guard.Post); the rest it hands on in the same way.
 //
 // Without the full binary, a PreToolUse call it cannot decide is denied
 // (exit 2: fail closed) with how to install it; other hooks warn (exit 1).
@@ -51,8 +51,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if a.Event == "post-tool-use" || a.Event == "post-tool-use-failure" {
 		data, in, err := hookio.ReadInput(stdin)
-		if err == nil && in.ToolName != "" && post(a, in) {
-			return 0
+		if err == nil && in.ToolName != "" {
+			if r, ok := post(a, in); ok {
+				return r.Write(stdout, stderr)
+			}
 		}
 		return delegate(a, bytes.NewReader(data), stdout, stderr)
 	}
@@ -142,30 +144,45 @@ func locate(a hookio.Args, in hookio.Input) (root, project string, cfg config.Co
 	return root, project, cfg, true
 }
 
-// post records a PostToolUse (or PostToolUseFailure) call that needs
-// nothing but the heartbeat and the tool history (guard.Post), and reports
-// whether it did. It leaves to the full hook, having written nothing, a call
-// the command history records (Bash, MCP), a Read of the state or history
-// note (evidence that the agent read it), a writing call PreToolUse noted
-// (its note edits are committed), a vault in a format this binary does not
-// write, and whatever guard.Post leaves.
-func post(a hookio.Args, in hookio.Input) bool {
-	if guard.RecordsCommand(in.ToolName) {
-		return false
-	}
+// post records a PostToolUse (or PostToolUseFailure) call by itself when
+// it needs nothing but the heartbeat, the tool history and, for a Bash or
+// MCP call, an entry appended to the command history (guard.Post,
+// guard.RecordCommand), and reports whether it did. It leaves to the full
+// hook, having written nothing: a Read of the state or history note
+// (evidence that the agent read it), a writing call PreToolUse noted that
+// changed a canonical note (committed as the agent's edit), a vault in a
+// format this binary does not write, a state the cache does not hold, and
+// whatever those two leave (a command log to create or commit, tool
+// evidence).
+func post(a hookio.Args, in hookio.Input) (hookio.Response, bool) {
 	root, project, cfg, ok := locate(a, in)
-	if !ok || project == "" || config.CheckWritable(cfg.Version) != nil || guard.PendingToolCall(root, project) {
-		return false
+	if !ok || project == "" || config.CheckWritable(cfg.Version) != nil {
+		return hookio.Response{}, false
 	}
 	failed := in.ToolFailed()
 	if in.ToolName == "Read" && !failed && readsStateNote(in) {
-		return false
+		return hookio.Response{}, false
 	}
 	c, ok := guard.Load(root, project)
-	if !ok {
-		return false
+	if !ok || guard.SettleToolCall(root, project, in.ToolName) {
+		return hookio.Response{}, false
 	}
-	return guard.Post(root, project, c, in.ToolName, !failed, time.Now()) == nil
+	var cmd *guard.CommandCall
+	if guard.RecordsCommand(in.ToolName) {
+		cmd = &guard.CommandCall{Tool: in.ToolName, Input: in.ToolInput, Failed: failed, DurationMs: in.Duration(), ToolUseID: in.ToolUseID,
+			AgentID: in.AgentID, AgentType: in.AgentType, Model: in.Model, ClaudeSession: in.SessionID}
+		if failed {
+			cmd.Error = in.ErrorText()
+		}
+	}
+	err := guard.Post(root, project, c, guard.ToolUse{Timestamp: time.Now(), Tool: in.ToolName, Success: !failed}, cmd, cfg.LockTimeout.Duration)
+	if errors.Is(err, guard.ErrNotLean) {
+		return hookio.Response{}, false
+	}
+	if err != nil { // the full hook's warning: what was not recorded, and why
+		return hookio.Response{Exit: 1, Stderr: "sessionvault: " + err.Error() + "\n"}, true
+	}
+	return hookio.Allow(), true
 }
 
 // readsStateNote reports whether a Read call's file may be a project's

@@ -1,6 +1,7 @@
 package leanhook_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/cli"
 )
 
 // silent is the answer of a hook with nothing to say: exit 0, no output.
@@ -336,14 +339,23 @@ func TestLeanHookRecordsPostToolUseAlone(t *testing.T) {
 		}
 	}
 
-	// What the lean hook leaves to sessionvault: without it, each warns
-	// that it was not answered (and wrote nothing).
-	stateRead := map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": filepath.Join(f.Vault, project, "session-current-state.md")}}
+	// A call PreToolUse noted as writing that changed no canonical note:
+	// answered alone, the note taken back.
 	write := map[string]any{"tool_name": "FancyRefactor", "tool_input": map[string]any{}} // a tool that may write what it does not name
 	if r := f.hook("pre-tool-use", write); r != silent {
 		t.Fatalf("pre-tool-use FancyRefactor: %+v", r)
 	}
-	for name, fields := range map[string]map[string]any{"Bash": bash("go test ./..."), "a Read of the state note": stateRead, "a noted call of an unknown tool": write} {
+	if r := f.hook("post-tool-use", write); r != silent {
+		t.Errorf("post-tool-use FancyRefactor, which changed no note, without the full binary: %+v; want it answered alone", r)
+	}
+	if data, err := os.ReadFile(filepath.Join(state, "toolcall-"+project)); err != nil || len(data) != 0 {
+		t.Errorf("the noted call was not taken back: %q, %v", data, err)
+	}
+
+	// What the lean hook leaves to sessionvault: without it, each warns
+	// that it was not answered (and wrote nothing).
+	stateRead := map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": filepath.Join(f.Vault, project, "session-current-state.md")}}
+	for name, fields := range map[string]map[string]any{"Bash, the log's first entry": bash("go test ./..."), "a Read of the state note": stateRead} {
 		size := len(readFile(t, filepath.Join(state, "tool-history-"+project)))
 		if r := f.hook("post-tool-use", fields); r.Exit != 1 || !strings.HasPrefix(r.Stderr, "sessionvault: hook post-tool-use not answered: ") {
 			t.Errorf("post-tool-use, %s, without the full binary: %+v; want it handed on", name, r)
@@ -351,14 +363,6 @@ func TestLeanHookRecordsPostToolUseAlone(t *testing.T) {
 		if now := len(readFile(t, filepath.Join(state, "tool-history-"+project))); now != size {
 			t.Errorf("post-tool-use, %s: the lean hook wrote the tool history before handing it on", name)
 		}
-	}
-	withFullBinary(t)
-	if r := f.hook("post-tool-use", write); r != silent {
-		t.Errorf("post-tool-use FancyRefactor with the full binary: %+v", r)
-	}
-	withoutFullBinary(t)
-	if r := f.hook("post-tool-use", read); r != silent {
-		t.Errorf("post-tool-use Read once sessionvault took the noted call back: %+v; want it answered alone", r)
 	}
 	f.touch()
 	if r := f.hook("post-tool-use", read); r.Exit != 1 {
@@ -406,5 +410,104 @@ func TestLeanHookHandsOnToolEvidence(t *testing.T) {
 	}
 	if tools := string(readFile(t, filepath.Join(f.Vault, ".sessionvault", "state", "tools-"+project))); !regexp.MustCompile(`(?m)^\S+ e-1 Grep \S+Z [0-9a-f]{32}$`).MatchString(tools) {
 		t.Errorf("tool evidence recorded:\n%s\nwant a signed line of e-1 for Grep", tools)
+	}
+}
+
+// TestLeanHookRecordsCommandsAlone checks that sessionvault-hook appends a
+// Bash or MCP call's entry to the command history by itself, once the log
+// exists and is not due for a commit, with the very line the full hook
+// writes for the same input (but for its time, id and duration); that the
+// entries read back in order; and that a noted writing call that changed a
+// canonical note is still handed on, to be committed as the agent's edit.
+func TestLeanHookRecordsCommandsAlone(t *testing.T) {
+	f := newFixture(t)
+	f.working("Login page")
+	f.sv("task", "new", "Auth flow")
+	f.sv("task", "switch", "auth-flow")
+	withFullBinary(t)
+	call := func(command string) map[string]any {
+		c := bash(command)
+		c["agent_type"], c["model"], c["duration_ms"] = "Explore", "claude-opus-4-1", 1234
+		c["tool_input"].(map[string]any)["description"] = "Run `it`\twith\\n a tab"
+		return c
+	}
+	first := call("git status")
+	if r := f.hook("pre-tool-use", first); r != silent {
+		t.Fatalf("pre-tool-use: %+v", r)
+	}
+	if r := f.hook("post-tool-use", first); r != silent { // the log's first entry: made and committed by sessionvault
+		t.Fatalf("post-tool-use: %+v", r)
+	}
+	full := func(fields map[string]any) { // sessionvault's own hook, whatever the lean one would do
+		var out, errb bytes.Buffer
+		if code := cli.Main([]string{"hook", "post-tool-use"}, strings.NewReader(f.input("post-tool-use", fields)), &out, &errb); code != 0 || out.Len()+errb.Len() > 0 {
+			t.Fatalf("sessionvault hook post-tool-use: exit %d %s%s", code, out.String(), errb.String())
+		}
+	}
+	full(call("go test ./..."))
+
+	withoutFullBinary(t)
+	for _, c := range []map[string]any{call("go test ./..."), {"tool_name": "mcp__serena__find_symbol", "tool_input": map[string]any{"name": "Login"}, "tool_use_id": "toolu_mcp"}} {
+		if r := f.hook("pre-tool-use", c); r != silent {
+			t.Fatalf("pre-tool-use %s, from the cache: %+v", c["tool_name"], r)
+		}
+		if r := f.hook("post-tool-use", c); r != silent {
+			t.Fatalf("post-tool-use %s without the full binary: %+v; want it recorded alone", c["tool_name"], r)
+		}
+	}
+	failed := call("make lint")
+	failed["error"] = "exit status 2"
+	if r := f.hook("post-tool-use-failure", failed); r != silent {
+		t.Fatalf("post-tool-use-failure without the full binary: %+v; want it recorded alone", r)
+	}
+
+	lines := regexp.MustCompile(`(?m)^- .*$`).FindAllString(f.commandLog(), -1)
+	if len(lines) != 5 {
+		t.Fatalf("%d entries:\n%s\nwant 5", len(lines), f.commandLog())
+	}
+	norm := regexp.MustCompile(`^- \S+Z · (.*?)( · \*\*duration:\*\* \d+ ms)?(.*) \^h-\d+$`)
+	byFull, byLean := norm.ReplaceAllString(lines[1], "$1$3"), norm.ReplaceAllString(lines[2], "$1$3")
+	if byFull != byLean || !strings.Contains(byLean, "**task:** [[demo/tasks/auth-flow|auth-flow]]") || !strings.Contains(byLean, "**agent:** Explore") {
+		t.Errorf("the lean hook's entry differs from sessionvault's for the same call:\n%s\n%s", lines[2], lines[1])
+	}
+	for i, want := range []string{"`git status`", "`go test ./...`", "`go test ./...`", "`mcp__serena__find_symbol` · **args:** `{\"name\":\"Login\"}`", "failure · `make lint`"} {
+		if !strings.Contains(lines[i], want) || !strings.HasSuffix(lines[i], " ^h-"+strconv.Itoa(i+1)) {
+			t.Errorf("entry %d: %s\nwant %s and id h-%d", i+1, lines[i], want, i+1)
+		}
+	}
+	if !strings.Contains(lines[4], "**error:** `exit status 2`") || !strings.Contains(lines[2], "**duration:** 1234 ms") {
+		t.Errorf("the failed call's entry: %s; the timed call's: %s", lines[4], lines[2])
+	}
+	var show struct {
+		Data struct {
+			Entries  []json.RawMessage `json:"entries"`
+			Problems []json.RawMessage `json:"problems"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(f.sv("history", "show", "--json")), &show); err != nil || len(show.Data.Entries) != 5 || len(show.Data.Problems) != 0 {
+		t.Errorf("history show --json: %v, %d entries, problems %s", err, len(show.Data.Entries), show.Data.Problems)
+	}
+
+	// A shell call that wrote into a canonical note: handed on.
+	notes := bash("python3 write_notes.py")
+	if r := f.hook("pre-tool-use", notes); r != silent {
+		t.Fatalf("pre-tool-use: %+v", r)
+	}
+	p := filepath.Join(f.Vault, project, "session-decisions.md")
+	if err := os.WriteFile(p, append(readFile(t, p), "- a line the agent's script wrote\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.hook("post-tool-use", notes); r.Exit != 1 || !strings.Contains(r.Stderr, "not answered") {
+		t.Errorf("post-tool-use of a call that changed a note, without the full binary: %+v; want it handed on", r)
+	}
+	if n := len(regexp.MustCompile(`(?m)^- `).FindAllString(f.commandLog(), -1)); n != 5 {
+		t.Errorf("%d entries after a handed-on call; want 5 (nothing written)", n)
+	}
+	withFullBinary(t)
+	if r := f.hook("post-tool-use", notes); r != silent {
+		t.Errorf("post-tool-use: %+v", r)
+	}
+	if got := git(t, f.Vault, "log", "-1", "--format=%s"); !strings.HasPrefix(got, "agent-edit: demo/session-decisions.md changed by the agent's Bash call") {
+		t.Errorf("last vault commit %q; want the agent's edit", got)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package vault
+package filelock
 
 import (
 	"errors"
@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// tryLockFile takes an exclusive flock on f without waiting: held false with
+// TryLock takes an exclusive flock on f without waiting: held false with
 // a nil error means another process holds it.
-func tryLockFile(f *os.File) (held bool, err error) {
+func TryLock(f *os.File) (held bool, err error) {
 	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	switch {
 	case err == nil:
@@ -22,6 +22,6 @@ func tryLockFile(f *os.File) (held bool, err error) {
 	return false, err
 }
 
-// unlockFile releases the lock on f; closing f releases it too, so an
+// Unlock releases the lock on f; closing f releases it too, so an
 // error here changes nothing.
-func unlockFile(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+func Unlock(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }

@@ -1,6 +1,6 @@
 //go:build windows
 
-package vault
+package filelock
 
 import (
 	"errors"
@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// tryLockFile takes an exclusive LockFileEx lock on the first byte of f
+// TryLock takes an exclusive LockFileEx lock on the first byte of f
 // without waiting: held false with a nil error means another process holds
 // it.
-func tryLockFile(f *os.File) (held bool, err error) {
+func TryLock(f *os.File) (held bool, err error) {
 	ol := new(windows.Overlapped)
 	err = windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
 	switch {
@@ -24,6 +24,7 @@ func tryLockFile(f *os.File) (held bool, err error) {
 	return false, err
 }
 
-func unlockFile(f *os.File) {
+// Unlock releases the lock on f; closing f releases it too.
+func Unlock(f *os.File) {
 	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, new(windows.Overlapped))
 }
