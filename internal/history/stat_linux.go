@@ -2,7 +2,10 @@ package history
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -110,10 +113,39 @@ func haveBatch(dir string) bool {
 		return false
 	}
 	switch uint32(st.Type) {
-	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC:
+	case unix.EXT4_SUPER_MAGIC:
+		return ext4Journalled(dir)
+	case unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC:
 		return true
 	}
 	return false
+}
+
+// ext4Journalled reports whether the ext4 file system holding dir has a
+// journal: one made without (mkfs.ext4 -O ^has_journal, common on virtual
+// machines' disks) orders nothing, and an fsync there makes only its own
+// file (and a new file's folder) durable. The kernel says so in
+// /sys/fs/ext4/<device>/journal_task ("<none>") and by a /proc/fs/jbd2
+// entry per journal; when neither can be read it is taken to have one, as
+// ext4 has by default.
+func ext4Journalled(dir string) bool {
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) != nil {
+		return true
+	}
+	link, err := os.Readlink(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev)))
+	if err != nil {
+		return true
+	}
+	dev := filepath.Base(link)
+	if task, err := os.ReadFile("/sys/fs/ext4/" + dev + "/journal_task"); err == nil {
+		return strings.TrimSpace(string(task)) != "<none>"
+	}
+	if _, err := os.Stat("/proc/fs/jbd2"); err != nil {
+		return true
+	}
+	journals, _ := filepath.Glob("/proc/fs/jbd2/" + dev + "-*")
+	return len(journals) > 0
 }
 
 // writeout writes a file's dirty pages to the device and waits for them
