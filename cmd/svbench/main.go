@@ -143,6 +143,9 @@ func run(o options) error {
 	if err := taskGraphFigure(o, work, &figs); err != nil {
 		return err
 	}
+	if err := mcpCallFigures(o, work, &figs); err != nil {
+		return err
+	}
 	if err := longSessionFigures(o, work, &figs); err != nil {
 		return err
 	}

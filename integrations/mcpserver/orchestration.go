@@ -180,7 +180,7 @@ func (s *Server) orchestrationTools() []toolDef {
 	return []toolDef{
 		tool(TasksToolset, &mcp.Tool{Name: "create_task", Description: "Make a task note (<project>/tasks/<id>.md); returns its id."},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in CreateTaskIn) (*mcp.CallToolResult, CreateTaskOut, error) {
-				out, err := tasks.New(s.svc).TaskNew(tasks.NewTaskOptions{Project: s.project, Name: in.Name, ID: in.TaskID, Priority: in.Priority,
+				out, err := s.tasks().TaskNew(tasks.NewTaskOptions{Project: s.project, Name: in.Name, ID: in.TaskID, Priority: in.Priority,
 					KeyFiles: in.KeyFiles, DependsOn: in.DependsOn, Blocks: in.Blocks, RelatedTo: in.RelatedTo, Parent: in.Parent})
 				if err != nil {
 					return nil, CreateTaskOut{}, s.toolErr(err)
@@ -189,7 +189,7 @@ func (s *Server) orchestrationTools() []toolDef {
 			}),
 		tool(TasksToolset, &mcp.Tool{Name: "claim_task", Description: "Claim a task (or release it): one holder at a time; with a git remote, the claim is taken there first and another machine's claim refuses it (E1613, naming the holder)."},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in ClaimTaskIn) (*mcp.CallToolResult, ClaimTaskOut, error) {
-				svc := tasks.New(s.svc)
+				svc := s.tasks()
 				var out tasks.TaskOutcome
 				var err error
 				if in.Release {
@@ -212,7 +212,7 @@ func (s *Server) orchestrationTools() []toolDef {
 					Immediate: immediate(in.Updates.ImmediateContext), KeyFiles: in.Updates.KeyFiles, SetKeyFiles: in.Updates.KeyFiles != nil,
 					TechnicalDecisions: in.Updates.TechnicalDecisions, SetDecisions: in.Updates.TechnicalDecisions != nil,
 					ResumePrompt: in.Updates.ResumePrompt, LockedElements: in.Updates.LockedElements, SetLocked: in.Updates.LockedElements != nil}
-				out, err := tasks.New(s.svc).SaveTask(tasks.SaveTaskOptions{Project: s.project, TaskID: in.TaskID, Updates: u, ChangeSummary: in.ChangeSummary, ChangeType: in.ChangeType, Holder: in.SessionID})
+				out, err := s.tasks().SaveTask(tasks.SaveTaskOptions{Project: s.project, TaskID: in.TaskID, Updates: u, ChangeSummary: in.ChangeSummary, ChangeType: in.ChangeType, Holder: in.SessionID})
 				if err != nil {
 					return nil, SaveContextOut{}, s.toolErr(err)
 				}
@@ -226,7 +226,7 @@ func (s *Server) orchestrationTools() []toolDef {
 				if d := in.CurrentTaskUpdates; d != nil {
 					o.Updates = tasks.TaskUpdate{Immediate: immediate(d.ImmediateContext), Phase: d.CurrentPhase, Iteration: d.Iteration}
 				}
-				out, err := tasks.New(s.svc).SwitchTask(o)
+				out, err := s.tasks().SwitchTask(o)
 				if err != nil {
 					return nil, tasks.SwitchOutcome{}, s.toolErr(err)
 				}
@@ -235,7 +235,7 @@ func (s *Server) orchestrationTools() []toolDef {
 		tool(TasksToolset, &mcp.Tool{Name: "create_checkpoint", Description: "Create a checkpoint (git tag checkpoint/<id>) of the project, a task or several tasks."},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in CheckpointIn) (*mcp.CallToolResult, CheckpointOut, error) {
 				ids := append(nonEmptyIDs(in.TaskID), in.IncludeTasks...)
-				out, err := tasks.New(s.svc).CreateCheckpoint(tasks.CheckpointOptions{Project: s.project, Label: in.Label, Description: in.Description, Tasks: ids, Type: in.CheckpointType, CreatedBy: in.SessionID})
+				out, err := s.tasks().CreateCheckpoint(tasks.CheckpointOptions{Project: s.project, Label: in.Label, Description: in.Description, Tasks: ids, Type: in.CheckpointType, CreatedBy: in.SessionID})
 				if err != nil {
 					return nil, CheckpointOut{}, s.toolErr(err)
 				}
@@ -253,7 +253,7 @@ func (s *Server) orchestrationTools() []toolDef {
 				default:
 					return nil, RollbackOut{}, s.toolErr(badArgument("target.type", in.Target.Type, "version or checkpoint"))
 				}
-				out, err := tasks.New(s.svc).Rollback(o)
+				out, err := s.tasks().Rollback(o)
 				if err != nil {
 					return nil, RollbackOut{}, s.toolErr(err)
 				}
@@ -261,7 +261,7 @@ func (s *Server) orchestrationTools() []toolDef {
 			}),
 		tool(TasksToolset, &mcp.Tool{Name: "detect_conflicts", Description: "Find conflicts between tasks (file_conflict, lock_collision, state_mismatch, version_divergence); new ones are recorded.", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in DetectIn) (*mcp.CallToolResult, tasks.DetectResult, error) {
-				out, err := tasks.New(s.svc).DetectConflicts(s.project, in.TaskIDs, in.ConflictTypes)
+				out, err := s.tasks().DetectConflicts(s.project, in.TaskIDs, in.ConflictTypes)
 				if err != nil {
 					return nil, tasks.DetectResult{}, s.toolErr(err)
 				}
@@ -269,15 +269,15 @@ func (s *Server) orchestrationTools() []toolDef {
 			}),
 		tool(TasksToolset, &mcp.Tool{Name: "resolve_conflict", Description: "Resolve a recorded conflict; a lock_collision's lock is released."},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in ResolveConflictIn) (*mcp.CallToolResult, ResolveConflictOut, error) {
-				out, err := tasks.New(s.svc).ResolveConflict(tasks.ResolveOptions{Project: s.project, ID: in.ConflictID, Action: in.Action, Value: in.ResolvedValue, Notes: in.Notes, ResolvedBy: in.ResolvedBy})
+				out, err := s.tasks().ResolveConflict(tasks.ResolveOptions{Project: s.project, ID: in.ConflictID, Action: in.Action, Value: in.ResolvedValue, Notes: in.Notes, ResolvedBy: in.ResolvedBy})
 				if err != nil {
 					return nil, ResolveConflictOut{}, s.toolErr(err)
 				}
 				return nil, ResolveConflictOut{Success: true, ResolveOutcome: out}, nil
 			}),
-		tool(TasksToolset, &mcp.Tool{Name: "get_task_graph", Description: "The task graph: tasks, their links, which are ready and which blocked.", Annotations: readOnly()},
+		largeTool(TasksToolset, &mcp.Tool{Name: "get_task_graph", Description: "The task graph: tasks, their links, which are ready and which blocked.", Annotations: readOnly()},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in GraphIn) (*mcp.CallToolResult, tasks.TaskGraph, error) {
-				g, err := tasks.New(s.svc).TaskGraphOf(tasks.GraphOptions{Project: s.project, TaskID: in.TaskID, Depth: in.Depth, IncludeCompleted: in.IncludeCompleted})
+				g, err := s.tasks().TaskGraphOf(tasks.GraphOptions{Project: s.project, TaskID: in.TaskID, Depth: in.Depth, IncludeCompleted: in.IncludeCompleted})
 				if err != nil {
 					return nil, tasks.TaskGraph{}, s.toolErr(err)
 				}
@@ -285,7 +285,7 @@ func (s *Server) orchestrationTools() []toolDef {
 			}),
 		tool(TasksToolset, &mcp.Tool{Name: "sync_hot_context", Description: "List every checkpoint tag in checkpoints.md (e.g. fetched ones); reports the task contexts and the active task."},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in SyncHotIn) (*mcp.CallToolResult, tasks.HotSync, error) {
-				out, err := tasks.New(s.svc).SyncHotContext(s.project, in.TaskIDs)
+				out, err := s.tasks().SyncHotContext(s.project, in.TaskIDs)
 				if err != nil {
 					return nil, tasks.HotSync{}, s.toolErr(err)
 				}

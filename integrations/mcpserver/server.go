@@ -54,6 +54,9 @@ type Server struct {
 	// served are the names of the tools this server serves: a remedy names
 	// a tool call only for them.
 	served map[string]bool
+	// taskCache keeps the tasks read from the task notes between tool calls
+	// (tasks.TaskCache): a call reads again only the notes changed since.
+	taskCache *tasks.TaskCache
 }
 
 // New returns the MCP server for svc's vault, wired as opts says. An
@@ -63,7 +66,7 @@ func New(svc *session.Service, opts Options) (*mcp.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("toolsets: %w", err)
 	}
-	s := &Server{svc: svc, project: opts.Project, opts: opts, served: map[string]bool{}}
+	s := &Server{svc: svc, project: opts.Project, opts: opts, served: map[string]bool{}, taskCache: tasks.NewTaskCache()}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sessionvault", Version: opts.Version}, nil)
 	on := serving(names)
 	for _, d := range s.tools() {
@@ -76,6 +79,10 @@ func New(svc *session.Service, opts Options) (*mcp.Server, error) {
 	srv.AddReceivingMiddleware(codeSchemaErrors)
 	return srv, nil
 }
+
+// tasks returns the task service over the server's session service, reading
+// the tasks through the server's task cache.
+func (s *Server) tasks() *tasks.Service { return tasks.New(s.svc).WithCache(s.taskCache) }
 
 // serves reports whether this server serves tool.
 func (s *Server) serves(tool string) bool { return s.served[tool] }
@@ -361,7 +368,7 @@ func (s *Server) sessionEnd() toolDef {
 			if err != nil {
 				return nil, Result{}, s.toolErr(err)
 			}
-			_, _ = tasks.New(s.svc).ReleaseSessionClaims(s.project, o.ID) // best effort: a claim not released ends with its lease
+			_, _ = s.tasks().ReleaseSessionClaims(s.project, o.ID) // best effort: a claim not released ends with its lease
 			r := result(o)
 			r.Session = o.ID
 			return nil, r, nil
@@ -391,7 +398,7 @@ func (s *Server) heartbeat() toolDef {
 			if err != nil {
 				return nil, Result{}, s.toolErr(err)
 			}
-			if _, err := tasks.New(s.svc).ConfirmClaims(); err != nil {
+			if _, err := s.tasks().ConfirmClaims(); err != nil {
 				return nil, Result{}, s.toolErr(err)
 			}
 			return nil, Result{Session: st.Session}, nil
@@ -449,7 +456,7 @@ func (s *Server) getUnifiedContext() toolDef {
 			if err != nil {
 				return nil, ContextOut{}, s.toolErr(err)
 			}
-			uc, err := tasks.New(s.svc).UnifiedContext(tasks.UnifiedOptions{Project: project, TaskID: in.TaskID,
+			uc, err := s.tasks().UnifiedContext(tasks.UnifiedOptions{Project: project, TaskID: in.TaskID,
 				NoRelationships: in.IncludeRelationships != nil && !*in.IncludeRelationships, IncludeVersionHistory: in.IncludeVersionHistory, MaxVersions: in.MaxVersions})
 			if err != nil {
 				return nil, ContextOut{}, s.toolErr(err)

@@ -1,11 +1,14 @@
 package mcpserver
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -141,6 +144,95 @@ func tool[In, Out any](set string, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) t
 		}
 		mcp.AddTool(srv, &tt, h)
 	}}
+}
+
+// largeTool is tool for a tool whose result can be large (the task graph of
+// a thousand tasks is 130 KB of JSON): listed the same (the input schema of
+// In, the outline of Out), its arguments validated the same (errors
+// "validating \"arguments\": ..."), and its result the same to a client —
+// the result as structured content and, as its text, the same JSON. The
+// difference is the cost: mcp.AddTool marshals a result, decodes it again
+// to validate it against the outline and marshals it once more, which for a
+// 130 KB result costs more than the tool's work; largeTool marshals it once
+// (Out is a struct, whose JSON always has the outline's shape, and a test
+// checks its results against the outline). A handler's error becomes a tool
+// error, as with tool. It panics (as mcp.AddTool does) when In's schema
+// cannot be made.
+func largeTool[In, Out any](set string, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
+	return toolDef{name: t.Name, set: set, add: func(srv *mcp.Server) {
+		tt := *t
+		in, err := jsonschema.For[In](nil)
+		if err != nil {
+			panic(fmt.Errorf("tool %s: input schema: %w", t.Name, err))
+		}
+		resolved, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+		if err != nil {
+			panic(fmt.Errorf("tool %s: input schema: %w", t.Name, err))
+		}
+		tt.InputSchema = in
+		if s, err := jsonschema.For[Out](nil); err == nil {
+			tt.OutputSchema = outline(s)
+		}
+		srv.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args In
+			if err := decodeArguments(req.Params.Arguments, resolved, &args); err != nil {
+				return toolError(err), nil
+			}
+			res, out, err := h(ctx, req, args)
+			if err != nil {
+				if wire, ok := err.(*jsonrpc.Error); ok {
+					return nil, wire
+				}
+				return toolError(err), nil
+			}
+			data, err := json.Marshal(out)
+			if err != nil {
+				return nil, fmt.Errorf("marshaling the result of %s: %w", t.Name, err)
+			}
+			if res == nil {
+				res = &mcp.CallToolResult{}
+			}
+			res.StructuredContent = json.RawMessage(data)
+			if res.Content == nil {
+				res.Content = []mcp.Content{&mcp.TextContent{Text: string(data)}}
+			}
+			return res, nil
+		})
+	}}
+}
+
+// decodeArguments decodes a tool call's arguments (a JSON object, or none)
+// into args as mcp.AddTool does: the schema's defaults applied, then the
+// object validated against it (an error "validating \"arguments\": ...",
+// which codeSchemaErrors gives its stable code), then decoded.
+func decodeArguments(raw json.RawMessage, schema *jsonschema.Resolved, args any) error {
+	m := map[string]any{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("validating \"arguments\": unmarshaling arguments: %w", err)
+		}
+	}
+	if err := schema.ApplyDefaults(&m); err != nil {
+		return fmt.Errorf("validating \"arguments\": applying schema defaults:\n%w", err)
+	}
+	if err := schema.Validate(&m); err != nil {
+		return fmt.Errorf("validating \"arguments\": %w", err)
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("validating \"arguments\": %w", err)
+	}
+	if err := json.Unmarshal(data, args); err != nil {
+		return fmt.Errorf("decoding the arguments: %w", err)
+	}
+	return nil
+}
+
+// toolError is the tool error result of err.
+func toolError(err error) *mcp.CallToolResult {
+	var res mcp.CallToolResult
+	res.SetError(err)
+	return &res
 }
 
 // outline is schema s cut to its top level: each property's type, and

@@ -5,16 +5,46 @@
 // when it fails, no change at all.
 package tasks
 
-import "github.com/sessionvault/sessionvault/internal/session"
+import (
+	"github.com/sessionvault/sessionvault/internal/notecache"
+	"github.com/sessionvault/sessionvault/internal/session"
+)
 
 // Service runs the task operations on one vault. It is the session service
 // (its state API, clock and vault) with the task verbs on top.
-type Service struct{ *session.Service }
+type Service struct {
+	*session.Service
+	// cache, when set, keeps the tasks read from their notes between the
+	// operations of a long-lived process (WithCache).
+	cache *TaskCache
+}
 
-// New returns the task service over s.
-func New(s *session.Service) *Service { return &Service{s} }
+// TaskCache keeps the tasks read from task notes between operations, each
+// with the stat identity of the note it was read from (package notecache):
+// a note is read and parsed again only once it changed, by whoever changed
+// it. A long-lived process (the MCP server) makes one with NewTaskCache and
+// passes it to every Service it makes (WithCache); it holds one entry per
+// task note of the projects read, and drops those whose note is gone.
+type TaskCache = notecache.Cache[Task]
+
+// NewTaskCache returns an empty task cache.
+func NewTaskCache() *TaskCache { return notecache.New[Task]() }
+
+// New returns the task service over s. It reads every task note each time
+// it reads the tasks, as a CLI process does; see WithCache.
+func New(s *session.Service) *Service { return &Service{Service: s} }
+
+// WithCache returns a copy of s that reads the tasks through c (nil: reads
+// every task note each time).
+func (s *Service) WithCache(c *TaskCache) *Service {
+	cp := *s
+	cp.cache = c
+	return &cp
+}
 
 // WithOp returns a copy of s whose next operations carry the operation id
 // opID (session.Service.WithOp): an operation that already took effect
 // under that id is not done again.
-func (s *Service) WithOp(opID string) *Service { return New(s.Service.WithOp(opID)) }
+func (s *Service) WithOp(opID string) *Service {
+	return New(s.Service.WithOp(opID)).WithCache(s.cache)
+}

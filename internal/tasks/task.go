@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -366,10 +367,16 @@ func (s *Service) Tasks(project string) ([]Task, error) {
 	return s.tasksOf(project)
 }
 
+// tasksOf reads every task note of project, sorted by id, through s's
+// cache when it has one (WithCache): then only the notes changed since they
+// were last read are read and parsed.
 func (s *Service) tasksOf(project string) ([]Task, error) {
 	dir := path.Join(s.V.Root, project, session.TasksDir)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
+		if s.cache != nil {
+			s.cache.Forget(dir, nil)
+		}
 		return nil, nil
 	}
 	if err != nil {
@@ -379,6 +386,18 @@ func (s *Service) tasksOf(project string) ([]Task, error) {
 	for _, e := range ents {
 		if !e.IsDir() && strings.HasSuffix(e.Name(), ".md") {
 			ids = append(ids, strings.TrimSuffix(e.Name(), ".md"))
+		}
+	}
+	read := func(id string) (Task, error) { return s.ReadTaskFile(project, id) }
+	if s.cache != nil {
+		listed := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			listed[id+".md"] = true
+		}
+		s.cache.Forget(dir, listed)
+		read = func(id string) (Task, error) {
+			t, err := s.cache.Get(filepath.Join(dir, id+".md"), func() (Task, error) { return s.ReadTaskFile(project, id) })
+			return t.clone(), err
 		}
 	}
 	// The notes are read and parsed on every core: a graph of 1,000 tasks
@@ -392,7 +411,7 @@ func (s *Service) tasksOf(project string) ([]Task, error) {
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < len(ids); i += workers {
-				out[i], errs[i] = s.ReadTaskFile(project, ids[i])
+				out[i], errs[i] = read(ids[i])
 			}
 		}(w)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,6 +74,31 @@ type Task struct {
 // not completed and not archived.
 func (t Task) Active() bool {
 	return t.Status != session.TaskCompleted && t.Status != session.TaskArchived
+}
+
+// clone returns a copy of t that shares no list or pointer with it: a task
+// kept in a TaskCache is handed out as a clone, so that no caller's change
+// reaches the cache.
+func (t Task) clone() Task {
+	c := t
+	for _, l := range []*[]string{&c.KeyFiles, &c.LockedElements, &c.Blocks, &c.DependsOn, &c.RelatedTo, &c.TechnicalDecisions, &c.Immediate.Blockers} {
+		if *l != nil {
+			*l = slices.Clone(*l)
+		}
+	}
+	if t.Score != nil {
+		v := *t.Score
+		c.Score = &v
+	}
+	if t.Lock != nil {
+		l := *t.Lock
+		c.Lock = &l
+	}
+	if t.Updated != nil {
+		u := *t.Updated
+		c.Updated = &u
+	}
+	return c
 }
 
 // ReadTask reads a task from its parsed note.
