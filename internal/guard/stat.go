@@ -1,8 +1,8 @@
 package guard
 
 import (
-	"fmt"
 	"os"
+	"strconv"
 )
 
 // StatIdentity is a file's stat identity: its size and modification time
@@ -14,5 +14,18 @@ func StatIdentity(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano()) + statExtra(fi), nil
+	b := make([]byte, 0, 80)
+	b = strconv.AppendInt(b, fi.Size(), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, fi.ModTime().UnixNano(), 10)
+	return string(statExtra(b, fi)), nil
+}
+
+// appendInts appends " n" for each of ns to b.
+func appendInts(b []byte, ns ...int64) []byte {
+	for _, n := range ns {
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return b
 }

@@ -3,16 +3,15 @@
 package guard
 
 import (
-	"fmt"
 	"io/fs"
 	"syscall"
 )
 
 // statExtra adds the inode and change time, which a rewrite in place cannot
 // keep (BSD and macOS name the field Ctimespec).
-func statExtra(fi fs.FileInfo) string {
+func statExtra(b []byte, fi fs.FileInfo) []byte {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fmt.Sprintf(" %d %d %d", st.Ino, st.Ctimespec.Sec, st.Ctimespec.Nsec)
+		return appendInts(b, int64(st.Ino), int64(st.Ctimespec.Sec), int64(st.Ctimespec.Nsec))
 	}
-	return ""
+	return b
 }

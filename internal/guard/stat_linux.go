@@ -3,15 +3,14 @@
 package guard
 
 import (
-	"fmt"
 	"io/fs"
 	"syscall"
 )
 
 // statExtra adds the change time, which a rewrite in place cannot keep.
-func statExtra(fi fs.FileInfo) string {
+func statExtra(b []byte, fi fs.FileInfo) []byte {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fmt.Sprintf(" %d %d %d", st.Ino, st.Ctim.Sec, st.Ctim.Nsec)
+		return appendInts(b, int64(st.Ino), int64(st.Ctim.Sec), int64(st.Ctim.Nsec))
 	}
-	return ""
+	return b
 }
