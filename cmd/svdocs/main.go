@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/cobra/doc"
+
 	"github.com/sessionvault/sessionvault/internal/cli"
 )
 
@@ -20,7 +23,13 @@ func main() {
 	if flag.NArg() > 0 {
 		dir = flag.Arg(0)
 	}
-	if err := cli.WriteDocs(dir, *man); err != nil {
+	w := cli.DocWriters{
+		Markdown: doc.GenMarkdownTree,
+		Man: func(root *cobra.Command, dir string) error {
+			return doc.GenManTree(root, &doc.GenManHeader{Title: "SESSIONVAULT", Section: "1"}, dir)
+		},
+	}
+	if err := cli.WriteDocs(dir, *man, w); err != nil {
 		fmt.Fprintln(os.Stderr, "svdocs:", err)
 		os.Exit(1)
 	}

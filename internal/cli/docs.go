@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/spf13/cobra/doc"
+	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/integrations/mcpserver"
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -21,14 +21,27 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
+// DocWriters render the pages of the command tree for WriteDocs. They are
+// cobra's doc generators, passed in by cmd/svdocs (and the docs test), so
+// that the sessionvault binary does not link, nor initialise at each
+// start, a markdown and man page renderer it never runs.
+type DocWriters struct {
+	// Markdown writes a markdown page per command of root into dir.
+	Markdown func(root *cobra.Command, dir string) error
+	// Man writes a man page per command of root into dir; nil when no man
+	// pages are asked for.
+	Man func(root *cobra.Command, dir string) error
+}
+
 // WriteDocs writes the references made from the code into dir (the
 // repository's docs/): cli/ (a markdown page per command, from the commands
-// themselves), mcp-tools.md (every MCP tool, from the server's own tool
-// list) and errors.md (every error code, from the registry); with manDir
-// not "", man pages there too. The same code gives the same bytes, so a
-// test can tell a stale reference (`make docs`).
-func WriteDocs(dir, manDir string) error {
-	root := (&app{}).rootCommand()
+// themselves, by w.Markdown), mcp-tools.md (every MCP tool, from the
+// server's own tool list) and errors.md (every error code, from the
+// registry); with manDir not "", man pages there too (by w.Man). The same
+// code gives the same bytes, so a test can tell a stale reference (`make
+// docs`).
+func WriteDocs(dir, manDir string, w DocWriters) error {
+	root := (&app{}).rootCommand("")
 	root.DisableAutoGenTag = true
 	cliDir := filepath.Join(dir, "cli")
 	if err := os.RemoveAll(cliDir); err != nil {
@@ -37,14 +50,14 @@ func WriteDocs(dir, manDir string) error {
 	if err := os.MkdirAll(cliDir, 0o755); err != nil {
 		return err
 	}
-	if err := doc.GenMarkdownTree(root, cliDir); err != nil {
+	if err := w.Markdown(root, cliDir); err != nil {
 		return fmt.Errorf("writing %s: %w", cliDir, err)
 	}
 	if manDir != "" {
 		if err := os.MkdirAll(manDir, 0o755); err != nil {
 			return err
 		}
-		if err := doc.GenManTree(root, &doc.GenManHeader{Title: "SESSIONVAULT", Section: "1"}, manDir); err != nil {
+		if err := w.Man(root, manDir); err != nil {
 			return fmt.Errorf("writing %s: %w", manDir, err)
 		}
 	}

@@ -57,7 +57,7 @@ type app struct {
 // name) and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr, stdin: stdin}
-	root := a.rootCommand()
+	root := a.rootCommand(commandToRun(args))
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -83,7 +83,76 @@ func (a *app) formatWarning(err error) {
 		(&config.NewerFormatError{What: "this vault", Version: a.newerFormat}).Error(), errs.VaultFormatNewer.ID, errs.VaultFormatNewer.Name)
 }
 
-func (a *app) rootCommand() *cobra.Command {
+// topCommand is a top-level command: its name (the first word of its Use)
+// and its constructor, so that a run builds only the command it runs.
+type topCommand struct {
+	name string
+	make func(*app) *cobra.Command
+}
+
+// commandGroup is a titled group of top-level commands in `sessionvault
+// --help`.
+type commandGroup struct {
+	id, title string
+	cmds      []topCommand
+}
+
+// commandGroups lists the top-level commands by what they are for, in the
+// order `sessionvault --help` lists them.
+func commandGroups() []commandGroup {
+	return []commandGroup{
+		{"sessions", "Sessions:", []topCommand{{"start", (*app).startCommand}, {"update", (*app).updateCommand},
+			{"decide", (*app).decideCommand}, {"block", (*app).blockCommand}, {"resolve", (*app).resolveCommand},
+			{"end", (*app).endCommand}, {"status", (*app).statusCommand}, {"heartbeat", (*app).heartbeatCommand},
+			{"recover", (*app).recoverCommand}, {"recovery", (*app).recoveryCommand}, {"log", (*app).logCommand}}},
+		{"protocol", "The session protocol:", []topCommand{{"evidence", (*app).evidenceCommand}, {"gate", (*app).gateCommand},
+			{"phase", (*app).phaseCommand}, {"mode", (*app).modeCommand}, {"accept", (*app).acceptCommand},
+			{"blocked-reason", (*app).blockedReasonCommand}, {"protocol", (*app).protocolCommand}, {"check", (*app).checkCommand}}},
+		{"tasks", "Tasks:", []topCommand{{"task", (*app).taskCommand}, {"checkpoint", (*app).checkpointCommand},
+			{"rollback", (*app).rollbackCommand}, {"conflicts", (*app).conflictsCommand}}},
+		{"features", "Features and the workflow:", []topCommand{{"feature", (*app).featureCommand}, {"history", (*app).historyCommand},
+			{"agent", (*app).agentCommand}, {"verdict", (*app).verdictCommand}, {"workflow", (*app).workflowCommand}}},
+		{"sync", "Sync and remotes:", []topCommand{{"remote", (*app).remoteCommand}, {"sync", (*app).syncCommand},
+			{"linear", (*app).linearCommand}, {"serve", (*app).serveCommand}, {"merge-driver", (*app).mergeDriverCommand}}},
+		{"data", "Import and export:", []topCommand{{"import", (*app).importCommand}, {"export", (*app).exportCommand}}},
+		{"setup", "Setup:", []topCommand{{"init", (*app).initCommand}, {"link", (*app).linkCommand}, {"hooks", (*app).hooksCommand},
+			{"hook", (*app).hookCommand}, {"mcp", (*app).mcpCommand}, {"doctor", (*app).doctorCommand}, {"migrate", (*app).migrateCommand}}},
+	}
+}
+
+// commandToRun is the name of the top-level command args run, when nothing
+// but that command is needed to run them: the root's value flags (--vault,
+// --project, --op-id) and --json may come before it. It is "" — build every
+// command — when args hold another flag before the command (--help,
+// --version, a mistake), name no command or an unknown one (cobra's
+// suggestions), or ask for help or completions, which list every command.
+func commandToRun(args []string) string {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		switch {
+		case arg == "--vault" || arg == "--project" || arg == "--op-id":
+			i++ // its value
+		case arg == "--json" || strings.HasPrefix(arg, "--vault=") || strings.HasPrefix(arg, "--project=") || strings.HasPrefix(arg, "--op-id="):
+		case strings.HasPrefix(arg, "-"):
+			return ""
+		default:
+			for _, g := range commandGroups() {
+				for _, c := range g.cmds {
+					if c.name == arg {
+						return arg
+					}
+				}
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// rootCommand builds the command tree: every command when only is "", else
+// the root with the top-level command named only alone (what a run of it
+// needs; its help, flags and errors are the same as in the whole tree).
+func (a *app) rootCommand(only string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "sessionvault",
 		Short: "Keep an AI coding agent's session state in a git-versioned Obsidian vault",
@@ -108,28 +177,21 @@ or above the current one that holds .sessionvault/.`,
 		return &errs.Error{Code: errs.InvalidCommand, Message: err.Error() + " (see `" + c.CommandPath() + " --help`)", Err: err}
 	})
 	// `sessionvault --help` lists the commands by what they are for.
-	for _, g := range []struct {
-		id, title string
-		cmds      []*cobra.Command
-	}{
-		{"sessions", "Sessions:", []*cobra.Command{a.startCommand(), a.updateCommand(), a.decideCommand(), a.blockCommand(),
-			a.resolveCommand(), a.endCommand(), a.statusCommand(), a.heartbeatCommand(), a.recoverCommand(), a.recoveryCommand(), a.logCommand()}},
-		{"protocol", "The session protocol:", []*cobra.Command{a.evidenceCommand(), a.gateCommand(), a.phaseCommand(), a.modeCommand(),
-			a.acceptCommand(), a.blockedReasonCommand(), a.protocolCommand(), a.checkCommand()}},
-		{"tasks", "Tasks:", []*cobra.Command{a.taskCommand(), a.checkpointCommand(), a.rollbackCommand(), a.conflictsCommand()}},
-		{"features", "Features and the workflow:", []*cobra.Command{a.featureCommand(), a.historyCommand(), a.agentCommand(), a.verdictCommand(), a.workflowCommand()}},
-		{"sync", "Sync and remotes:", []*cobra.Command{a.remoteCommand(), a.syncCommand(), a.linearCommand(), a.serveCommand(), a.mergeDriverCommand()}},
-		{"data", "Import and export:", []*cobra.Command{a.importCommand(), a.exportCommand()}},
-		{"setup", "Setup:", []*cobra.Command{a.initCommand(), a.linkCommand(), a.hooksCommand(), a.hookCommand(), a.mcpCommand(), a.doctorCommand(), a.migrateCommand()}},
-	} {
+	for _, g := range commandGroups() {
 		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
-		for _, c := range g.cmds {
+		for _, t := range g.cmds {
+			if only != "" && t.name != only {
+				continue
+			}
+			c := t.make(a)
 			c.GroupID = g.id
 			root.AddCommand(c)
 		}
 	}
 	root.SetHelpCommandGroupID("setup")
 	root.SetCompletionCommandGroupID("setup")
+	// A run of one command never reaches `completion`: not built.
+	root.CompletionOptions.DisableDefaultCmd = only != ""
 	requireSubcommands(root)
 	return root
 }

@@ -49,7 +49,7 @@ func TestUserTextNamesNoSources(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk((&app{}).rootCommand())
+	walk((&app{}).rootCommand(""))
 
 	tools, err := inMemory(t, newVault(t)).ListTools(context.Background(), nil)
 	if err != nil {
@@ -78,7 +78,7 @@ func TestUserTextNamesNoSources(t *testing.T) {
 // task new NAME`, ...) is a command that exists.
 func TestErrorFixesNameRealCommands(t *testing.T) {
 	t.Parallel()
-	root := (&app{}).rootCommand()
+	root := (&app{}).rootCommand("")
 	cmdRe := regexp.MustCompile("`sessionvault ([^`]*)`")
 	for _, c := range errs.All {
 		for _, m := range cmdRe.FindAllStringSubmatch(errs.DocOf(c).Fix, -1) {

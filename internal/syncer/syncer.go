@@ -15,10 +15,10 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 	"github.com/sessionvault/sessionvault/internal/note"
 	"github.com/sessionvault/sessionvault/internal/session"
 )
@@ -149,7 +149,8 @@ func (s Summary) String() string {
 	return out
 }
 
-var issueKeyRe = regexp.MustCompile(`(?i)\b([a-z][a-z0-9]{1,9})-(\d+)\b`)
+// issueKeyRe finds an issue key in a branch name, compiled at its first use.
+var issueKeyRe = lazyregexp.New(`(?i)\b([a-z][a-z0-9]{1,9})-(\d+)\b`)
 
 // IssueKey returns the issue a session is linked to: its linear property,
 // else an issue key in its branch name (eng-123-login → ENG-123), else "".
@@ -157,7 +158,7 @@ func IssueKey(st session.State) string {
 	if st.Linear != "" {
 		return strings.ToUpper(st.Linear)
 	}
-	if m := issueKeyRe.FindStringSubmatch(st.Branch); m != nil {
+	if m := issueKeyRe().FindStringSubmatch(st.Branch); m != nil {
 		return strings.ToUpper(m[1]) + "-" + m[2]
 	}
 	return ""

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
@@ -454,7 +455,7 @@ func (s *Service) restoreEngine(rel string, old, cur []byte) ([]byte, error) {
 	}
 	for _, k := range cd.Note.Keys() {
 		node, _ := cd.Note.Node(k)
-		if engineProps[k] || node == nil {
+		if engineProps()[k] || node == nil {
 			continue
 		}
 		switch {
@@ -467,15 +468,16 @@ func (s *Service) restoreEngine(rel string, old, cur []byte) ([]byte, error) {
 		}
 	}
 	for _, k := range od.Note.Keys() {
-		if _, ok := cd.Note.Node(k); !ok && !engineProps[k] {
+		if _, ok := cd.Note.Node(k); !ok && !engineProps()[k] {
 			od.Unset(k)
 		}
 	}
 	return od.Bytes()
 }
 
-// engineProps are the properties the engine writes in any note it owns.
-var engineProps = func() map[string]bool {
+// engineProps are the properties the engine writes in any note it owns
+// (built at the first use: a checkpoint's restore).
+var engineProps = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, k := range append(taskProps, "project", "session", "objective", "progress", "progress_start", "epic", "linear",
 		"branch", "commit", "started", "continues", "last_session", "version", "active_task", "active_feature", "mode", "ended",
@@ -485,7 +487,7 @@ var engineProps = func() map[string]bool {
 		m[k] = true
 	}
 	return m
-}()
+})
 
 // engineSections are the H2 sections the engine writes in the note at rel:
 // a task note's, or those of the template the note was made from.
