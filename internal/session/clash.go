@@ -89,15 +89,23 @@ func (s *Service) ClashNotice(project string) string {
 	if _, err := os.Stat(p); err != nil {
 		return ""
 	}
-	// The state as verified (cached): not Guard, whose facts depend on the
-	// code repository of the folder a command runs in.
-	st, err := s.VerifiedCached(project)
-	if err != nil {
-		return ""
-	}
+	// The current session from the hooks' facts cache while it holds (the
+	// engine refreshes it with every commit it seals), else the state as
+	// verified (cached). Only the session is taken from the facts: the
+	// rest of them depend on the code repository a command runs in.
 	cur := ""
-	if st.Active() {
-		cur = st.Session
+	if c, ok := guard.Load(s.V.Root, project); ok && c.Facts.Unreadable == "" {
+		if c.Facts.Active {
+			cur = c.Facts.Session
+		}
+	} else {
+		st, err := s.VerifiedCached(project)
+		if err != nil {
+			return ""
+		}
+		if st.Active() {
+			cur = st.Session
+		}
 	}
 	notice := s.clashNotice(project, cur, nil)
 	s.recordClash(project, notice)
