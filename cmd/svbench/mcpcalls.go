@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Issue 31's targets for the MCP tool calls through a running server: the
+// The targets of the MCP tool calls through a running server: the
 // round trip of get_task_graph over 1,000 tasks, p50, in milliseconds; and
 // the warm-up calls made on each tool before its timed rounds.
 const (
