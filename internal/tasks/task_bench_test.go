@@ -42,7 +42,7 @@ func BenchmarkTaskGraph1000(b *testing.B) {
 
 // BenchmarkTaskGraph1000Cached is get_task_graph over 1,000 task notes as
 // the MCP server reads them: through a task cache filled by a first call,
-// no note changed since (issue 31: at most 10 ms through the server).
+// no note changed since (the target: at most 10 ms through the server).
 func BenchmarkTaskGraph1000Cached(b *testing.B) {
 	s := benchTaskVault(b, 1000)
 	old := time.Now().Add(-time.Hour)
