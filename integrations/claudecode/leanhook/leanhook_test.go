@@ -1,7 +1,6 @@
 package leanhook_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sessionvault/sessionvault/internal/cli"
 )
 
 // silent is the answer of a hook with nothing to say: exit 0, no output.
@@ -438,13 +435,9 @@ func TestLeanHookRecordsCommandsAlone(t *testing.T) {
 	if r := f.hook("post-tool-use", first); r != silent { // the log's first entry: made and committed by sessionvault
 		t.Fatalf("post-tool-use: %+v", r)
 	}
-	full := func(fields map[string]any) { // sessionvault's own hook, whatever the lean one would do
-		var out, errb bytes.Buffer
-		if code := cli.Main([]string{"hook", "post-tool-use"}, strings.NewReader(f.input("post-tool-use", fields)), &out, &errb); code != 0 || out.Len()+errb.Len() > 0 {
-			t.Fatalf("sessionvault hook post-tool-use: exit %d %s%s", code, out.String(), errb.String())
-		}
+	if r := f.full("post-tool-use", call("go test ./...")); r != silent { // sessionvault's own hook, whatever the lean one would do
+		t.Fatalf("sessionvault hook post-tool-use: %+v", r)
 	}
-	full(call("go test ./..."))
 
 	withoutFullBinary(t)
 	for _, c := range []map[string]any{call("go test ./..."), {"tool_name": "mcp__serena__find_symbol", "tool_input": map[string]any{"name": "Login"}, "tool_use_id": "toolu_mcp"}} {

@@ -214,6 +214,14 @@ func (f *fixture) hook(event string, fields map[string]any) result {
 	return lean(f.input(event, fields), event)
 }
 
+// full runs `sessionvault hook EVENT` in process, as the lean hook hands a
+// call on, with the same input as hook.
+func (f *fixture) full(event string, fields map[string]any) result {
+	var out, errb bytes.Buffer
+	code := cli.Main([]string{"hook", event}, strings.NewReader(f.input(event, fields)), &out, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
 // input is the hook JSON Claude Code sends for event.
 func (f *fixture) input(event string, fields map[string]any) string {
 	name := map[string]string{"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse", "post-tool-use-failure": "PostToolUseFailure",
