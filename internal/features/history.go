@@ -2,7 +2,6 @@ package features
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -381,22 +380,8 @@ func (s *Service) RecordCommand(o RecordOptions) (RecordOutcome, error) {
 const sessionLogIntro = "Every Bash and MCP tool call of the session (and each command recorded with `sessionvault history record`), one line each, oldest first. Append-only: sessionvault never rewrites a line."
 
 // ToolCall is what the PostToolUse hook knows of one tool call (Claude Code
-// hooks input: tool_name, tool_input, tool_use_id, agent_id, agent_type,
-// the optional duration_ms, and for a failed call its error).
-type ToolCall struct {
-	Tool       string
-	Input      json.RawMessage
-	Failed     bool
-	Error      string
-	DurationMs *int64
-	ToolUseID  string
-	AgentID    string
-	AgentType  string
-	// Model is the model the hook input names, else the one SessionStart
-	// recorded for the same Claude Code session (RecordModel).
-	Model         string
-	ClaudeSession string
-}
+// hooks input); the lean hook records the same (guard.RecordCommand).
+type ToolCall = guard.CommandCall
 
 // RecordModel records the model Claude Code's SessionStart hook names for
 // its session (no commit): PostToolUse inputs do not name it.

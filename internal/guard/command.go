@@ -38,16 +38,18 @@ type LogFacts struct {
 // agent_type, model, session_id, the optional duration_ms, and for a failed
 // call its error).
 type CommandCall struct {
-	Tool          string
-	Input         json.RawMessage
-	Failed        bool
-	Error         string
-	DurationMs    *int64
-	ToolUseID     string
-	AgentID       string
-	AgentType     string
+	Tool       string
+	Input      json.RawMessage
+	Failed     bool
+	Error      string
+	DurationMs *int64
+	ToolUseID  string
+	AgentID    string
+	AgentType  string
+	// Model is the model the hook input names, else the one SessionStart
+	// recorded for the same Claude Code session (commandlog.ModelFile).
 	Model         string
-	ClaudeSession string
+	ClaudeSession string // the hook input's session_id
 }
 
 // logTail is how much of a log's end is read for its last entry.
