@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -60,14 +61,15 @@ const logTail = 64 << 10
 // full hook does (package features: RecordToolCommand): one write to the
 // log opened O_APPEND under its lock (waiting up to lockTimeout), then one
 // fsync. It returns ErrNotLean, having written nothing, when the entry needs
-// the full hook: no active session, log facts not cached, a log that does
-// not exist yet (its front matter comes from the template) or is not a plain
-// file in plain folders, logs due for a commit (commandlog.CommitDue), a
-// lock not had within lockTimeout. Other errors are the file system's, the
-// entry then not written.
+// the full hook: no active session, log facts not cached, a project or
+// session name that is not plain, a log that does not exist yet (its front
+// matter comes from the template) or is not a plain file in plain folders,
+// logs due for a commit (commandlog.CommitDue). Another error says what
+// failed: the lock not had within lockTimeout, or the file system's (the
+// entry is then not written, or written but not flushed).
 func RecordCommand(root, project string, c Cached, call CommandCall, lockTimeout time.Duration, now time.Time) error {
-	if !RecordsCommand(call.Tool) || !c.Facts.Active || c.Facts.Session == "" || !c.Log.Known {
-		return ErrNotLean
+	if !RecordsCommand(call.Tool) || !c.Facts.Active || !c.Log.Known || !plainID(project) || !plainID(c.Facts.Session) {
+		return ErrNotLean // (a name that is not plain: the full hook checks and says why)
 	}
 	committed, _ := os.ReadFile(integrity.Path(root, commandlog.CommittedFile(project)))
 	if commandlog.CommitDue(committed, now) {
@@ -91,8 +93,11 @@ func RecordCommand(root, project string, c Cached, call CommandCall, lockTimeout
 	}
 	defer f.Close()
 	held, err := filelock.Within(f, lockTimeout, 100*time.Microsecond, 10*time.Millisecond)
-	if err != nil || !held {
+	if err != nil {
 		return ErrNotLean
+	}
+	if !held { // the full hook would wait as long again: say so instead
+		return fmt.Errorf("another process has held %s for over %s; the call's entry was not written", p, lockTimeout)
 	}
 	defer filelock.Unlock(f)
 	fi, err := f.Stat()
@@ -119,15 +124,15 @@ func RecordCommand(root, project string, c Cached, call CommandCall, lockTimeout
 		l.Status = commandlog.Failure
 		l.Error = commandlog.Cut(call.Error, commandlog.ErrorCut)
 	}
-	model := call.Model
+	model := strings.TrimSpace(call.Model)
 	if model == "" {
 		data, _ := os.ReadFile(integrity.Path(root, commandlog.ModelFile(project)))
 		model = commandlog.RecordedModel(data, call.ClaudeSession)
 	}
 	l.Model = commandlog.Identifier(model)
-	agent := call.AgentType
+	agent := strings.TrimSpace(call.AgentType)
 	if agent == "" {
-		agent = call.AgentID
+		agent = strings.TrimSpace(call.AgentID)
 	}
 	l.Agent = commandlog.Identifier(agent)
 	var b bytes.Buffer

@@ -65,8 +65,8 @@ var ErrNotLean = errors.New("the call needs the full hook")
 // does not verify (the full hook says why), a `tool:` evidence pattern of
 // the protocol that matches the tool, or one the cache does not know, a tool
 // history due to be cut back, an entry RecordCommand leaves. Another error
-// is one of writing, once the entry (if any) was written: the call is then
-// not to be handed on, or its entry would be written twice. The heartbeat
+// says what was not recorded: the call is then not to be handed on, as its
+// entry may have been written (it would be written twice). The heartbeat
 // and the tool history are renames and appends without fsync: what the
 // state folder keeps is rebuilt when lost.
 func Post(root, project string, c Cached, u ToolUse, cmd *CommandCall, lockTimeout time.Duration) error {
@@ -139,12 +139,4 @@ func appendState(p string, line []byte) error {
 		err = cerr
 	}
 	return err
-}
-
-// PendingToolCall reports whether PreToolUse noted a writing tool call of
-// project (NoteToolCall) that PostToolUse has not yet compared: the full
-// hook commits what it changed.
-func PendingToolCall(root, project string) bool {
-	fi, err := os.Stat(integrity.Path(root, integrity.ToolCallFile(project)))
-	return err == nil && fi.Size() > 0
 }

@@ -7,7 +7,8 @@ import (
 	"syscall"
 )
 
-// statExtra adds the change time, which a rewrite in place cannot keep.
+// statExtra adds the inode and the change time, which a rewrite in place
+// cannot keep.
 func statExtra(b []byte, fi fs.FileInfo) []byte {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return appendInts(b, int64(st.Ino), int64(st.Ctim.Sec), int64(st.Ctim.Nsec))

@@ -133,7 +133,7 @@ func ext4Journalled(dir string) bool {
 	if unix.Stat(dir, &st) != nil {
 		return true
 	}
-	link, err := os.Readlink(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev)))
+	link, err := os.Readlink(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))))
 	if err != nil {
 		return true
 	}

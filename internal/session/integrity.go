@@ -317,21 +317,23 @@ func (s *Service) saveGuard(project, id string, st *State, f guard.Facts, deps m
 
 // logFacts are what the command history's entries take from st, an active
 // session's state, and deps with the machine record's stat identity (taken
-// before it is read) added; not Known without a machine record.
+// before it is read; "none" when missing) added; not Known without a
+// machine record that reads.
 func (s *Service) logFacts(project string, st State, deps map[string]string) (guard.LogFacts, map[string]string) {
-	p := integrity.Path(s.V.Root, vault.MachineFile)
-	mid, err := guard.StatIdentity(p)
-	if err != nil {
-		return guard.LogFacts{}, deps
-	}
-	m, err := s.V.Machine()
-	if err != nil {
-		return guard.LogFacts{}, deps
-	}
 	if deps == nil {
 		deps = map[string]string{}
 	}
+	p := integrity.Path(s.V.Root, vault.MachineFile)
+	mid, err := guard.StatIdentity(p)
+	if err != nil {
+		deps[p] = "none" // Load: "none" is a missing file's identity
+		return guard.LogFacts{}, deps
+	}
 	deps[p] = mid
+	m, found, err := s.V.MachineRecord() // as on disk now: a running server's Machine may be older
+	if err != nil || !found {
+		return guard.LogFacts{}, deps
+	}
 	l := guard.LogFacts{Known: true, IDSuffix: m.IDSuffix()}
 	if st.ActiveTask != "" {
 		l.Task = TaskLink(project, st.ActiveTask)

@@ -123,6 +123,11 @@ func (v *Vault) CheckMachine() error {
 // a record that cannot be read or is not a machine record is an
 // errs.MachineRecordInvalid error naming the file, what is wrong with it,
 // and the command that records the machine again.
+// MachineRecord reads the machine record as it is on disk now (Machine
+// remembers what it read for the Vault's life); found is false when there
+// is none. A record that does not read is E1697 MACHINE_RECORD_INVALID.
+func (v *Vault) MachineRecord() (m Machine, found bool, err error) { return v.readMachine() }
+
 func (v *Vault) readMachine() (m Machine, found bool, err error) {
 	data, err := v.ReadState(machineName)
 	if errors.Is(err, os.ErrNotExist) {

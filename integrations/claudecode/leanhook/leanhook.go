@@ -148,7 +148,8 @@ func locate(a hookio.Args, in hookio.Input) (root, project string, cfg config.Co
 // it needs nothing but the heartbeat, the tool history and, for a Bash or
 // MCP call, an entry appended to the command history (guard.Post,
 // guard.RecordCommand), and reports whether it did. It leaves to the full
-// hook, having written nothing: a Read of the state or history note
+// hook, having written nothing but taken back a noted call that changed no
+// note (guard.SettleToolCall): a Read of the state or history note
 // (evidence that the agent read it), a writing call PreToolUse noted that
 // changed a canonical note (committed as the agent's edit), a vault in a
 // format this binary does not write, a state the cache does not hold, and
@@ -212,7 +213,8 @@ func readsStateNote(in hookio.Input) bool {
 }
 
 // The names of the notes whose Read the full hook records as evidence
-// (package session: CurrentStateNote, HistoryNote; a test holds them equal).
+// (package session: CurrentStateNote, HistoryNote; names_test.go holds them
+// equal).
 const (
 	stateNote   = "session-current-state.md"
 	historyNote = "session-history.md"

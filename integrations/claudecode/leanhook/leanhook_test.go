@@ -352,7 +352,13 @@ func TestLeanHookRecordsPostToolUseAlone(t *testing.T) {
 	// What the lean hook leaves to sessionvault: without it, each warns
 	// that it was not answered (and wrote nothing).
 	stateRead := map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": filepath.Join(f.Vault, project, "session-current-state.md")}}
-	for name, fields := range map[string]map[string]any{"Bash, the log's first entry": bash("go test ./..."), "a Read of the state note": stateRead} {
+	historyRead := map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": filepath.Join(f.Vault, project, "session-history.md")}}
+	if err := os.Symlink(filepath.Join(f.Vault, project, "session-current-state.md"), filepath.Join(f.Code, "state.md")); err != nil {
+		t.Fatal(err)
+	}
+	linkRead := map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": "state.md"}}
+	for name, fields := range map[string]map[string]any{"Bash, the log's first entry": bash("go test ./..."), "a Read of the state note": stateRead,
+		"a Read of the history note": historyRead, "a Read of the state note through a link": linkRead} {
 		size := len(readFile(t, filepath.Join(state, "tool-history-"+project)))
 		if r := f.hook("post-tool-use", fields); r.Exit != 1 || !strings.HasPrefix(r.Stderr, "sessionvault: hook post-tool-use not answered: ") {
 			t.Errorf("post-tool-use, %s, without the full binary: %+v; want it handed on", name, r)
