@@ -123,7 +123,7 @@ func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, 
 // locate finds the hook's vault (its absolute root), project (the vault's
 // default when no flag names one; "" when it has none) and settings, as
 // the full hook does; ok is false when it cannot.
-func locate(a hookio.Args, in hookio.Input) (root, project string, cfg guard.Settings, ok bool) {
+func locate(a hookio.Args, in hookio.Input) (root, project string, cfg Settings, ok bool) {
 	cwd, err := hookio.WorkDir(in.Cwd)
 	if err != nil {
 		return "", "", cfg, false
@@ -135,7 +135,7 @@ func locate(a hookio.Args, in hookio.Input) (root, project string, cfg guard.Set
 	if root, err = filepath.Abs(root); err != nil || !config.IsVault(root) {
 		return "", "", cfg, false
 	}
-	if cfg, err = guard.LoadSettings(root); err != nil {
+	if cfg, err = loadSettings(root); err != nil {
 		return "", "", cfg, false
 	}
 	if project == "" {

@@ -1,4 +1,4 @@
-package guard
+package leanhook
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/integrity"
 )
 
-// LoadSettings reads config.yaml once and then its snapshot, until the file
+// loadSettings reads config.yaml once and then its snapshot, until the file
 // changes — a same-size rewrite with its modification time put back
 // included — and never trusts a snapshot it did not sign; settings that do
 // not parse are config.Load's error.
@@ -36,7 +36,7 @@ func TestLoadSettingsFollowsTheConfig(t *testing.T) {
 	}
 	write("version: 2\ndefault_project: demo\nread_only_tools: [Foo]\nlock_timeout: 5s\n")
 	for i := 0; i < 2; i++ {
-		s, err := LoadSettings(root)
+		s, err := loadSettings(root)
 		if err != nil || s.Version != 2 || s.DefaultProject != "demo" || strings.Join(s.ReadOnlyTools, ",") != "Foo" || s.LockTimeout != 5*time.Second {
 			t.Fatalf("read %d: %+v, %v", i, s, err)
 		}
@@ -47,7 +47,7 @@ func TestLoadSettingsFollowsTheConfig(t *testing.T) {
 	}
 
 	write("version: 2\ndefault_project: demo\nread_only_tools: [Bar]\nlock_timeout: 5s\n")
-	if s, err := LoadSettings(root); err != nil || strings.Join(s.ReadOnlyTools, ",") != "Bar" {
+	if s, err := loadSettings(root); err != nil || strings.Join(s.ReadOnlyTools, ",") != "Bar" {
 		t.Errorf("after a same-size rewrite: %+v, %v; want Bar", s, err)
 	}
 
@@ -56,12 +56,12 @@ func TestLoadSettingsFollowsTheConfig(t *testing.T) {
 	if err := os.WriteFile(snap, []byte(forged), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := LoadSettings(root); err != nil || strings.Join(s.ReadOnlyTools, ",") != "Bar" {
+	if s, err := loadSettings(root); err != nil || strings.Join(s.ReadOnlyTools, ",") != "Bar" {
 		t.Errorf("after the snapshot was forged: %+v, %v; want the file's Bar", s, err)
 	}
 
 	write("version: [2\n")
-	if _, err := LoadSettings(root); err == nil || !strings.Contains(err.Error(), "config.yaml") {
+	if _, err := loadSettings(root); err == nil || !strings.Contains(err.Error(), "config.yaml") {
 		t.Errorf("settings that do not parse: %v; want config.Load's error naming the file", err)
 	}
 }

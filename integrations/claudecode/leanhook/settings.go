@@ -1,4 +1,4 @@
-package guard
+package leanhook
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/config"
+	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/integrity"
 )
 
@@ -40,14 +41,14 @@ func settingsMAC(key []byte, f settingsFile) (string, error) {
 	return integrity.SignJSON(key, "sessionvault hook settings v1\n", f)
 }
 
-// LoadSettings returns the Settings of the vault at root: from their signed
+// loadSettings returns the Settings of the vault at root: from their signed
 // snapshot while config.yaml has the stat identity it was taken from
 // (parsing its YAML costs a hook more than the rest of its work), else read
 // by config.Load — whose error it returns — and snapshotted (when the file
 // did not change during the reading, and the vault has its key).
-func LoadSettings(root string) (Settings, error) {
+func loadSettings(root string) (Settings, error) {
 	cfgPath := filepath.Join(root, filepath.FromSlash(config.File))
-	id, err := StatIdentity(cfgPath)
+	id, err := guard.StatIdentity(cfgPath)
 	if err != nil {
 		id = "none"
 	}
@@ -71,11 +72,11 @@ func LoadSettings(root string) (Settings, error) {
 	if kerr != nil {
 		return s, nil
 	}
-	if id2, err := StatIdentity(cfgPath); (err == nil && id2 == id) || (err != nil && id == "none") {
+	if id2, err := guard.StatIdentity(cfgPath); (err == nil && id2 == id) || (err != nil && id == "none") {
 		f := settingsFile{Identity: id, Settings: s}
 		if f.MAC, err = settingsMAC(key, f); err == nil {
 			if data, err := json.Marshal(f); err == nil {
-				_ = writeState(root, settingsName, data) // a cache: without it the next call reads the YAML
+				_ = guard.WriteState(root, settingsName, data) // a cache: without it the next call reads the YAML
 			}
 		}
 	}
