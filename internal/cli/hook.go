@@ -5,6 +5,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode"
 	"github.com/sessionvault/sessionvault/internal/protocol"
+	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -51,6 +52,9 @@ func newHookHandler(vaultDir, project, cwd string) claudecode.Handler {
 		return claudecode.NewHandler(nil, project, claudecode.Unlinked(err, cwd))
 	}
 	v, err := vault.Open(dir)
+	if err == nil {
+		session.RefreshHookSettings(v.Root) // the lean hook's copy (it reads no YAML)
+	}
 	return claudecode.NewHandler(v, project, err)
 }
 

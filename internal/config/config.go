@@ -12,14 +12,16 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/sessionvault/sessionvault/internal/vaultloc"
 )
 
 // Dir is the engine's folder inside a vault; File is its config file and
 // StateDir its git-ignored, rebuildable state (locks, heartbeats, journal).
 const (
-	Dir      = ".sessionvault"
-	File     = ".sessionvault/config.yaml"
-	StateDir = ".sessionvault/state"
+	Dir      = vaultloc.Dir
+	File     = vaultloc.File
+	StateDir = vaultloc.StateDir
 )
 
 // Identity is a git author: who a commit says made the change.

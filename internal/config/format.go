@@ -3,10 +3,11 @@ package config
 import (
 	"bytes"
 	"fmt"
-	"runtime/debug"
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/sessionvault/sessionvault/internal/vaultloc"
 )
 
 // The vault's format version: the `version:` of .sessionvault/config.yaml
@@ -23,59 +24,23 @@ import (
 const (
 	// FormatVersion is the format this binary writes: what `sessionvault
 	// init` records and `sessionvault migrate` upgrades an older vault to.
-	FormatVersion = 2
+	FormatVersion = vaultloc.FormatVersion
 	// OldestFormat is the oldest format this binary writes (in that format);
 	// a config without a version line is in it.
-	OldestFormat = 1
+	OldestFormat = vaultloc.OldestFormat
 )
 
 // CheckWritable returns nil when this binary may write a vault in format
-// version (at most FormatVersion), else a *NewerFormatError naming the
-// vault's format, this binary's version (BinaryVersion) and the newest
-// format it writes (vault.CheckWritable gives it its error code). It
-// compares two ints: cheap enough for every hook call.
-func CheckWritable(version int) error {
-	if version <= FormatVersion {
-		return nil
-	}
-	return &NewerFormatError{What: "this vault", Version: version}
-}
+// version, else a *NewerFormatError (vaultloc.CheckWritable).
+func CheckWritable(version int) error { return vaultloc.CheckWritable(version) }
 
-// NewerFormatError is a vault in a format newer than FormatVersion: What
-// names the vault ("this vault", "the vault on the remote origin"),
-// Version is its format.
-type NewerFormatError struct {
-	What    string
-	Version int
-}
+// NewerFormatError is a vault in a format newer than FormatVersion
+// (vaultloc.NewerFormatError).
+type NewerFormatError = vaultloc.NewerFormatError
 
-// Error says the vault's format, this binary's version and the newest
-// format it writes, and what to do.
-func (e *NewerFormatError) Error() string {
-	return fmt.Sprintf("%s is in format %d; this sessionvault (version %s) writes formats up to %d: install a newer sessionvault release (`go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest github.com/sessionvault/sessionvault/cmd/sessionvault-hook@latest`)",
-		e.What, e.Version, BinaryVersion(), FormatVersion)
-}
-
-// BinaryVersion is this binary's version as the Go toolchain stamped it: a
-// release's module version ("v1.4.0"), else "(devel)" followed by the
-// commit it was built from when known, else "unknown".
-func BinaryVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := info.Main.Version
-	if v != "" && v != "(devel)" {
-		return v
-	}
-	v = "(devel)"
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && s.Value != "" {
-			v += " commit " + s.Value[:min(12, len(s.Value))]
-		}
-	}
-	return v
-}
+// BinaryVersion is this binary's version as the Go toolchain stamped it
+// (vaultloc.BinaryVersion).
+func BinaryVersion() string { return vaultloc.BinaryVersion() }
 
 // VersionOf returns the format version a config file's bytes declare:
 // OldestFormat when they have no version (or one below it). Only the

@@ -8,31 +8,19 @@ import (
 	"sort"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sessionvault/sessionvault/internal/vaultloc"
 )
 
 // RepoLink says which vault (and project) serves a code repository on this
 // machine. Links live in a per-user file (RepoLinksPath), never in a file a
 // repository commits, so a clone on another machine or at another path gets
 // its own with `sessionvault hooks install`.
-type RepoLink struct {
-	Vault   string `yaml:"vault"`             // absolute path of the vault
-	Project string `yaml:"project,omitempty"` // "" = the vault's default project
-}
+type RepoLink = vaultloc.Link
 
-// RepoLinksPath returns the per-user file of repository links:
-// $SESSIONVAULT_CONFIG_DIR/repos.yaml, else <user config dir>/sessionvault/
-// repos.yaml (e.g. ~/.config/sessionvault/repos.yaml on Linux).
-func RepoLinksPath() (string, error) {
-	dir := os.Getenv("SESSIONVAULT_CONFIG_DIR")
-	if dir == "" {
-		base, err := os.UserConfigDir()
-		if err != nil {
-			return "", fmt.Errorf("finding the user's config folder: %w", err)
-		}
-		dir = filepath.Join(base, "sessionvault")
-	}
-	return filepath.Join(dir, "repos.yaml"), nil
-}
+// RepoLinksPath returns the per-user file of repository links
+// (vaultloc.RepoLinksPath).
+func RepoLinksPath() (string, error) { return vaultloc.RepoLinksPath() }
 
 // LoadRepoLinks reads the repository links (absolute repository path →
 // link); a missing file is no links.
@@ -52,6 +40,7 @@ func LoadRepoLinks() (map[string]RepoLink, error) {
 	if err := yaml.Unmarshal(data, &links); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
+	_ = vaultloc.WriteMirror(p, data, links) // the lean hook's copy (a cache)
 	return links, nil
 }
 
@@ -98,38 +87,23 @@ func SaveRepoLink(repo string, link RepoLink) (string, bool, error) {
 	if err := os.WriteFile(tmp, out, 0o644); err != nil {
 		return p, false, err
 	}
-	return p, true, os.Rename(tmp, p)
+	if err := os.Rename(tmp, p); err != nil {
+		return p, false, err
+	}
+	_ = vaultloc.WriteMirror(p, out, links) // the lean hook's copy (a cache)
+	return p, true, nil
 }
 
 // LinkFor returns the link of the repository holding dir (dir itself or
 // its nearest linked parent), when there is one.
 func LinkFor(dir string) (RepoLink, bool) {
 	links, err := LoadRepoLinks()
-	if err != nil || len(links) == 0 {
+	if err != nil {
 		return RepoLink{}, false
 	}
-	d := canonicalDir(dir)
-	for {
-		if l, ok := links[d]; ok && l.Vault != "" {
-			return l, true
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return RepoLink{}, false
-		}
-		d = parent
-	}
+	return vaultloc.LinkIn(links, dir)
 }
 
 // canonicalDir makes dir absolute with its symlinks resolved (as far as it
 // exists).
-func canonicalDir(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		abs = filepath.Clean(dir)
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		return r
-	}
-	return abs
-}
+func canonicalDir(dir string) string { return vaultloc.CanonicalDir(dir) }

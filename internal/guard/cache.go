@@ -159,10 +159,6 @@ func NoteToolCall(root, project, tool string, watch []string) error {
 	return writeState(root, integrity.ToolCallFile(project), []byte(b.String()))
 }
 
-// WriteState replaces the file name of the state folder of the vault at
-// root by data, as writeState: a cache's way, without fsync.
-func WriteState(root, name string, data []byte) error { return writeState(root, name, data) }
-
 // writeState replaces a file of the state folder by a rename (a reader
 // sees the old content or the new, never a part), without fsync: what is
 // kept there is rebuilt when lost.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/integrity"
@@ -313,6 +314,7 @@ func (s *Service) saveGuard(project, id string, st *State, f guard.Facts, deps m
 		c.Log, c.Deps = s.logFacts(project, *st, deps)
 	}
 	_ = guard.Save(s.V.Root, project, k, id, c) // a cache: without it the next decision reads the state
+	RefreshHookSettings(s.V.Root)
 }
 
 // logFacts are what the command history's entries take from st, an active
@@ -342,6 +344,27 @@ func (s *Service) logFacts(project string, st State, deps map[string]string) (gu
 		l.Feature = FeatureLink(project, st.ActiveFeature)
 	}
 	return l, deps
+}
+
+// RefreshHookSettings renews the lean hook's copy of the settings of the
+// vault at root (guard.SaveSettings: the lean hook reads no YAML) when it
+// is missing or older than config.yaml, from the file as it is now; a
+// file that does not read leaves it as it is (the hooks hand their calls
+// to the full one, which says why).
+func RefreshHookSettings(root string) {
+	id, err := guard.SettingsIdentity(root)
+	if err != nil {
+		return
+	}
+	if _, ok := guard.LoadSettings(root); ok {
+		return
+	}
+	c, err := config.Load(root)
+	if err != nil {
+		return
+	}
+	_ = guard.SaveSettings(root, id, guard.Settings{Version: c.Version, DefaultProject: c.DefaultProject, ReadOnlyTools: c.ReadOnlyTools,
+		ModeBlocks: c.ModeBlocks, UnknownMCPTools: c.UnknownMCPTools, LockTimeout: c.LockTimeout.Duration})
 }
 
 // toolEvidence are the patterns of p's `tool:` evidence, start and end

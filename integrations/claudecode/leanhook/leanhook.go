@@ -31,10 +31,10 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode/hookio"
-	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/policy"
 	"github.com/sessionvault/sessionvault/internal/shellquote"
+	"github.com/sessionvault/sessionvault/internal/vaultloc"
 )
 
 // Main answers one hook (args as for sessionvault-hook, the hook input on
@@ -87,7 +87,7 @@ func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, 
 	}
 	// A newer format's vault: decided as any other, but nothing is noted
 	// (PostToolUse records nothing there). One int compared: no file read.
-	writable := config.CheckWritable(cfg.Version) == nil
+	writable := vaultloc.CheckWritable(cfg.Version) == nil
 	noteRoot := root
 	if !writable {
 		noteRoot = ""
@@ -122,26 +122,60 @@ func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, 
 
 // locate finds the hook's vault (its absolute root), project (the vault's
 // default when no flag names one; "" when it has none) and settings, as
-// the full hook does; ok is false when it cannot.
-func locate(a hookio.Args, in hookio.Input) (root, project string, cfg Settings, ok bool) {
-	cwd, err := hookio.WorkDir(in.Cwd)
-	if err != nil {
+// the full hook does, from the copies of the repository links and the
+// settings the full binary keeps (vaultloc.MirroredLink,
+// guard.LoadSettings): it reads no YAML. ok is false when it cannot (a copy
+// missing or older than its file: the full hook reads the file and renews
+// the copy).
+func locate(a hookio.Args, in hookio.Input) (root, project string, cfg guard.Settings, ok bool) {
+	root, project, ok = locateVault(a, in)
+	if !ok {
 		return "", "", cfg, false
 	}
-	root, project, err = config.Locate(a.Vault, a.Project, cwd)
-	if err != nil {
-		return "", "", cfg, false
-	}
-	if root, err = filepath.Abs(root); err != nil || !config.IsVault(root) {
-		return "", "", cfg, false
-	}
-	if cfg, err = loadSettings(root); err != nil {
+	if cfg, ok = guard.LoadSettings(root); !ok {
 		return "", "", cfg, false
 	}
 	if project == "" {
 		project = cfg.DefaultProject
 	}
 	return root, project, cfg, true
+}
+
+// locateVault is locate without the settings: the vault's absolute root and
+// the project named (by a flag or the repository's link), "" for the
+// default.
+func locateVault(a hookio.Args, in hookio.Input) (root, project string, ok bool) {
+	cwd, err := hookio.WorkDir(in.Cwd)
+	if err != nil {
+		return "", "", false
+	}
+	root, project, err = vaultloc.Locate(a.Vault, a.Project, cwd, vaultloc.MirroredLink)
+	if err != nil {
+		return "", "", false
+	}
+	if root, err = filepath.Abs(root); err != nil || !vaultloc.IsVault(root) {
+		return "", "", false
+	}
+	return root, project, true
+}
+
+// screenAlone decides, when the full binary cannot be run, what needs
+// neither it nor the vault's settings, as the full hook would: a reading
+// call by its kind (not by the vault's read_only_tools, unknown here)
+// passes, a person's command is denied; ok is false for the rest, and for
+// input that does not read (stdin holds the hook input).
+func screenAlone(stdin io.Reader) (hookio.Response, bool) {
+	_, in, err := hookio.ReadInput(stdin)
+	if err != nil || in.ToolName == "" {
+		return hookio.Response{}, false
+	}
+	t := policy.DefaultTable()
+	t.ReadOnly = nil
+	call := policy.Classify(in.ToolName, in.ToolInput, policy.Config{})
+	if v, decided := guard.Screen(&call, t); decided {
+		return hookio.Decided(v.Allowed, v.Reason), true
+	}
+	return hookio.Response{}, false
 }
 
 // post records a PostToolUse (or PostToolUseFailure) call by itself when
@@ -157,7 +191,7 @@ func locate(a hookio.Args, in hookio.Input) (root, project string, cfg Settings,
 // evidence).
 func post(a hookio.Args, in hookio.Input) (hookio.Response, bool) {
 	root, project, cfg, ok := locate(a, in)
-	if !ok || project == "" || config.CheckWritable(cfg.Version) != nil {
+	if !ok || project == "" || vaultloc.CheckWritable(cfg.Version) != nil {
 		return hookio.Response{}, false
 	}
 	failed := in.ToolFailed()
@@ -228,6 +262,9 @@ func delegate(a hookio.Args, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		why := "sessionvault-hook hands what its cache cannot decide to the sessionvault binary, which is not installed beside it or on PATH (" + err.Error() + "). " + installHint()
 		if event == "pre-tool-use" {
+			if r, ok := screenAlone(stdin); ok {
+				return r.Write(stdout, stderr)
+			}
 			return hookio.Deny(why+"; failing closed. Read-only tools still work").Write(stdout, stderr)
 		}
 		return hookio.Warn("hook "+event+" not answered", errors.New(why)).Write(stdout, stderr)

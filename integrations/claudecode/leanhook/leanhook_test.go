@@ -510,3 +510,57 @@ func TestLeanHookRecordsCommandsAlone(t *testing.T) {
 		t.Errorf("last vault commit %q; want the agent's edit", got)
 	}
 }
+
+// TestLeanHookFollowsThePersonsFiles checks that sessionvault-hook, which
+// reads no YAML, never decides from a stale copy of the vault's settings or
+// of the repository links: once a person edits config.yaml or repos.yaml,
+// reading calls still pass alone, and the rest is handed to sessionvault
+// until it has read the files and renewed the copies.
+func TestLeanHookFollowsThePersonsFiles(t *testing.T) {
+	f := newFixture(t)
+	f.working("Login page")
+	withoutFullBinary(t)
+	fancy := map[string]any{"tool_name": "FancyLookup", "tool_input": map[string]any{}}
+	read := map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": "main.go"}}
+	if r := f.hook("pre-tool-use", edit()); r != silent {
+		t.Fatalf("Edit from the copies: %+v", r)
+	}
+
+	cfg := filepath.Join(f.Vault, ".sessionvault", "config.yaml")
+	if err := os.WriteFile(cfg, append(readFile(t, cfg), "read_only_tools: [Read, FancyLookup]\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.hook("pre-tool-use", read); r != silent {
+		t.Errorf("Read after config.yaml changed: %+v; want it to pass alone", r)
+	}
+	if r := f.hook("pre-tool-use", fancy); r.Exit != 2 || !strings.Contains(r.Stderr, "not installed") {
+		t.Errorf("FancyLookup after config.yaml changed, without sessionvault: %+v; want it handed on", r)
+	}
+	withFullBinary(t)
+	if r := f.hook("pre-tool-use", edit()); r != silent {
+		t.Fatalf("Edit through sessionvault: %+v", r)
+	}
+	withoutFullBinary(t)
+	if r := f.hook("pre-tool-use", fancy); r != silent {
+		t.Errorf("FancyLookup once sessionvault read the new settings: %+v; want it to pass alone (read_only_tools)", r)
+	}
+
+	links := filepath.Join(os.Getenv("SESSIONVAULT_CONFIG_DIR"), "repos.yaml")
+	if err := os.WriteFile(links, append([]byte("# edited by hand\n"), readFile(t, links)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.hook("pre-tool-use", edit()); r.Exit != 2 || !strings.Contains(r.Stderr, "not installed") {
+		t.Errorf("Edit after repos.yaml changed, without sessionvault: %+v; want it handed on", r)
+	}
+	if r := f.hook("pre-tool-use", read); r != silent {
+		t.Errorf("Read after repos.yaml changed: %+v; want it to pass alone", r)
+	}
+	withFullBinary(t)
+	if r := f.hook("pre-tool-use", edit()); r != silent {
+		t.Fatalf("Edit through sessionvault: %+v", r)
+	}
+	withoutFullBinary(t)
+	if r := f.hook("pre-tool-use", edit()); r != silent {
+		t.Errorf("Edit once sessionvault read the links again: %+v; want it decided alone", r)
+	}
+}
