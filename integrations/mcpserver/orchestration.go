@@ -275,13 +275,13 @@ func (s *Server) orchestrationTools() []toolDef {
 				}
 				return nil, ResolveConflictOut{Success: true, ResolveOutcome: out}, nil
 			}),
-		largeTool(TasksToolset, &mcp.Tool{Name: "get_task_graph", Description: "The task graph: tasks, their links, which are ready and which blocked.", Annotations: readOnly()},
-			func(ctx context.Context, _ *mcp.CallToolRequest, in GraphIn) (*mcp.CallToolResult, tasks.TaskGraph, error) {
-				g, err := s.tasks().TaskGraphOf(tasks.GraphOptions{Project: s.project, TaskID: in.TaskID, Depth: in.Depth, IncludeCompleted: in.IncludeCompleted})
+		largeTool[GraphIn, tasks.TaskGraph](TasksToolset, &mcp.Tool{Name: "get_task_graph", Description: "The task graph: tasks, their links, which are ready and which blocked.", Annotations: readOnly()},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in GraphIn) ([]byte, error) {
+				data, err := s.tasks().TaskGraphJSON(tasks.GraphOptions{Project: s.project, TaskID: in.TaskID, Depth: in.Depth, IncludeCompleted: in.IncludeCompleted})
 				if err != nil {
-					return nil, tasks.TaskGraph{}, s.toolErr(err)
+					return nil, s.toolErr(err)
 				}
-				return nil, g, nil
+				return data, nil
 			}),
 		tool(TasksToolset, &mcp.Tool{Name: "sync_hot_context", Description: "List every checkpoint tag in checkpoints.md (e.g. fetched ones); reports the task contexts and the active task."},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in SyncHotIn) (*mcp.CallToolResult, tasks.HotSync, error) {

@@ -153,12 +153,14 @@ func tool[In, Out any](set string, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) t
 // the result as structured content and, as its text, the same JSON. The
 // difference is the cost: mcp.AddTool marshals a result, decodes it again
 // to validate it against the outline and marshals it once more, which for a
-// 130 KB result costs more than the tool's work; largeTool marshals it once
-// (Out is a struct, whose JSON always has the outline's shape, and a test
-// checks its results against the outline). A handler's error becomes a tool
-// error, as with tool. It panics (as mcp.AddTool does) when In's schema
-// cannot be made.
-func largeTool[In, Out any](set string, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) toolDef {
+// 130 KB result costs more than the tool's work. h returns the result's JSON
+// itself — Out's, as json.Marshal encodes it (Out is a struct, whose JSON
+// always has the outline's shape, and a test checks its results against the
+// outline) — which it may keep and return again while the result does not
+// change (it must not modify it then): the tool encodes nothing of its own.
+// A handler's error becomes a tool error, as with tool. It panics (as mcp.AddTool does) when In's schema cannot be
+// made.
+func largeTool[In, Out any](set string, t *mcp.Tool, h func(context.Context, *mcp.CallToolRequest, In) ([]byte, error)) toolDef {
 	return toolDef{name: t.Name, set: set, add: func(srv *mcp.Server) {
 		tt := *t
 		in, err := jsonschema.For[In](nil)
@@ -178,25 +180,14 @@ func largeTool[In, Out any](set string, t *mcp.Tool, h mcp.ToolHandlerFor[In, Ou
 			if err := decodeArguments(req.Params.Arguments, resolved, &args); err != nil {
 				return toolError(err), nil
 			}
-			res, out, err := h(ctx, req, args)
+			data, err := h(ctx, req, args)
 			if err != nil {
 				if wire, ok := err.(*jsonrpc.Error); ok {
 					return nil, wire
 				}
 				return toolError(err), nil
 			}
-			data, err := json.Marshal(out)
-			if err != nil {
-				return nil, fmt.Errorf("marshaling the result of %s: %w", t.Name, err)
-			}
-			if res == nil {
-				res = &mcp.CallToolResult{}
-			}
-			res.StructuredContent = json.RawMessage(data)
-			if res.Content == nil {
-				res.Content = []mcp.Content{&mcp.TextContent{Text: string(data)}}
-			}
-			return res, nil
+			return &mcp.CallToolResult{StructuredContent: json.RawMessage(data), Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil
 		})
 	}}
 }

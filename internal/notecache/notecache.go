@@ -15,6 +15,14 @@
 // process is therefore seen on the next call. The cache holds one entry per
 // file read and not since forgotten (Forget drops the files a listing no
 // longer shows), so its size follows the files it is used for.
+//
+// Its generation (Gen) tells a caller whether what it derived from the
+// values is still current: it changes whenever a Get returns no cached value
+// (its file read, or unreadable) and whenever Forget drops a value. When it
+// is the same before and after a caller's Gets of every file of a set, each
+// of those Gets returned the value the cache held at that generation, so
+// what the caller computed from them holds for every later set of Gets of
+// the same files made at the same generation.
 package notecache
 
 import (
@@ -22,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/guard"
@@ -39,6 +48,9 @@ const RacyWindow = 2 * time.Second
 type Cache[T any] struct {
 	mu      sync.Mutex
 	entries map[string]entry[T]
+	// gen is the generation: it counts the Gets that read their file and
+	// the values Forget dropped. It changes under mu, with the entries.
+	gen atomic.Uint64
 }
 
 // entry is one file's cached value: the stat identity the file had before
@@ -81,6 +93,7 @@ func (c *Cache[T]) Get(abs string, load func() (T, error)) (T, error) {
 	mtime, ok := modTime(id)
 	c.mu.Lock()
 	c.entries[abs] = entry[T]{id: id, trusted: ok && mtime.Before(start.Add(-RacyWindow)), value: v}
+	c.gen.Add(1) // under mu: whoever sees the new value sees the new generation
 	c.mu.Unlock()
 	return v, nil
 }
@@ -90,14 +103,24 @@ func (c *Cache[T]) Get(abs string, load func() (T, error)) (T, error) {
 // dir no longer shows. A nil listed drops every file of dir.
 func (c *Cache[T]) Forget(dir string, listed map[string]bool) {
 	dir = filepath.Clean(dir)
+	prefix := dir
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for abs := range c.entries {
-		if filepath.Dir(abs) == dir && !listed[filepath.Base(abs)] {
+		// abs is directly in dir: dir, a separator, and a base name.
+		if base, ok := strings.CutPrefix(abs, prefix); ok && base != "" && filepath.Base(abs) == base && !listed[base] {
 			delete(c.entries, abs)
+			c.gen.Add(1)
 		}
 	}
 }
+
+// Gen returns the cache's generation (see the package comment): it changes
+// whenever a Get returns no cached value, and whenever Forget drops a value.
+func (c *Cache[T]) Gen() uint64 { return c.gen.Load() }
 
 // Len returns the number of files the cache holds a value of.
 func (c *Cache[T]) Len() int {
@@ -106,10 +129,12 @@ func (c *Cache[T]) Len() int {
 	return len(c.entries)
 }
 
-// forget drops abs's entry.
+// forget drops abs's entry, and moves the generation on (a Get that
+// returns no cached value changes it, whether or not abs had an entry).
 func (c *Cache[T]) forget(abs string) {
 	c.mu.Lock()
 	delete(c.entries, abs)
+	c.gen.Add(1)
 	c.mu.Unlock()
 }
 

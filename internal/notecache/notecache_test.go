@@ -196,6 +196,48 @@ func TestForgetKeepsTheListedFiles(t *testing.T) {
 	}
 }
 
+// The generation changes whenever a Get returns no cached value (its file
+// read, or failing) and whenever Forget drops a value, and only then: the
+// same generation before and after reading a set of files means every value
+// read is the one the cache held at it.
+func TestGenerationChangesWithTheValues(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.md"), filepath.Join(dir, "b.md")
+	write(t, a, "a")
+	write(t, b, "b")
+	age(t, a)
+	age(t, b)
+	c, r := New[string](), &reader{}
+	gen := c.Gen()
+	step := func(what string, changes bool, do func()) {
+		t.Helper()
+		do()
+		if got := c.Gen(); (got != gen) != changes {
+			t.Fatalf("%s: the generation went from %d to %d", what, gen, got)
+		}
+		gen = c.Gen()
+	}
+	step("a read", true, func() { get(t, c, a, r) })
+	step("a from the cache", false, func() { get(t, c, a, r) })
+	step("b read", true, func() { get(t, c, b, r) })
+	step("a and b from the cache", false, func() { get(t, c, a, r); get(t, c, b, r) })
+	step("a rewritten and read", true, func() { write(t, a, "A"); age(t, a); get(t, c, a, r) })
+	step("a and b listed", false, func() { c.Forget(dir, map[string]bool{"a.md": true, "b.md": true}) })
+	step("b removed from the listing", true, func() { c.Forget(dir, map[string]bool{"a.md": true}) })
+	step("a from the cache", false, func() { get(t, c, a, r) })
+	step("a rewritten, failing to load", true, func() {
+		write(t, a, "!")
+		age(t, a)
+		_, _ = c.Get(a, func() (string, error) { return "", errors.New("broken") })
+	})
+	step("a missing", true, func() {
+		if err := os.Remove(a); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Get(a, r.load(a))
+	})
+}
+
 // Calls from many goroutines on the same files all get the file's value.
 func TestConcurrentGets(t *testing.T) {
 	dir := t.TempDir()

@@ -6,6 +6,8 @@
 package tasks
 
 import (
+	"sync"
+
 	"github.com/sessionvault/sessionvault/internal/notecache"
 	"github.com/sessionvault/sessionvault/internal/session"
 )
@@ -24,11 +26,25 @@ type Service struct {
 // a note is read and parsed again only once it changed, by whoever changed
 // it. A long-lived process (the MCP server) makes one with NewTaskCache and
 // passes it to every Service it makes (WithCache); it holds one entry per
-// task note of the projects read, and drops those whose note is gone.
-type TaskCache = notecache.Cache[Task]
+// task note of the projects read, and drops those whose note is gone. It
+// also keeps the last task graphs encoded (TaskGraphJSON), for as long as
+// no task note changes. It is safe for concurrent use.
+type TaskCache struct {
+	// notes are the tasks read, each kept as it was read (never modified).
+	notes *notecache.Cache[*Task]
+
+	mu sync.Mutex
+	// graphGen is the generation of notes the graphs were built at.
+	graphGen uint64
+	// graphs are the graphs encoded at graphGen, by project and options.
+	graphs map[graphKey][]byte
+}
 
 // NewTaskCache returns an empty task cache.
-func NewTaskCache() *TaskCache { return notecache.New[Task]() }
+func NewTaskCache() *TaskCache { return &TaskCache{notes: notecache.New[*Task]()} }
+
+// Len returns the number of task notes the cache holds a task of.
+func (c *TaskCache) Len() int { return c.notes.Len() }
 
 // New returns the task service over s. It reads every task note each time
 // it reads the tasks, as a CLI process does; see WithCache.

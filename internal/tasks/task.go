@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -371,38 +370,106 @@ func (s *Service) Tasks(project string) ([]Task, error) {
 // cache when it has one (WithCache): then only the notes changed since they
 // were last read are read and parsed.
 func (s *Service) tasksOf(project string) ([]Task, error) {
+	r, err := s.readTaskNotes(project)
+	if err != nil {
+		return nil, err
+	}
+	tasks := r.tasks()
+	if s.cache != nil {
+		for i := range tasks {
+			tasks[i] = tasks[i].clone()
+		}
+	}
+	return tasks, nil
+}
+
+// taskReading is what readTaskNotes read: the tasks of a project's notes.
+type taskReading struct {
+	// read are the tasks, in the order of the ids their notes' names give;
+	// through a cache, the cache's own, which must not be modified.
+	read []*Task
+	// gen is the generation of the cache's notes (notecache.Cache.Gen) the
+	// reading started at, and stable is true when every task read is the
+	// one the cache held at gen: what is computed from them holds for every
+	// later reading that is stable at the same generation. Without a
+	// cache, stable is false.
+	gen    uint64
+	stable bool
+}
+
+// tasks returns the tasks read, sorted by id. Through a cache, they share
+// their lists with it, and must not be modified (tasksOf copies them).
+func (r taskReading) tasks() []Task {
+	if len(r.read) == 0 {
+		return nil
+	}
+	out := make([]Task, len(r.read))
+	for i, t := range r.read {
+		out[i] = *t
+	}
+	// The notes were read in the order of the ids their names give, which
+	// a note's task_id rarely contradicts: the tasks are sorted already.
+	byID := func(a, b Task) int { return strings.Compare(a.ID, b.ID) }
+	if !slices.IsSortedFunc(out, byID) {
+		slices.SortStableFunc(out, byID)
+	}
+	return out
+}
+
+// readTaskNotes reads every task note of project, through s's cache when it
+// has one: then only the notes changed since they were last read are read
+// and parsed, and a note's task is the cache's own.
+func (s *Service) readTaskNotes(project string) (taskReading, error) {
+	var r taskReading
 	dir := path.Join(s.V.Root, project, session.TasksDir)
-	ents, err := os.ReadDir(dir)
+	if s.cache != nil {
+		r.gen = s.cache.notes.Gen()
+	}
+	stable := func() bool { return s.cache != nil && s.cache.notes.Gen() == r.gen }
+	// The listing unsorted (the names are sorted below), each entry's type
+	// from the listing itself.
+	ents, err := readDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if s.cache != nil {
-			s.cache.Forget(dir, nil)
+			s.cache.notes.Forget(dir, nil)
 		}
-		return nil, nil
+		r.stable = stable()
+		return r, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing %s/%s: %w", project, session.TasksDir, err)
+		return taskReading{}, fmt.Errorf("listing %s/%s: %w", project, session.TasksDir, err)
 	}
 	var ids []string
+	var listed map[string]bool
+	if s.cache != nil {
+		listed = make(map[string]bool, len(ents))
+	}
 	for _, e := range ents {
 		if !e.IsDir() && strings.HasSuffix(e.Name(), ".md") {
 			ids = append(ids, strings.TrimSuffix(e.Name(), ".md"))
+			if listed != nil {
+				listed[e.Name()] = true
+			}
 		}
 	}
-	read := func(id string) (Task, error) { return s.ReadTaskFile(project, id) }
-	if s.cache != nil {
-		listed := make(map[string]bool, len(ids))
-		for _, id := range ids {
-			listed[id+".md"] = true
+	slices.Sort(ids)
+	load := func(id string) (*Task, error) {
+		t, err := s.ReadTaskFile(project, id)
+		if err != nil {
+			return nil, err
 		}
-		s.cache.Forget(dir, listed)
-		read = func(id string) (Task, error) {
-			t, err := s.cache.Get(filepath.Join(dir, id+".md"), func() (Task, error) { return s.ReadTaskFile(project, id) })
-			return t.clone(), err
+		return &t, nil
+	}
+	read := load
+	if s.cache != nil {
+		s.cache.notes.Forget(dir, listed)
+		read = func(id string) (*Task, error) {
+			return s.cache.notes.Get(filepath.Join(dir, id+".md"), func() (*Task, error) { return load(id) })
 		}
 	}
 	// The notes are read and parsed on every core: a graph of 1,000 tasks
 	// is mostly YAML parsing.
-	out := make([]Task, len(ids))
+	r.read = make([]*Task, len(ids))
 	errs := make([]error, len(ids))
 	workers := min(runtime.GOMAXPROCS(0), len(ids))
 	var wg sync.WaitGroup
@@ -411,18 +478,28 @@ func (s *Service) tasksOf(project string) ([]Task, error) {
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < len(ids); i += workers {
-				out[i], errs[i] = read(ids[i])
+				r.read[i], errs[i] = read(ids[i])
 			}
 		}(w)
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return taskReading{}, err
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
+	r.stable = stable()
+	return r, nil
+}
+
+// readDir lists the folder dir, unsorted.
+func readDir(dir string) ([]fs.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }
 
 // Task reads one task (errs.TaskNotFound when it has no note).

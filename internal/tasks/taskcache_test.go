@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -30,10 +31,16 @@ func ageTaskNotes(t *testing.T, s *Service) time.Time {
 }
 
 // sameGraph fails the test unless the graph read through the cache of cs is
-// the one a fresh reading of every note gives, and returns it.
+// the one a fresh reading of every note gives, and so its JSON as cs keeps
+// it (TaskGraphJSON, asked first: it sees the change itself), and returns
+// it.
 func sameGraph(t *testing.T, s, cs *Service, o GraphOptions) TaskGraph {
 	t.Helper()
 	o.Project = "demo"
+	data, err := cs.TaskGraphJSON(o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, err := cs.TaskGraphOf(o)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +52,74 @@ func sameGraph(t *testing.T, s, cs *Service, o GraphOptions) TaskGraph {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("the graph read through the cache:\n%+v\ndiffers from a fresh reading:\n%+v", got, want)
 	}
+	if wantJSON, _ := json.Marshal(want); string(data) != string(wantJSON) {
+		t.Fatalf("the graph's JSON through the cache:\n%s\ndiffers from a fresh reading's:\n%s", data, wantJSON)
+	}
 	return got
+}
+
+// The task graph's JSON is kept with the cache while no task note changes:
+// once the cache holds every note, the graph asked again with the same
+// options is the same bytes, neither built nor encoded again; other options
+// have their own; a change to a note is in the next one; and a graph the
+// caller changes changes none of them.
+func TestTaskGraphJSONIsKeptWhileNoNoteChanges(t *testing.T) {
+	t.Parallel()
+	s := graphVault(t)
+	score := 0.5
+	if _, err := s.SaveTask(SaveTaskOptions{Project: "demo", TaskID: "parser", Updates: TaskUpdate{Score: &score}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := s.WithCache(NewTaskCache())
+	ageTaskNotes(t, s)
+	graphJSON := func(o GraphOptions) []byte {
+		t.Helper()
+		o.Project = "demo"
+		data, err := cs.TaskGraphJSON(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	whole, focus := GraphOptions{}, GraphOptions{TaskID: "parser", Depth: 1}
+	graphJSON(whole) // reads every note into the cache
+	first := graphJSON(whole)
+	if again := graphJSON(whole); &again[0] != &first[0] {
+		t.Fatal("the same graph asked again was made again")
+	}
+	f := graphJSON(focus)
+	if string(f) == string(first) {
+		t.Fatal("the focused graph is the whole graph")
+	}
+	if again := graphJSON(focus); &again[0] != &f[0] {
+		t.Fatal("the same focused graph asked again was made again")
+	}
+	if again := graphJSON(whole); &again[0] != &first[0] {
+		t.Fatal("the whole graph was made again after a focused one")
+	}
+	g, err := cs.TaskGraphOf(GraphOptions{Project: "demo", IncludeCompleted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scores := 0
+	for i := range g.Nodes {
+		g.Nodes[i].Name = "changed"
+		if g.Nodes[i].Score != nil {
+			*g.Nodes[i].Score = -1
+			scores++
+		}
+	}
+	if scores == 0 {
+		t.Fatal("no node has a score")
+	}
+	sameGraph(t, s, cs, GraphOptions{IncludeCompleted: true})
+
+	editNote(t, s, "demo/"+session.TasksDir+"/infra.md", "status: blocked", "status: pending")
+	changed := graphJSON(whole)
+	if string(changed) == string(first) {
+		t.Fatal("the graph after infra changed is the one before")
+	}
+	sameGraph(t, s, cs, whole)
 }
 
 // A service with a task cache (as the MCP server holds between calls) sees

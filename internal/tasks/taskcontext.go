@@ -250,6 +250,18 @@ func newTaskSet(tasks []Task) taskSet {
 	return ts
 }
 
+// hasOpenBlocker reports whether openBlockers(t) is not empty.
+func (ts taskSet) hasOpenBlocker(t Task) bool {
+	for _, list := range [][]string{t.DependsOn, ts.blockedBy[t.ID]} {
+		for _, id := range list {
+			if o, ok := ts.byID[id]; ok && o.Active() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (ts taskSet) openBlockers(t Task) []TaskRef {
 	out := []TaskRef{}
 	seen := map[string]bool{}

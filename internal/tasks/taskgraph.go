@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -66,8 +67,14 @@ type GraphOptions struct {
 	IncludeCompleted bool
 }
 
+// node is t's node in the graph, sharing nothing with t.
 func node(t Task) TaskNode {
-	return TaskNode{TaskID: t.ID, Name: t.Name, Status: t.Status, Phase: t.Phase, Priority: t.Priority, Score: t.Score}
+	n := TaskNode{TaskID: t.ID, Name: t.Name, Status: t.Status, Phase: t.Phase, Priority: t.Priority}
+	if t.Score != nil {
+		v := *t.Score
+		n.Score = &v
+	}
+	return n
 }
 
 // TaskGraphOf builds the task graph from the task notes' wikilinks. A task
@@ -81,10 +88,92 @@ func (s *Service) TaskGraphOf(o GraphOptions) (TaskGraph, error) {
 	if err != nil {
 		return TaskGraph{}, err
 	}
-	tasks, err := s.tasksOf(project)
+	r, err := s.readTaskNotes(project)
 	if err != nil {
 		return TaskGraph{}, err
 	}
+	return s.graphOf(project, r.tasks(), o)
+}
+
+// graphKey is what a task graph is built from besides the tasks: the
+// project and the options (Depth as it is used).
+type graphKey struct {
+	project, taskID  string
+	depth            int
+	includeCompleted bool
+}
+
+// maxGraphs bounds the graphs a TaskCache keeps for one generation of its
+// notes: the last ones asked for, whatever their options.
+const maxGraphs = 8
+
+// TaskGraphJSON returns TaskGraphOf's graph as JSON (json.Marshal). Through
+// a task cache (WithCache), the JSON made when every note was found as the
+// cache held it (from the call after the one that read them) is kept with
+// the cache, and returned again, the same bytes, as long as no task note
+// changes: every note is still checked, as TaskGraphOf checks it, but the
+// graph is neither built nor encoded again. The caller must not modify the
+// bytes.
+func (s *Service) TaskGraphJSON(o GraphOptions) ([]byte, error) {
+	project, err := s.Project(o.Project)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.readTaskNotes(project)
+	if err != nil {
+		return nil, err
+	}
+	key := graphKey{project: project, taskID: o.TaskID, includeCompleted: o.IncludeCompleted}
+	if o.TaskID != "" {
+		key.depth = max(o.Depth, 0)
+		if key.depth == 0 {
+			key.depth = 2
+		}
+	}
+	if r.stable {
+		if data, ok := s.cache.graph(r.gen, key); ok {
+			return data, nil
+		}
+	}
+	g, err := s.graphOf(project, r.tasks(), o)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(g)
+	if err != nil {
+		return nil, err
+	}
+	if r.stable {
+		s.cache.keepGraph(r.gen, key, data)
+	}
+	return data, nil
+}
+
+// graph returns the graph kept for key at generation gen of c's notes.
+func (c *TaskCache) graph(gen uint64, key graphKey) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	data, ok := c.graphs[key]
+	return data, ok && c.graphGen == gen
+}
+
+// keepGraph keeps data, the graph of key built at generation gen of c's
+// notes, in place of the graphs of older generations.
+func (c *TaskCache) keepGraph(gen uint64, key graphKey, data []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case gen < c.graphGen:
+		return
+	case gen > c.graphGen || c.graphs == nil || len(c.graphs) >= maxGraphs:
+		c.graphGen, c.graphs = gen, map[graphKey][]byte{}
+	}
+	c.graphs[key] = data
+}
+
+// graphOf builds the task graph of project from its tasks, which it does
+// not modify (they may share their lists with the cache: taskReading.tasks).
+func (s *Service) graphOf(project string, tasks []Task, o GraphOptions) (TaskGraph, error) {
 	if cyc := findCycle(tasks); cyc != nil {
 		return TaskGraph{}, errs.New(errs.TaskGraphCycle, "the tasks' dependencies form a cycle: %s; remove one of its depends_on or blocks links", strings.Join(cyc, " → ")).With("cycle", cyc)
 	}
@@ -146,7 +235,7 @@ func (s *Service) TaskGraphOf(o GraphOptions) (TaskGraph, error) {
 		if !t.Active() {
 			continue
 		}
-		if t.Status == session.TaskBlocked || len(set.openBlockers(t)) > 0 {
+		if t.Status == session.TaskBlocked || set.hasOpenBlocker(t) {
 			g.BlockedTasks = append(g.BlockedTasks, node(t))
 		} else {
 			g.ReadyTasks = append(g.ReadyTasks, node(t))
