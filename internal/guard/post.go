@@ -28,6 +28,28 @@ func Heartbeat(t time.Time, session string) []byte {
 	return []byte(t.UTC().Truncate(time.Second).Format(time.RFC3339) + " " + session + "\n")
 }
 
+// WriteHeartbeat records beat (Heartbeat's) as the project's last
+// heartbeat. A beat as long as the one it replaces (the same session: the
+// time is always as long) overwrites it in place, in one write: a new file
+// per tool call costs more than the rest of the hook's writes, and a reader
+// racing the write reads a time between the two. A beat of another length
+// replaces the file by a rename.
+func WriteHeartbeat(root, project string, beat []byte) error {
+	p := integrity.Path(root, HeartbeatFile(project))
+	if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+		fi, err := f.Stat()
+		if err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(beat)) {
+			_, err = f.WriteAt(beat, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		}
+		f.Close()
+	}
+	return writeState(root, HeartbeatFile(project), beat)
+}
+
 // ToolHistoryFile is the state file of a project's tool history: a JSON
 // object per line (ToolUse), oldest first.
 func ToolHistoryFile(project string) string { return "tool-history-" + project }
@@ -97,7 +119,7 @@ func Post(root, project string, c Cached, u ToolUse, cmd *CommandCall, lockTimeo
 		}
 	}
 	if c.Facts.Active {
-		if err := writeState(root, HeartbeatFile(project), Heartbeat(u.Timestamp, c.Facts.Session)); err != nil {
+		if err := WriteHeartbeat(root, project, Heartbeat(u.Timestamp, c.Facts.Session)); err != nil {
 			return fmt.Errorf("the session's heartbeat was not recorded: %w", err)
 		}
 	}

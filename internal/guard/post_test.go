@@ -31,11 +31,19 @@ func TestPostLeavesWhatNeedsTheFullHook(t *testing.T) {
 	if got := read(ToolHistoryFile("demo")); got != `{"timestamp":"2026-11-26T18:30:05Z","tool":"Read","success":true}`+"\n" {
 		t.Errorf("tool history %q", got)
 	}
+	before, _ := os.Stat(integrity.Path(root, HeartbeatFile("demo")))
+	if err := Post(root, "demo", active, ToolUse{Timestamp: at.Add(2 * time.Second), Tool: "Read", Success: true}, nil, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(integrity.Path(root, HeartbeatFile("demo")))
+	if got := read(HeartbeatFile("demo")); got != "2026-11-26T18:30:07Z s-1\n" || !os.SameFile(before, after) {
+		t.Errorf("the next heartbeat %q, in place %v; want it overwritten in place", got, os.SameFile(before, after))
+	}
 	idle := Cached{Facts: Facts{Session: "s-1"}}
 	if err := Post(root, "demo", idle, ToolUse{Timestamp: at.Add(time.Minute), Tool: "Edit", Success: false}, nil, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(HeartbeatFile("demo")); got != "2026-11-26T18:30:05Z s-1\n" {
+	if got := read(HeartbeatFile("demo")); got != "2026-11-26T18:30:07Z s-1\n" {
 		t.Errorf("no session active: heartbeat rewritten to %q", got)
 	}
 	if got := read(ToolHistoryFile("demo")); !strings.HasSuffix(got, `"tool":"Edit","success":false}`+"\n") {

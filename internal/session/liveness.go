@@ -51,7 +51,10 @@ func (s *Service) writeHeartbeat(project, session string) error {
 	if err := s.V.CheckWritable(); err != nil {
 		return err
 	}
-	return s.V.WriteState(guard.HeartbeatFile(project), guard.Heartbeat(s.NowUTC(), session))
+	if _, err := s.V.StatePath(guard.HeartbeatFile(project)); err != nil { // the state folder, checked
+		return err
+	}
+	return guard.WriteHeartbeat(s.V.Root, project, guard.Heartbeat(s.NowUTC(), session))
 }
 
 // LastBeat returns the time of the last heartbeat of session, if any.
