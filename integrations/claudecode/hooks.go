@@ -18,6 +18,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/features"
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode/hookio"
+	"github.com/sessionvault/sessionvault/integrations/claudecode/leanhook"
 	"github.com/sessionvault/sessionvault/internal/guard"
 	"github.com/sessionvault/sessionvault/internal/policy"
 	"github.com/sessionvault/sessionvault/internal/protocol"
@@ -209,12 +210,7 @@ func (h Handler) PostToolUse(in Input) Response {
 		var due bool
 		var herr error
 		if guard.RecordsCommand(in.ToolName) {
-			c := features.ToolCall{Tool: in.ToolName, Input: in.ToolInput, Failed: failed, DurationMs: in.Duration(), ToolUseID: in.ToolUseID,
-				AgentID: in.AgentID, AgentType: in.AgentType, Model: in.Model, ClaudeSession: in.SessionID}
-			if failed {
-				c.Error = in.ErrorText()
-			}
-			log, due, herr = features.New(svc).RecordToolCommand(project, c)
+			log, due, herr = features.New(svc).RecordToolCommand(project, leanhook.CommandCall(in, failed))
 		}
 		if due {
 			if _, err := svc.CommitCommandLogs(project, log); err != nil {

@@ -56,7 +56,7 @@ func SaveRepoLink(repo string, link RepoLink) (string, bool, error) {
 	if err != nil {
 		return p, false, err
 	}
-	key := canonicalDir(repo)
+	key := vaultloc.CanonicalDir(repo)
 	if links[key] == link {
 		return p, false, nil
 	}
@@ -103,7 +103,3 @@ func LinkFor(dir string) (RepoLink, bool) {
 	}
 	return vaultloc.LinkIn(links, dir)
 }
-
-// canonicalDir makes dir absolute with its symlinks resolved (as far as it
-// exists).
-func canonicalDir(dir string) string { return vaultloc.CanonicalDir(dir) }

@@ -204,11 +204,8 @@ func post(a hookio.Args, in hookio.Input) (hookio.Response, bool) {
 	}
 	var cmd *guard.CommandCall
 	if guard.RecordsCommand(in.ToolName) {
-		cmd = &guard.CommandCall{Tool: in.ToolName, Input: in.ToolInput, Failed: failed, DurationMs: in.Duration(), ToolUseID: in.ToolUseID,
-			AgentID: in.AgentID, AgentType: in.AgentType, Model: in.Model, ClaudeSession: in.SessionID}
-		if failed {
-			cmd.Error = in.ErrorText()
-		}
+		c := CommandCall(in, failed)
+		cmd = &c
 	}
 	err := guard.Post(root, project, c, guard.ToolUse{Timestamp: time.Now(), Tool: in.ToolName, Success: !failed}, cmd, cfg.LockTimeout)
 	if errors.Is(err, guard.ErrNotLean) {
@@ -218,6 +215,18 @@ func post(a hookio.Args, in hookio.Input) (hookio.Response, bool) {
 		return hookio.Response{Exit: 1, Stderr: "sessionvault: " + err.Error() + "\n"}, true
 	}
 	return hookio.Allow(), true
+}
+
+// CommandCall is what the hook input in says of a Bash or MCP call for the
+// command history (failed: in.ToolFailed(), which parses the tool response
+// once); the full hook records the same.
+func CommandCall(in hookio.Input, failed bool) guard.CommandCall {
+	c := guard.CommandCall{Tool: in.ToolName, Input: in.ToolInput, Failed: failed, DurationMs: in.Duration(), ToolUseID: in.ToolUseID,
+		AgentID: in.AgentID, AgentType: in.AgentType, Model: in.Model, ClaudeSession: in.SessionID}
+	if failed {
+		c.Error = in.ErrorText()
+	}
+	return c
 }
 
 // readsStateNote reports whether a Read call's file may be a project's
