@@ -219,7 +219,7 @@ func TestTaskGraphAndHotContext(t *testing.T) {
 	if got := ids(g["nodes"]); !slices.Equal(got, []string{"api", "schema", "ui"}) {
 		t.Fatalf("get_task_graph nodes = %v", got)
 	}
-	if got := ids(g["ready_tasks"]); !slices.Equal(got, []string{"schema"}) {
+	if got := idList(g["ready_tasks"]); !slices.Equal(got, []string{"schema"}) {
 		t.Fatalf("get_task_graph ready_tasks = %v", got)
 	}
 	if obj(g["summary"])["total_tasks"] != float64(3) {

@@ -24,6 +24,17 @@ func graphIDs(v any) []string {
 	return out
 }
 
+// idList returns a get_task_graph list of task ids (ready_tasks,
+// blocked_tasks), sorted.
+func idList(v any) []string {
+	var out []string
+	for _, id := range list(v) {
+		out = append(out, id.(string))
+	}
+	slices.Sort(out)
+	return out
+}
+
 // ageTaskNotes sets every task note's modification time to an hour ago, as
 // a vault's notes are between two calls of an agent, and returns that time.
 func (e *testEnv) ageTaskNotes() time.Time {
@@ -65,10 +76,10 @@ func TestTaskGraphSeesNotesChangedBehindTheServer(t *testing.T) {
 	graph := func(ready, blocked string) {
 		t.Helper()
 		g := e.ok("get_task_graph", nil)
-		if got := strings.Join(graphIDs(g["ready_tasks"]), ","); got != ready {
+		if got := strings.Join(idList(g["ready_tasks"]), ","); got != ready {
 			t.Fatalf("ready_tasks = %s, want %s", got, ready)
 		}
-		if got := strings.Join(graphIDs(g["blocked_tasks"]), ","); got != blocked {
+		if got := strings.Join(idList(g["blocked_tasks"]), ","); got != blocked {
 			t.Fatalf("blocked_tasks = %s, want %s", got, blocked)
 		}
 	}

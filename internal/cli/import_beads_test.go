@@ -105,9 +105,7 @@ func TestImportBeadsReadyWork(t *testing.T) {
 			Nodes []struct {
 				ID string `json:"task_id"`
 			} `json:"nodes"`
-			Ready []struct {
-				ID string `json:"task_id"`
-			} `json:"ready_tasks"`
+			Ready []string `json:"ready_tasks"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(mustRun(t, v, "task", "graph", "--include-completed", "--json")), &g); err != nil {
@@ -116,10 +114,7 @@ func TestImportBeadsReadyWork(t *testing.T) {
 	if len(g.Data.Nodes) != 300 {
 		t.Errorf("%d tasks in the graph, want 300", len(g.Data.Nodes))
 	}
-	var got []string
-	for _, n := range g.Data.Ready {
-		got = append(got, n.ID)
-	}
+	got := g.Data.Ready
 	sort.Strings(got)
 	if !slices.Equal(got, want) || len(want) < 20 {
 		t.Errorf("task graph ready (%d) = %v\nbd ready (%d) = %v", len(got), got, len(want), want)

@@ -115,7 +115,7 @@ func TestMCPSeed002Tools(t *testing.T) {
 
 	g := mustCall(t, cs, "get_task_graph", map[string]any{})
 	ready, _ := g["ready_tasks"].([]any)
-	if len(ready) != 1 || ready[0].(map[string]any)["task_id"] != "auth-flow" || g["summary"].(map[string]any)["total_tasks"] != float64(2) {
+	if len(ready) != 1 || ready[0] != "auth-flow" || g["summary"].(map[string]any)["total_tasks"] != float64(2) {
 		t.Fatalf("get_task_graph = %v", g)
 	}
 	hot := mustCall(t, cs, "sync_hot_context", map[string]any{})

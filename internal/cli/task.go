@@ -472,15 +472,11 @@ func formatGraph(g tasks.TaskGraph) string {
 	for _, e := range g.Edges {
 		fmt.Fprintf(&b, "  %s --%s--> %s\n", e.From, e.Type, e.To)
 	}
-	ids := func(ns []tasks.TaskNode) string {
-		var out []string
-		for _, n := range ns {
-			out = append(out, n.TaskID)
-		}
-		if len(out) == 0 {
+	ids := func(ids []string) string {
+		if len(ids) == 0 {
 			return "none"
 		}
-		return strings.Join(out, ", ")
+		return strings.Join(ids, ", ")
 	}
 	fmt.Fprintf(&b, "ready: %s\nblocked: %s", ids(g.ReadyTasks), ids(g.BlockedTasks))
 	return b.String()

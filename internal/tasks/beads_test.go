@@ -148,8 +148,8 @@ func readySet(t *testing.T, s *Service) map[string]bool {
 	}
 	ids := beadsIDs(t, s)
 	out := map[string]bool{}
-	for _, n := range g.ReadyTasks {
-		out[ids[n.TaskID]] = true
+	for _, id := range g.ReadyTasks {
+		out[ids[id]] = true
 	}
 	return out
 }
@@ -416,7 +416,7 @@ func TestImportBeadsCycles(t *testing.T) {
 	if task, _ := s.Task("demo", "kid"); len(task.DependsOn) != 0 {
 		t.Errorf("kid depends on %v", task.DependsOn)
 	}
-	if got := nodeIDs(g.ReadyTasks); got != "b,kid,y" {
+	if got := strings.Join(g.ReadyTasks, ","); got != "b,kid,y" {
 		t.Errorf("ready = %s", got)
 	}
 }

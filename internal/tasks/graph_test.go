@@ -69,10 +69,10 @@ func TestTaskGraph(t *testing.T) {
 	if got, want := edgeList(g.Edges), "codegen -depends_on-> parser; docs -blocks-> codegen; docs -child_of-> parser; docs -related_to-> parser"; got != want {
 		t.Errorf("edges = %s\nwant    %s", got, want)
 	}
-	if got := nodeIDs(g.ReadyTasks); got != "docs,parser" {
+	if got := strings.Join(g.ReadyTasks, ","); got != "docs,parser" {
 		t.Errorf("ready = %s", got)
 	}
-	if got := nodeIDs(g.BlockedTasks); got != "codegen,infra" {
+	if got := strings.Join(g.BlockedTasks, ","); got != "codegen,infra" {
 		t.Errorf("blocked = %s", got)
 	}
 	if g.Summary != (TaskGraphSummary{TotalTasks: 6, Blocked: 1, Completed: 1, Pending: 3}) {
@@ -97,7 +97,7 @@ func TestTaskGraph(t *testing.T) {
 	if got := edgeList(all.Edges); !strings.Contains(got, "parser -depends_on-> lexer") || !strings.Contains(got, "old -related_to-> parser") {
 		t.Errorf("all edges = %s", got)
 	}
-	if got := nodeIDs(all.ReadyTasks); got != "docs,parser" {
+	if got := strings.Join(all.ReadyTasks, ","); got != "docs,parser" {
 		t.Errorf("ready with completed = %s", got)
 	}
 	if _, err := s.TaskGraphOf(GraphOptions{Project: "nope"}); !hasCode(err, errs.ProjectNotFound) {

@@ -39,13 +39,15 @@ type TaskFocus struct {
 	RelatedTo    []TaskNode `json:"related_to"`
 }
 
-// TaskGraph is seed 002 §4.1.9's output.
+// TaskGraph is the task graph: its nodes once each, and which of them are
+// ready and which blocked by task id (in the nodes' order), so that a graph
+// of 1,000 tasks is read once, not twice: about 60 KB of JSON, not 120.
 type TaskGraph struct {
 	Nodes        []TaskNode       `json:"nodes"`
 	Edges        []TaskEdge       `json:"edges"`
 	Focus        *TaskFocus       `json:"focus,omitempty"`
-	ReadyTasks   []TaskNode       `json:"ready_tasks"`
-	BlockedTasks []TaskNode       `json:"blocked_tasks"`
+	ReadyTasks   []string         `json:"ready_tasks"`   // ids of nodes
+	BlockedTasks []string         `json:"blocked_tasks"` // ids of nodes
 	Summary      TaskGraphSummary `json:"summary"`
 }
 
@@ -179,7 +181,7 @@ func (s *Service) graphOf(project string, tasks []Task, o GraphOptions) (TaskGra
 	}
 	set := newTaskSet(tasks)
 	byID := set.byID
-	g := TaskGraph{Nodes: []TaskNode{}, Edges: []TaskEdge{}, ReadyTasks: []TaskNode{}, BlockedTasks: []TaskNode{}}
+	g := TaskGraph{Nodes: []TaskNode{}, Edges: []TaskEdge{}, ReadyTasks: []string{}, BlockedTasks: []string{}}
 	for _, t := range tasks {
 		g.Summary.TotalTasks++
 		switch t.Status {
@@ -236,9 +238,9 @@ func (s *Service) graphOf(project string, tasks []Task, o GraphOptions) (TaskGra
 			continue
 		}
 		if t.Status == session.TaskBlocked || set.hasOpenBlocker(t) {
-			g.BlockedTasks = append(g.BlockedTasks, node(t))
+			g.BlockedTasks = append(g.BlockedTasks, t.ID)
 		} else {
-			g.ReadyTasks = append(g.ReadyTasks, node(t))
+			g.ReadyTasks = append(g.ReadyTasks, t.ID)
 		}
 	}
 	if o.TaskID != "" {
