@@ -48,8 +48,17 @@ func curveList(o options) []curve {
 }
 
 // pointRunner measures curve points on vaults it generates in work, each
-// point once: a point two curves share (by default 10,000 notes and 5,000
-// commits) is measured for the first and shown in both.
+// vault once: a point two curves share (by default 10,000 notes and 5,000
+// commits) is generated for the first and timed again, beside the other
+// points, for the second.
+//
+// A curve's points are timed interleaved, round by round (one update on each
+// point's vault in turn, the first point of the round rotating), so whatever
+// the machine does meanwhile (writeback of the vaults just generated, other
+// processes, the page cache) falls on every point alike, and a ratio to the
+// reference compares updates made within the same few milliseconds. Timed
+// one point after another, the 50,000-commit point measured 0.71x, 1.32x,
+// 1.45x and 2.19x its reference in four runs of the same code.
 //
 // It removes no vault until every point is measured (removeVaults, after the
 // curves): on ext4 without a journal (the disks of many virtual machines,
@@ -60,69 +69,98 @@ func curveList(o options) []curve {
 // removal just freed. Each file an update creates (loose objects, lock and
 // temporary files: eleven) then scans thousands of inodes: the
 // session-length points, each generated a second or two after the removal
-// of the previous point's vault (10,000 notes and 50,000 commits for the
-// first), measured about twice the update of the vault-size curve's
-// 1,000-note point, the difference system time in that scan (5 to 11 ms
-// per update against 2 to 3.5 once no vault is removed); the 50,000-commit
-// point, 25 s after the removal of the 100,000-note vault, measured 1.05x
-// to 2.19x its reference from run to run. The curves measure the update,
-// not the removal of the vault before it.
+// of the previous point's vault, measured about twice the update of the
+// vault-size curve's 1,000-note point, the difference system time in that
+// scan. The curves measure the update, not the removal of the vault before
+// it.
 type pointRunner struct {
 	bin, work string
 	rounds    int
 	keep      bool
-	done      map[pointSpec]pointResult
+	vaults    map[pointSpec]*pointVault
 	made      []string // the vaults generated, removed by removeVaults
+}
+
+// pointVault is a curve point's generated vault, its service held open
+// between the curves that time it, and its warm-up update's time.
+type pointVault struct {
+	dir   string
+	svc   *session.Service
+	first time.Duration
 }
 
 // runCurves measures, prints and records every curve.
 func runCurves(o options, work string, figs *figures) error {
-	pr := &pointRunner{bin: o.bin, work: work, rounds: o.curveRounds, keep: o.keep, done: map[pointSpec]pointResult{}}
+	pr := &pointRunner{bin: o.bin, work: work, rounds: o.curveRounds, keep: o.keep, vaults: map[pointSpec]*pointVault{}}
 	defer pr.removeVaults()
-	fmt.Printf("\ncurves: p50 and p90 of an in-process update to a durable commit (durability batch, the default: fsync of each file where the file system has no ordered journal), %d rounds per point, each point on its own generated vault\n", o.curveRounds)
-	fmt.Printf("first update: the untimed warm-up before the rounds (session length: the first update after the bulk insert and accept)\n")
+	fmt.Printf("\ncurves: p50 and p90 of an in-process update to a durable commit (durability batch, the default: fsync of each file where the file system has no ordered journal), %d rounds per point, a curve's points timed interleaved round by round, each point on its own generated vault\n", o.curveRounds)
+	fmt.Printf("first update: the untimed warm-up after the vault's generation (session length: the first update after the bulk insert and accept)\n")
 	fmt.Printf("git index: its form as init leaves it (split from %s files: init sets core.splitIndex)\n", thousands(history.SplitIndexFrom))
 	for _, c := range curveList(o) {
-		res := map[int]pointResult{}
-		for _, x := range c.points {
-			r, err := pr.measure(c.spec(x))
-			if err != nil {
-				return fmt.Errorf("%s curve, point %d: %w", c.key, x, err)
-			}
-			res[x] = r
+		res, err := pr.measure(c)
+		if err != nil {
+			return err
 		}
 		printCurve(c, res, figs)
 	}
 	return nil
 }
 
-// measure returns the measurement of the point s, generating its vault the
-// first time.
-func (pr *pointRunner) measure(s pointSpec) (pointResult, error) {
-	if r, ok := pr.done[s]; ok {
-		return r, nil
+// measure times c's points interleaved (see pointRunner), generating the
+// vaults not generated yet, and returns each point's result.
+func (pr *pointRunner) measure(c curve) (map[int]pointResult, error) {
+	vs := make([]*pointVault, len(c.points))
+	for i, x := range c.points {
+		v, err := pr.vault(c.spec(x))
+		if err != nil {
+			return nil, fmt.Errorf("%s curve, point %d: %w", c.key, x, err)
+		}
+		vs[i] = v
+	}
+	// The garbage of the generation (its fast-import stream: over 100 MB for
+	// 50,000 commits) left a heap goal that grew the heap through the
+	// updates, one fresh page (a page fault) per 4 KB allocated: 150 to 300
+	// faults per update. Collected now, the rounds start from the heap of
+	// the services.
+	runtime.GC()
+	fmt.Fprintf(os.Stderr, "timing %d updates in process on each of the %d points of the %s curve, interleaved ...\n", pr.rounds, len(vs), c.key)
+	times := make([][]time.Duration, len(vs))
+	for round := 1; round <= pr.rounds; round++ {
+		for k := range vs {
+			i := (round + k) % len(vs)
+			start := time.Now()
+			if err := update(vs[i].svc, "curve update", round); err != nil {
+				return nil, fmt.Errorf("%s curve, point %d, update %d: %w", c.key, c.points[i], round, err)
+			}
+			times[i] = append(times[i], time.Since(start))
+		}
+	}
+	res := map[int]pointResult{}
+	for i, x := range c.points {
+		res[x] = pointResult{times: times[i], first: vs[i].first, index: indexForm(vs[i].dir)}
+	}
+	return res, nil
+}
+
+// vault returns the point vault of s, generating it (and timing its warm-up
+// update) the first time.
+func (pr *pointRunner) vault(s pointSpec) (*pointVault, error) {
+	if v, ok := pr.vaults[s]; ok {
+		return v, nil
 	}
 	dir := filepath.Join(pr.work, fmt.Sprintf("curve-%dn-%dc-%du", s.notes, s.commits, s.updates))
 	pr.made = append(pr.made, dir) // removed after the curves, not now: see pointRunner
 	svc, err := pr.prepare(dir, s)
 	if err != nil {
-		return pointResult{}, err
+		return nil, err
 	}
-	// The garbage of the generation (its fast-import stream: over 100 MB for
-	// 50,000 commits) left a heap goal that grew the heap through the next
-	// points' updates, one fresh page (a page fault) per 4 KB allocated: 150
-	// to 300 faults per update. Collected now, every point starts from the
-	// heap of its own service.
-	runtime.GC()
-	fmt.Fprintf(os.Stderr, "timing %d updates in process (%s notes, %s commits, a session of %s updates before them) ...\n",
-		pr.rounds, thousands(s.notes), thousands(s.commits), thousands(s.updates))
-	r, err := timeUpdates(svc, pr.rounds)
-	if err != nil {
-		return r, err
+	start := time.Now()
+	if err := update(svc, "curve warm-up update", 0); err != nil {
+		return nil, fmt.Errorf("the warm-up update: %w", err)
 	}
-	r.index = indexForm(dir)
-	pr.done[s] = r
-	return r, nil
+	v := &pointVault{dir: dir, svc: svc, first: time.Since(start)}
+	pr.vaults[s] = v
+	return v, nil
 }
 
 // removeVaults removes the vaults of the points measured (unless -keep),
@@ -155,24 +193,6 @@ func (pr *pointRunner) prepare(dir string, s pointSpec) (*session.Service, error
 		}
 	}
 	return openService(dir, "")
-}
-
-// timeUpdates times one warm-up update, then rounds updates, in process.
-func timeUpdates(svc *session.Service, rounds int) (pointResult, error) {
-	var r pointResult
-	start := time.Now()
-	if err := update(svc, "curve warm-up update", 0); err != nil {
-		return r, fmt.Errorf("the warm-up update: %w", err)
-	}
-	r.first = time.Since(start)
-	for i := 1; i <= rounds; i++ {
-		start := time.Now()
-		if err := update(svc, "curve update", i); err != nil {
-			return r, fmt.Errorf("update %d: %w", i, err)
-		}
-		r.times = append(r.times, time.Since(start))
-	}
-	return r, nil
 }
 
 // printCurve prints and records a curve: per point p50, p90, their ratios to
