@@ -134,13 +134,23 @@ func (p *ssParser) bad(off int, reason string) {
 	p.skipped = append(p.skipped, Skipped{Path: p.src + ":" + strconv.Itoa(line), Reason: reason})
 }
 
+// run reads the chat from its start to its end.
 func (p *ssParser) run() {
-	d := p.data
 	off := 0
-	if bytes.HasPrefix(d, bom) {
+	if bytes.HasPrefix(p.data, bom) {
 		off = len(bom)
 	}
-	for off < len(d) {
+	p.runRange(off, len(p.data))
+	p.finish()
+}
+
+// runRange reads the lines from off, the start of a line, until the next
+// line to read starts at or after stop, and returns that line's offset: stop
+// itself, or past it when stop is inside a block read whole (a code block,
+// a <think> block).
+func (p *ssParser) runRange(off, stop int) int {
+	d := p.data
+	for off < stop {
 		if d[off] == '\n' { // SpecStory puts a blank line between everything
 			off++
 			continue
@@ -165,6 +175,11 @@ func (p *ssParser) run() {
 		}
 		off = p.line(off, end)
 	}
+	return off
+}
+
+// finish ends the chat once its last line is read.
+func (p *ssParser) finish() {
 	if t := p.tool; t != nil && t.tagged {
 		p.bad(t.off, "a <tool-use> block opened here is not closed before the end of the file (a chat cut short?): read to the end")
 	}

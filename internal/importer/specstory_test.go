@@ -623,3 +623,102 @@ func FuzzParseSpecStory(f *testing.F) {
 		}
 	})
 }
+
+// splitRead is what ssParser.parseSplit and session make of a chat.
+type splitRead struct {
+	s       Session
+	skipped []Skipped
+	why     string
+}
+
+// readSplit reads data as a chat named name, in two halves at once from
+// split (-1: front to back).
+func readSplit(name string, data []byte, split int) splitRead {
+	p := &ssParser{src: name, data: data, loc: time.UTC}
+	if why := p.parseSplit(split); why != "" {
+		return splitRead{why: why}
+	}
+	s, err := p.session()
+	if err != nil {
+		return splitRead{skipped: p.skipped, why: err.Error()}
+	}
+	return splitRead{s, p.skipped, ""}
+}
+
+// Whatever the text, reading it in two halves at once from any user's
+// speaker line gives what reading it front to back gives.
+func FuzzSpecStorySplit(f *testing.F) {
+	ents, _ := filepath.Glob(specStoryRepo + "/.specstory/history/*.md")
+	for _, p := range ents {
+		data, _ := os.ReadFile(p)
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want := readSplit("x.md", data, -1)
+		for off, tried := 0, 0; off < len(data) && tried < 16; off = lineEnd(data, off) {
+			if bytes.HasPrefix(data[off:], []byte("_**User")) {
+				tried++
+				if got := readSplit("x.md", data, off); !reflect.DeepEqual(got, want) {
+					t.Fatalf("split at %d:\n%+v\nwant\n%+v", off, got, want)
+				}
+			}
+		}
+	})
+}
+
+// A chat read in two halves at once gives what reading it front to back
+// gives, wherever the second half starts: at each user's speaker line (where
+// the halves are joined), and at every other line (an assistant's speaker
+// line, a line in a code block or a request, where the first half is read
+// on to the end instead).
+func TestSpecStorySplitReadsAsOne(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(specStoryRepo, ".specstory/history/*.md"))
+	more, _ := filepath.Glob(filepath.Join(specStoryRepo, ".specstory/history/*/*/*.md"))
+	files = append(files, more...)
+	if len(files) < 8 {
+		t.Fatalf("%d chats", len(files))
+	}
+	parse := readSplit
+	// An assistant's message going on ("_****_") at the time of the one
+	// before it.
+	goesOn := "_**User (2025-06-01 10:00Z)**_\n\nrun the tests\n\n---\n\n_**Assistant (2025-06-01 10:01Z)**_\n\nRunning them.\n\n" +
+		"_****_\n\nTool use: **run_terminal_cmd** `npm test`\n\n---\n\n_**User (2025-06-01 10:05Z)**_\n\nthanks\n"
+	joined := 0
+	for _, f := range append(files, "goes-on.md") {
+		data, err := os.ReadFile(f)
+		if f == "goes-on.md" {
+			data, err = []byte(goesOn), nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(f)
+		// A chat cut short, and one with a broken byte after the split.
+		variants := [][]byte{data, data[:len(data)*2/3], append(append([]byte(nil), data...), "\n_**User**_\n\nbad \xff byte\n"...)}
+		for _, d := range variants {
+			want := parse(name, d, -1)
+			for off := 0; off < len(d); off = lineEnd(d, off) {
+				if got := parse(name, d, off); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s (%d bytes) split at line %d (%q):\n%+v\nwant\n%+v", name, len(d), bytes.Count(d[:off], nl)+1, d[off:lineEnd(d, off)], got, want)
+				}
+				if bytes.HasPrefix(d[off:], []byte("_**User")) {
+					joined++
+				}
+			}
+		}
+	}
+	if joined < 20 {
+		t.Fatalf("only %d user speaker lines tried", joined)
+	}
+	// The 1 MB chats are split where parse splits them, and joined there.
+	for _, d := range [][]byte{specStory1MB(t), specStoryDense1MB(t)} {
+		split := chatSplit(d)
+		p := &ssParser{src: "big.md", data: d, loc: time.UTC}
+		if off := p.runRange(0, split); off != split {
+			t.Fatalf("the first half ends at %d, not at the split %d", off, split)
+		}
+		if want, got := parse("big.md", d, -1), parse("big.md", d, split); !reflect.DeepEqual(got, want) {
+			t.Fatalf("1 MB chat split at %d differs", split)
+		}
+	}
+}
