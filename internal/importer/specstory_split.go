@@ -119,13 +119,11 @@ func (p *ssParser) join(q *ssParser) {
 	for _, m := range q.models.list {
 		p.models.add([]byte(m))
 	}
-	// Exactly the length needed: appended to, the lists would grow by half
-	// again.
-	p.changed = slices.Concat(p.changed, q.changed)
-	p.read = slices.Concat(p.read, q.read)
-	p.ran = slices.Concat(p.ran, q.ran)
-	p.updates = slices.Concat(p.updates, q.updates)
-	p.times = slices.Concat(p.times, q.times)
+	p.changed = joinLists(p.changed, q.changed)
+	p.read = joinLists(p.read, q.read)
+	p.ran = joinLists(p.ran, q.ran)
+	p.updates = joinLists(p.updates, q.updates)
+	p.times = joinLists(p.times, q.times)
 	p.anyTime = p.anyTime || q.anyTime
 	if p.objective == "" {
 		p.objective = q.objective
@@ -133,4 +131,13 @@ func (p *ssParser) join(q *ssParser) {
 	for _, n := range q.refs.order {
 		p.refs.add(n, q.refs.isPR[n])
 	}
+}
+
+// joinLists returns b appended to a: in a's room when it has enough, else in
+// a new list of exactly their length (append would make it larger still).
+func joinLists[T any](a, b []T) []T {
+	if cap(a)-len(a) >= len(b) {
+		return append(a, b...)
+	}
+	return slices.Concat(a, b)
 }

@@ -475,8 +475,10 @@ func specStoryDense1MB(tb testing.TB) []byte {
 	return out
 }
 
-// A 1 MB chat costs about its size: parsing it allocates less than the
-// chat's own size (the lines it returns included), however long it takes.
+// A 1 MB chat costs about its size: parsing it allocates less than 1.25
+// times the chat's own size (the lines it returns included; the two halves
+// of a large chat keep their lists until they are joined), however long it
+// takes: never a copy of the chat besides its lines.
 func TestSpecStoryCostsItsSize(t *testing.T) {
 	for name, data := range map[string][]byte{"real": specStory1MB(t), "dense": specStoryDense1MB(t)} {
 		s, _, err := ParseSpecStory("big.md", data, time.UTC)
@@ -493,7 +495,7 @@ func TestSpecStoryCostsItsSize(t *testing.T) {
 			ParseSpecStory("big.md", data, time.UTC)
 		}
 		runtime.ReadMemStats(&m1)
-		if per := (m1.TotalAlloc - m0.TotalAlloc) / runs; per > uint64(len(data)) {
+		if per := (m1.TotalAlloc - m0.TotalAlloc) / runs; per > uint64(len(data))*5/4 {
 			t.Errorf("%s: parsing %d bytes allocated %d bytes", name, len(data), per)
 		} else {
 			t.Logf("%s: parsing %d bytes allocated %d bytes, %d updates", name, len(data), per, len(s.Updates))

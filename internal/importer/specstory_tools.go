@@ -543,7 +543,7 @@ func (p *ssParser) session() (Session, error) {
 	// The files changed (a file created then edited was created; one deleted
 	// at last, deleted), the others read, the commands run: once each, the
 	// first maxSpecStoryOutcomes of each listed, the others counted.
-	seen := map[string]int{} // path as written → index in edited, or -1 (sized by the paths, most read many times)
+	seen := make(map[string]int, len(p.changed)+len(p.read)) // path as written → index in edited, or -1
 	var edited, verbs []string
 	nEdited := 0
 	for _, c := range p.changed {
@@ -573,7 +573,7 @@ func (p *ssParser) session() (Session, error) {
 	s.Outcomes = appendListed(s.Outcomes, read, nRead, "files read")
 	var ran []string
 	nRan := 0
-	seenCmd := map[string]bool{}
+	seenCmd := make(map[string]bool, len(p.ran))
 	for _, r := range p.ran {
 		if !seenCmd[string(r)] {
 			seenCmd[string(r)] = true
