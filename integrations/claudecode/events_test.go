@@ -121,6 +121,39 @@ func TestPostToolUseCommitsNotesTheAgentChanged(t *testing.T) {
 	}
 }
 
+// TestParallelCallsKeepTheirOwnNotes checks that two shell calls running at
+// once (an agent's sub-agents), each with its tool_use_id, are noted apart:
+// the one ending first, having changed nothing, does not take the other's
+// note, whose PostToolUse then commits the note it changed as the agent's
+// edit.
+func TestParallelCallsKeepTheirOwnNotes(t *testing.T) {
+	f := newFixture(t)
+	f.working("Login page")
+	a, b := bash("python3 write_notes.py"), bash("go test ./...")
+	a["tool_use_id"], b["tool_use_id"] = "toolu_01A", "toolu_01B"
+	for _, c := range []map[string]any{a, b} {
+		if r := f.hook("pre-tool-use", c); r != silent {
+			t.Fatalf("pre-tool-use %s: %+v; want the call to pass", c["tool_use_id"], r)
+		}
+	}
+	head := strings.TrimSpace(git(t, f.Vault, "rev-parse", "HEAD"))
+	if r := f.hook("post-tool-use", b); r != silent {
+		t.Errorf("post-tool-use B: %+v; want exit 0 and no output", r)
+	}
+	p := f.notePath("session-current-state.md") // what call A's script does, after B ended
+	writeFile(t, p, readFile(t, p)+"- a line the agent's script wrote\n")
+	if r := f.hook("post-tool-use", a); r != silent {
+		t.Errorf("post-tool-use A: %+v; want exit 0 and no output", r)
+	}
+	log := git(t, f.Vault, "log", "--format=%s", head+"..HEAD")
+	if !strings.Contains(log, "agent-edit: demo/session-current-state.md changed by the agent's Bash call") {
+		t.Errorf("vault commits since the calls:\n%s\nwant the agent's edit of the note", log)
+	}
+	if st := f.vaultStatus(); strings.Contains(st, "session-current-state.md") {
+		t.Errorf("vault status %q; want the note committed (the command history is committed in batches)", st)
+	}
+}
+
 // TestPreCompactRecordsARecoveryPoint checks that PreCompact, silent itself,
 // leaves a recovery point `sessionvault recovery check` reports with the
 // manual compaction's instructions; without a session it records nothing.

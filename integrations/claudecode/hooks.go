@@ -97,7 +97,7 @@ func (h Handler) PreToolUse(in Input) (resp Response) {
 		// commits notes it changed as the agent's edit. Allowed either way;
 		// without the note, what the call changes is committed later as a
 		// person's edit.
-		return Warn("the tool call was not noted for PostToolUse", d.svc.NoteToolCall(d.project, in.ToolName))
+		return Warn("the tool call was not noted for PostToolUse", d.svc.NoteToolCall(d.project, in.ToolName, in.ToolUseID))
 	}
 	return Allow()
 }
@@ -217,7 +217,7 @@ func (h Handler) PostToolUse(in Input) Response {
 				return Warn("the command history was not committed", err)
 			}
 		}
-		if _, err := svc.CommitToolEdits(project, in.ToolName); err != nil {
+		if _, err := svc.CommitToolEdits(project, in.ToolName, in.ToolUseID); err != nil {
 			return Warn("the notes the tool call changed were not committed", err)
 		}
 		if herr != nil {

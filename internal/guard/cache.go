@@ -145,20 +145,6 @@ func Load(root, project string) (c Cached, ok bool) {
 	return Cached{Facts: f.Facts, Watch: f.Watch, Deps: f.Deps, ToolEvidence: f.ToolEvidence, ToolEvidenceKnown: f.ToolEvidenceKnown, Log: f.Log}, true
 }
 
-// NoteToolCall records, for a writing tool call the hook lets through, the
-// stat identity of the notes watch names (vault-relative; the project's
-// canonical notes), in .sessionvault/state/toolcall-<project>: PostToolUse
-// compares them after the call and commits what changed as the agent's edit.
-func NoteToolCall(root, project, tool string, watch []string) error {
-	var b strings.Builder
-	b.WriteString(tool + "\n")
-	for _, rel := range watch {
-		id, _ := StatIdentity(filepath.Join(root, filepath.FromSlash(rel)))
-		b.WriteString(rel + "\t" + id + "\n")
-	}
-	return writeState(root, integrity.ToolCallFile(project), []byte(b.String()))
-}
-
 // writeState replaces a file of the state folder by a rename (a reader
 // sees the old content or the new, never a part), without fsync: what is
 // kept there is rebuilt when lost.

@@ -292,12 +292,13 @@ func TestSignIsHMACSHA256(t *testing.T) {
 
 // A writing tool call the hook lets through is noted with the identity of
 // each note PostToolUse must watch (a note not made yet has none), so that a
-// note changed by the call is seen afterwards; a new note replaces the last.
+// note changed by the call is seen afterwards; without a tool_use_id, in the
+// project's one slot, a new note replaces the last.
 func TestNoteToolCallRecordsWatchedNotes(t *testing.T) {
 	f := newFixture(t)
 	note := filepath.Join(f.root, "demo", "session-current-state.md")
 	watch := []string{"demo/session-current-state.md", "demo/decisions.md"}
-	if err := NoteToolCall(f.root, "demo", "Bash", watch); err != nil {
+	if err := NoteToolCall(f.root, "demo", "Bash", "", watch); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(stateFile(f, "toolcall-demo"))
@@ -315,7 +316,7 @@ func TestNoteToolCallRecordsWatchedNotes(t *testing.T) {
 		t.Error("the note's identity did not change with the call's edit")
 	}
 
-	if err := NoteToolCall(f.root, "demo", "mcp__github__push", nil); err != nil {
+	if err := NoteToolCall(f.root, "demo", "mcp__github__push", "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(stateFile(f, "toolcall-demo")); string(data) != "mcp__github__push\n" {
@@ -324,7 +325,7 @@ func TestNoteToolCallRecordsWatchedNotes(t *testing.T) {
 
 	broken := newFixture(t)
 	writeFile(t, filepath.Join(broken.root, ".sessionvault"), "not a folder")
-	if err := NoteToolCall(broken.root, "demo", "Bash", watch); err == nil || !strings.Contains(err.Error(), "toolcall-demo") {
+	if err := NoteToolCall(broken.root, "demo", "Bash", "", watch); err == nil || !strings.Contains(err.Error(), "toolcall-demo") {
 		t.Errorf("noting into an unwritable state folder: %v", err)
 	}
 }

@@ -145,32 +145,3 @@ func RecordCommand(root, project string, c Cached, call CommandCall, lockTimeout
 	}
 	return f.Sync()
 }
-
-// SettleToolCall takes back the writing call of tool PreToolUse noted for
-// project (NoteToolCall): it reports whether a note it watches changed
-// since — then the record stays, for the full hook to commit the change as
-// the agent's edit — and otherwise clears the record (as the full hook does
-// after a call that changed nothing). A record of another tool is cleared
-// (the full hook commits nothing for it either).
-func SettleToolCall(root, project, tool string) (changed bool) {
-	name := integrity.ToolCallFile(project)
-	data, err := os.ReadFile(integrity.Path(root, name))
-	if err != nil || len(data) == 0 {
-		return false
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if lines[0] == tool {
-		for _, l := range lines[1:] {
-			rel, before, _ := strings.Cut(l, "\t")
-			if now, _ := StatIdentity(filepath.Join(root, filepath.FromSlash(rel))); now != before {
-				return true
-			}
-		}
-	}
-	// Cleared in place (truncate(2) by its path: no file made per tool
-	// call, and none opened, so nothing for ext4 to flush on its close).
-	if os.Truncate(integrity.Path(root, name), 0) != nil && writeState(root, name, nil) != nil {
-		return true // not cleared: the full hook clears it
-	}
-	return false
-}

@@ -134,7 +134,8 @@ func TestRecordCommandLeavesWhatItMustNotDo(t *testing.T) {
 
 // SettleToolCall keeps the noted call of a tool whose watched note changed
 // (the full hook commits it) and clears one that changed nothing, or a
-// record of another tool.
+// record of another tool: here calls without a tool_use_id, in the
+// project's one slot.
 func TestSettleToolCall(t *testing.T) {
 	root := t.TempDir()
 	note := filepath.Join(root, "demo", "session-decisions.md")
@@ -146,22 +147,22 @@ func TestSettleToolCall(t *testing.T) {
 		data, _ := os.ReadFile(integrity.Path(root, integrity.ToolCallFile("demo")))
 		return data
 	}
-	if SettleToolCall(root, "demo", "Bash") {
+	if SettleToolCall(root, "demo", "Bash", "") {
 		t.Error("no noted call: changed")
 	}
 	watch := []string{"demo/session-decisions.md"}
-	if err := NoteToolCall(root, "demo", "Bash", watch); err != nil {
+	if err := NoteToolCall(root, "demo", "Bash", "", watch); err != nil {
 		t.Fatal(err)
 	}
-	if SettleToolCall(root, "demo", "Bash") || len(record()) != 0 {
+	if SettleToolCall(root, "demo", "Bash", "") || len(record()) != 0 {
 		t.Errorf("a call that changed nothing: changed, or its record %q kept", record())
 	}
-	NoteToolCall(root, "demo", "Bash", watch)
+	NoteToolCall(root, "demo", "Bash", "", watch)
 	os.WriteFile(note, []byte("a\nb\n"), 0o644)
-	if !SettleToolCall(root, "demo", "Bash") || len(record()) == 0 {
+	if !SettleToolCall(root, "demo", "Bash", "") || len(record()) == 0 {
 		t.Error("a call that changed the note: not changed, or its record cleared")
 	}
-	if SettleToolCall(root, "demo", "Edit") || len(record()) != 0 {
+	if SettleToolCall(root, "demo", "Edit", "") || len(record()) != 0 {
 		t.Error("another tool's record: not cleared")
 	}
 }

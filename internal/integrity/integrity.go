@@ -31,6 +31,10 @@ const (
 	// CallsDir holds one file per tool call a hook let through
 	// (calls/<tool_use_id>), which PostToolUse takes back.
 	CallsDir = "calls"
+	// ToolCallsDir holds the record of each writing tool call in progress
+	// (toolcalls/<tool_use_id>): the stat identity of the notes it may
+	// change, which its PostToolUse compares.
+	ToolCallsDir = "toolcalls"
 )
 
 // SignatureFile is the file of a project's seal: the signed part of its
@@ -54,8 +58,9 @@ func ProtocolCacheFile(project string) string { return "protocol-" + project + "
 // session works in (an absolute path), as its start found it.
 func CodeRepoFile(project string) string { return "coderepo-" + project }
 
-// ToolCallFile is the file of a project's writing tool call in progress:
-// the stat identity of the notes it may change.
+// ToolCallFile is the file of a project's writing tool call in progress
+// when the call has no tool_use_id (ToolCallsDir holds those that have
+// one): the stat identity of the notes it may change.
 func ToolCallFile(project string) string { return "toolcall-" + project }
 
 // GuardCacheFile is the file of a project's facts cache: the facts of the

@@ -563,9 +563,9 @@ func runOp(ts *testscript.TestScript, s *Service, project, op string, a *svArgs)
 			return err
 		}
 		if op == "tool-before" {
-			return s.NoteToolCall(p, a.arg(0))
+			return s.NoteToolCall(p, a.arg(0), "")
 		}
-		c, err := s.CommitToolEdits(p, a.arg(0))
+		c, err := s.CommitToolEdits(p, a.arg(0), "")
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,8 @@ package session
 import (
 	"crypto/hmac"
 	"os"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -117,34 +117,29 @@ func toolCallNotes(project string) []string {
 
 // NoteToolCall is called by the PreToolUse hook for a call it lets through
 // that may write: it records the stat identity of the project's canonical
-// notes (in .sessionvault/state/toolcall-<project>, no commit), for
-// CommitToolEdits to compare after the call.
-func (s *Service) NoteToolCall(project, tool string) error {
-	return guard.NoteToolCall(s.V.Root, project, tool, toolCallNotes(project))
+// notes (guard.NoteToolCall: the call's own record, named by its
+// tool_use_id id; no commit), for CommitToolEdits to compare after the
+// call.
+func (s *Service) NoteToolCall(project, tool, id string) error {
+	return guard.NoteToolCall(s.V.Root, project, tool, id, toolCallNotes(project))
 }
 
-// CommitToolEdits is called by the PostToolUse hook: canonical notes that
-// changed since NoteToolCall recorded them for the same tool were changed
-// during the agent's tool call, and are committed as the agent's edit (not
-// the person's). Such an edit is never signed: a change to the sealed part of
-// the state still waits for a person's accept. It returns the commit, or "".
-func (s *Service) CommitToolEdits(project, tool string) (string, error) {
-	data, err := s.V.ReadState(integrity.ToolCallFile(project))
-	if err != nil || len(data) == 0 {
-		return "", nil // (no write on every PostToolUse: only a noted call is cleared)
+// CommitToolEdits is called by the PostToolUse hook of the call id of tool:
+// canonical notes that changed since NoteToolCall recorded them were
+// changed during the agent's tool call, and are committed as the agent's
+// edit (not the person's). Such an edit is never signed: a change to the
+// sealed part of the state still waits for a person's accept. Only the
+// project's canonical notes are committed, whatever the record names. It
+// returns the commit, or "".
+func (s *Service) CommitToolEdits(project, tool, id string) (string, error) {
+	noted, err := guard.TakeToolCall(s.V.Root, project, tool, id)
+	if err != nil || len(noted) == 0 {
+		return "", err
 	}
-	if err := s.V.WriteState(integrity.ToolCallFile(project), nil); err != nil {
-		return "", err // else the next tool's edits would be taken for this one's
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) == 0 || lines[0] != tool {
-		return "", nil
-	}
+	watched := toolCallNotes(project)
 	var changed []string
-	for _, l := range lines[1:] {
-		rel, before, _ := strings.Cut(l, "\t")
-		now, _ := guard.StatIdentity(filepath.Join(s.V.Root, filepath.FromSlash(rel)))
-		if now != before {
+	for _, rel := range noted {
+		if slices.Contains(watched, rel) {
 			changed = append(changed, rel)
 		}
 	}

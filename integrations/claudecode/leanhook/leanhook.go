@@ -115,7 +115,7 @@ func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, 
 	if v.Allowed && v.Class == policy.Write && writable {
 		// A call that may write files it does not name: PostToolUse commits
 		// the notes it changed as the agent's edit.
-		return hookio.Warn("the tool call was not noted for PostToolUse", guard.NoteToolCall(root, project, in.ToolName, c.Watch)).WithNotice(notice), noteRoot, true
+		return hookio.Warn("the tool call was not noted for PostToolUse", guard.NoteToolCall(root, project, in.ToolName, in.ToolUseID, c.Watch)).WithNotice(notice), noteRoot, true
 	}
 	return hookio.Decided(v.Allowed, v.Reason).WithNotice(notice), noteRoot, true
 }
@@ -199,7 +199,7 @@ func post(a hookio.Args, in hookio.Input) (hookio.Response, bool) {
 		return hookio.Response{}, false
 	}
 	c, ok := guard.Load(root, project)
-	if !ok || guard.SettleToolCall(root, project, in.ToolName) {
+	if !ok || guard.SettleToolCall(root, project, in.ToolName, in.ToolUseID) {
 		return hookio.Response{}, false
 	}
 	var cmd *guard.CommandCall

@@ -348,6 +348,22 @@ func TestLeanHookRecordsPostToolUseAlone(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(state, "toolcall-"+project)); err != nil || len(data) != 0 {
 		t.Errorf("the noted call was not taken back: %q, %v", data, err)
 	}
+	// With its tool_use_id, the call has a record of its own, which its
+	// PostToolUse takes back (calls at once do not clear each other's).
+	write["tool_use_id"] = "toolu_01FancyRefactor"
+	if r := f.hook("pre-tool-use", write); r != silent {
+		t.Fatalf("pre-tool-use FancyRefactor with its id: %+v", r)
+	}
+	own := filepath.Join(state, "toolcalls", "toolu_01FancyRefactor")
+	if data, err := os.ReadFile(own); err != nil || !strings.HasPrefix(string(data), "FancyRefactor\n") {
+		t.Fatalf("the call's own record: %q, %v", data, err)
+	}
+	if r := f.hook("post-tool-use", write); r != silent {
+		t.Errorf("post-tool-use FancyRefactor with its id: %+v; want it answered alone", r)
+	}
+	if _, err := os.Stat(own); !os.IsNotExist(err) {
+		t.Errorf("the call's own record was not taken back: %v", err)
+	}
 
 	// What the lean hook leaves to sessionvault: without it, each warns
 	// that it was not answered (and wrote nothing).
