@@ -275,7 +275,7 @@ func (s *Server) orchestrationTools() []toolDef {
 				}
 				return nil, ResolveConflictOut{Success: true, ResolveOutcome: out}, nil
 			}),
-		largeTool[GraphIn, tasks.TaskGraph](TasksToolset, &mcp.Tool{Name: "get_task_graph", Description: "The task graph: tasks, their links, which are ready and which blocked.", Annotations: readOnly()},
+		largeTool[GraphIn, tasks.TaskGraph](TasksToolset, &mcp.Tool{Name: "get_task_graph", Description: "The task graph: its tasks (nodes), their links (edges), and the ids of the tasks ready to start and of those blocked.", Annotations: readOnly()},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in GraphIn) ([]byte, error) {
 				data, err := s.tasks().TaskGraphJSON(tasks.GraphOptions{Project: s.project, TaskID: in.TaskID, Depth: in.Depth, IncludeCompleted: in.IncludeCompleted})
 				if err != nil {
