@@ -96,7 +96,11 @@ func TakeCallStart(root, id string) (time.Time, bool) {
 // PruneCallStarts removes the start records older than age: calls that were
 // interrupted before their PostToolUse hook ran.
 func PruneCallStarts(root string, age time.Duration) {
-	dir := integrity.Path(root, integrity.CallsDir)
+	pruneOlder(integrity.Path(root, integrity.CallsDir), age)
+}
+
+// pruneOlder removes the files of dir last modified more than age ago.
+func pruneOlder(dir string, age time.Duration) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return

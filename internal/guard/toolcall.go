@@ -144,14 +144,5 @@ func TakeToolCall(root, project, tool, id string) ([]string, error) {
 // calls whose PostToolUse never ran (refused at the permission prompt,
 // interrupted).
 func PruneToolCalls(root string, age time.Duration) {
-	dir := integrity.Path(root, integrity.ToolCallsDir)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > age {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
+	pruneOlder(integrity.Path(root, integrity.ToolCallsDir), age)
 }
