@@ -425,7 +425,9 @@ func (p *ssParser) headerStamp(g []byte) (t time.Time, start int, ok, bad bool) 
 			return t, j, true, false
 		}
 		if t, n, ok, bad := isoStamp(g[j:], p.loc); (ok || bad) && j+n == len(g) {
-			p.day, p.dayStart = g[j:j+10], t.Add(-time.Duration(t.Hour())*time.Hour-time.Duration(t.Minute())*time.Minute-time.Duration(t.Second())*time.Second)
+			if ok { // (an unreadable date is no day to read the next lines' times in)
+				p.day, p.dayStart = g[j:j+10], t.Add(-time.Duration(t.Hour())*time.Hour-time.Duration(t.Minute())*time.Minute-time.Duration(t.Second())*time.Second)
+			}
 			return t, j, ok, bad
 		}
 	}

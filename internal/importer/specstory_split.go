@@ -105,6 +105,12 @@ func (p *ssParser) parseSplit(split int) string {
 // join appends what q read of the chat after p's part to p.
 func (p *ssParser) join(q *ssParser) {
 	p.skipped = append(p.skipped, q.skipped...)
+	// A session comment ("<!-- Claude Code Session … -->") may come in an
+	// assistant's message: the first one read counts.
+	p.marker = p.marker || q.marker
+	if p.provider == "" && q.provider != "" {
+		p.provider, p.chatID, p.commentTime = q.provider, q.chatID, q.commentTime
+	}
 	p.messages += q.messages
 	p.requests += q.requests
 	p.replies += q.replies

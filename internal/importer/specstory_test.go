@@ -668,6 +668,23 @@ func FuzzSpecStorySplit(f *testing.F) {
 	})
 }
 
+// A speaker line with an impossible date is reported as such, each one,
+// and gives the chat no time: the date of one is not the day the next
+// line's time is read in.
+func TestSpecStoryImpossibleDates(t *testing.T) {
+	chat := "_**User (2025-02-30 10:00Z)**_\n\nfirst\n\n---\n\n_**User (2025-02-30 11:00Z)**_\n\nsecond\n\n---\n\n_**User (2025-03-01 09:00Z)**_\n\nthird\n"
+	s, skipped, err := ParseSpecStory("2025-03-01_09-00Z-x.md", []byte(chat), time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(skipped) != 2 || !strings.HasSuffix(skipped[0].Path, ":1") || !strings.HasSuffix(skipped[1].Path, ":7") {
+		t.Errorf("skipped %+v; want lines 1 and 7, each with an unreadable time", skipped)
+	}
+	if want := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC); !s.Date.Equal(want) {
+		t.Errorf("date %v; want %v (the one readable speaker line)", s.Date, want)
+	}
+}
+
 // A chat read in two halves at once gives what reading it front to back
 // gives, wherever the second half starts: at each user's speaker line (where
 // the halves are joined), and at every other line (an assistant's speaker
@@ -683,13 +700,20 @@ func TestSpecStorySplitReadsAsOne(t *testing.T) {
 	parse := readSplit
 	// An assistant's message going on ("_****_") at the time of the one
 	// before it.
-	goesOn := "_**User (2025-06-01 10:00Z)**_\n\nrun the tests\n\n---\n\n_**Assistant (2025-06-01 10:01Z)**_\n\nRunning them.\n\n" +
-		"_****_\n\nTool use: **run_terminal_cmd** `npm test`\n\n---\n\n_**User (2025-06-01 10:05Z)**_\n\nthanks\n"
+	// A session comment in an assistant's message after the split; speaker
+	// lines with an impossible date (February 30th).
+	made := map[string]string{
+		"goes-on.md": "_**User (2025-06-01 10:00Z)**_\n\nrun the tests\n\n---\n\n_**Assistant (2025-06-01 10:01Z)**_\n\nRunning them.\n\n" +
+			"_****_\n\nTool use: **run_terminal_cmd** `npm test`\n\n---\n\n_**User (2025-06-01 10:05Z)**_\n\nthanks\n",
+		"comment-late.md": "_**User**_\n\nfix it\n\n---\n\n_**Assistant**_\n\nDone.\n\n---\n\n_**User**_\n\nmore\n\n---\n\n_**Assistant**_\n\n" +
+			"<!-- Claude Code Session abc (2025-05-01 10:00:00Z) -->\n\nDone again.\n",
+		"bad-day.md": "_**User (2025-02-30 10:00Z)**_\n\nfirst\n\n---\n\n_**User (2025-02-30 11:00Z)**_\n\nsecond\n\n---\n\n_**User (2025-03-01 09:00Z)**_\n\nthird\n",
+	}
 	joined := 0
-	for _, f := range append(files, "goes-on.md") {
+	for _, f := range append(files, "goes-on.md", "comment-late.md", "bad-day.md") {
 		data, err := os.ReadFile(f)
-		if f == "goes-on.md" {
-			data, err = []byte(goesOn), nil
+		if text, ok := made[f]; ok {
+			data, err = []byte(text), nil
 		}
 		if err != nil {
 			t.Fatal(err)
