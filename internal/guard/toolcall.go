@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -31,11 +32,17 @@ func toolCallName(project, id string) string {
 	return integrity.ToolCallFile(project)
 }
 
+// recordEnd is the last line of a call's own record: one without it was
+// cut short (a kill or a power cut while PreToolUse wrote it).
+const recordEnd = "end"
+
 // NoteToolCall records, for the writing tool call id (the hook input's
 // tool_use_id) of tool that the hook lets through, the stat identity of the
 // notes watch names (vault-relative; the project's canonical notes), for
 // PostToolUse to compare after the call. The record: the tool's name, then
-// one line per note, "<rel>\t<identity>".
+// one line per note, "<rel>\t<identity>"; a call's own record then ends
+// with the line recordEnd (the project's slot keeps the form older binaries
+// read).
 func NoteToolCall(root, project, tool, id string, watch []string) error {
 	var b strings.Builder
 	b.WriteString(tool + "\n")
@@ -48,8 +55,8 @@ func NoteToolCall(root, project, tool, id string, watch []string) error {
 		return writeState(root, name, []byte(b.String()))
 	}
 	// A file of its own, new (a call is noted once): written in place, no
-	// rename; a record cut short by a kill reads as a call that changed a
-	// note, which the full hook checks against the notes it watches.
+	// rename; a record cut short has no end line, and is read as no record.
+	b.WriteString(recordEnd + "\n")
 	p := integrity.Path(root, name)
 	err := os.WriteFile(p, []byte(b.String()), 0o644)
 	if errors.Is(err, os.ErrNotExist) { // the first call: no folder yet
@@ -63,16 +70,26 @@ func NoteToolCall(root, project, tool, id string, watch []string) error {
 	return nil
 }
 
-// readToolCall returns the record of the call id of project and its state
-// file name: the call's own, else the project's slot; nil when neither
-// holds one.
+// readToolCall returns the record of the call id of project (without its
+// end line) and its state file name: the call's own, else (none of its own:
+// noted by an older binary, or without an id) the project's slot; nil when
+// there is none. A record of its own cut short is cleared and read as none:
+// what the call changed is committed later as a person's edit, never one
+// the record cannot vouch for as the agent's.
 func readToolCall(root, project, id string) ([]byte, string) {
 	name := toolCallName(project, id)
-	data, err := os.ReadFile(integrity.Path(root, name))
-	if (err != nil || len(data) == 0) && name != integrity.ToolCallFile(project) {
-		name = integrity.ToolCallFile(project)
-		data, err = os.ReadFile(integrity.Path(root, name))
+	if slot := integrity.ToolCallFile(project); name != slot {
+		data, err := os.ReadFile(integrity.Path(root, name))
+		switch {
+		case err == nil && bytes.HasSuffix(data, []byte("\n"+recordEnd+"\n")):
+			return data[:len(data)-len(recordEnd)-1], name
+		case err == nil || !errors.Is(err, os.ErrNotExist):
+			clearToolCall(root, name)
+			return nil, name
+		}
+		name = slot
 	}
+	data, err := os.ReadFile(integrity.Path(root, name))
 	if err != nil || len(data) == 0 {
 		return nil, name
 	}

@@ -98,3 +98,44 @@ func TestPruneToolCalls(t *testing.T) {
 		t.Errorf("left %v, want toolu_new", ents)
 	}
 }
+
+// A call's own record cut short (a kill or a power cut while PreToolUse
+// wrote it: no end line, or nothing at all) vouches for nothing: its
+// PostToolUse reports no change, even when the note did change (a person's
+// edit, committed later as theirs), clears the record, and does not take
+// the project's slot instead.
+func TestToolCallRecordCutShort(t *testing.T) {
+	root, note, watch := toolCallVault(t)
+	if err := NoteToolCall(root, "demo", "Bash", "", watch); err != nil { // a stale slot record
+		t.Fatal(err)
+	}
+	if err := NoteToolCall(root, "demo", "Bash", "toolu_K", watch); err != nil {
+		t.Fatal(err)
+	}
+	own := integrity.Path(root, integrity.ToolCallsDir+"/toolu_K")
+	data, _ := os.ReadFile(own)
+	if len(data) < 10 || string(data[len(data)-5:]) != "\nend\n" {
+		t.Fatalf("record %q; want it to end with its end line", data)
+	}
+	os.WriteFile(note, []byte("a\nthe person's line\n"), 0o644)
+	for _, cut := range [][]byte{data[:len(data)-6], nil} {
+		if err := os.WriteFile(own, cut, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if SettleToolCall(root, "demo", "Bash", "toolu_K") {
+			t.Errorf("record %q: reported changed", cut)
+		}
+		if _, err := os.Stat(own); !os.IsNotExist(err) {
+			t.Errorf("record %q: not cleared (%v)", cut, err)
+		}
+		if slot, _ := os.ReadFile(integrity.Path(root, integrity.ToolCallFile("demo"))); len(slot) == 0 {
+			t.Errorf("record %q: the project's slot was taken instead", cut)
+		}
+	}
+	if err := os.WriteFile(own, data[:len(data)-6], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := TakeToolCall(root, "demo", "Bash", "toolu_K"); err != nil || changed != nil {
+		t.Errorf("TakeToolCall of a record cut short = %v, %v; want nothing", changed, err)
+	}
+}

@@ -114,5 +114,5 @@ func (s *Service) commitSessionLog(project, session string, res *vault.Result) {
 		res.Warnings = append(res.Warnings, "the command log "+rel+" was not committed ("+err.Error()+"); `"+s.GitCommand("status")+"` shows it")
 	}
 	guard.PruneCallStarts(s.V.Root, time.Hour)
-	guard.PruneToolCalls(s.V.Root, time.Hour)
+	guard.PruneToolCalls(s.V.Root, 24*time.Hour) // (a call of another project may run long)
 }
