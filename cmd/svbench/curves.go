@@ -78,15 +78,18 @@ type pointRunner struct {
 	rounds    int
 	keep      bool
 	vaults    map[pointSpec]*pointVault
-	made      []string // the vaults generated, removed by removeVaults
+	uses      map[pointSpec]int // the curves that time each point
+	made      []string          // the vaults generated, removed by removeVaults
 }
 
 // pointVault is a curve point's generated vault, its service held open
-// between the curves that time it, and its warm-up update's time.
+// between the curves that time it, its warm-up update's time, and the
+// updates made on it since its generation.
 type pointVault struct {
-	dir   string
-	svc   *session.Service
-	first time.Duration
+	dir     string
+	svc     *session.Service
+	first   time.Duration
+	updates int
 }
 
 // runCurves measures, prints and records every curve.
@@ -96,7 +99,15 @@ func runCurves(o options, work string, figs *figures) error {
 	fmt.Printf("\ncurves: p50 and p90 of an in-process update to a durable commit (durability batch, the default: fsync of each file where the file system has no ordered journal), %d rounds per point, a curve's points timed interleaved round by round, each point on its own generated vault\n", o.curveRounds)
 	fmt.Printf("first update: the untimed warm-up after the vault's generation (session length: the first update after the bulk insert and accept)\n")
 	fmt.Printf("git index: its form as init leaves it (split from %s files: init sets core.splitIndex)\n", thousands(history.SplitIndexFrom))
-	for _, c := range curveList(o) {
+	curves := curveList(o)
+	uses := map[pointSpec]int{}
+	for _, c := range curves {
+		for _, x := range c.points {
+			uses[c.spec(x)]++
+		}
+	}
+	pr.uses = uses
+	for _, c := range curves {
 		res, err := pr.measure(c)
 		if err != nil {
 			return err
@@ -117,12 +128,22 @@ func (pr *pointRunner) measure(c curve) (map[int]pointResult, error) {
 		}
 		vs[i] = v
 	}
-	// The garbage of the generation (its fast-import stream: over 100 MB for
-	// 50,000 commits) left a heap goal that grew the heap through the
-	// updates, one fresh page (a page fault) per 4 KB allocated: 150 to 300
-	// faults per update. Collected now, the rounds start from the heap of
-	// the services.
-	runtime.GC()
+	// A point an earlier curve timed (the one two curves share) has had its
+	// rounds: the others get as many updates, untimed, so that every point
+	// is timed on a session and a history of the same length since its
+	// generation.
+	most := 0
+	for _, v := range vs {
+		most = max(most, v.updates)
+	}
+	for i, v := range vs {
+		for ; v.updates < most; v.updates++ {
+			if err := update(v.svc, "curve catch-up update", v.updates); err != nil {
+				return nil, fmt.Errorf("%s curve, point %d, catch-up update: %w", c.key, c.points[i], err)
+			}
+		}
+	}
+	runtime.GC() // the rounds start from the heap of the services (see vault)
 	fmt.Fprintf(os.Stderr, "timing %d updates in process on each of the %d points of the %s curve, interleaved ...\n", pr.rounds, len(vs), c.key)
 	times := make([][]time.Duration, len(vs))
 	for round := 1; round <= pr.rounds; round++ {
@@ -138,6 +159,10 @@ func (pr *pointRunner) measure(c curve) (map[int]pointResult, error) {
 	res := map[int]pointResult{}
 	for i, x := range c.points {
 		res[x] = pointResult{times: times[i], first: vs[i].first, index: indexForm(vs[i].dir)}
+		vs[i].updates += pr.rounds
+		if pr.uses[c.spec(x)]--; pr.uses[c.spec(x)] == 0 {
+			vs[i].svc = nil // no curve left to time it: its heap is garbage for the next ones
+		}
 	}
 	return res, nil
 }
@@ -154,11 +179,17 @@ func (pr *pointRunner) vault(s pointSpec) (*pointVault, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The garbage of the generation (its fast-import stream: over 100 MB for
+	// 50,000 commits) left a heap goal that grew the heap through the
+	// updates, one fresh page (a page fault) per 4 KB allocated: 150 to 300
+	// faults per update. Collected before the warm-up update, and again
+	// before each curve's rounds.
+	runtime.GC()
 	start := time.Now()
 	if err := update(svc, "curve warm-up update", 0); err != nil {
 		return nil, fmt.Errorf("the warm-up update: %w", err)
 	}
-	v := &pointVault{dir: dir, svc: svc, first: time.Since(start)}
+	v := &pointVault{dir: dir, svc: svc, first: time.Since(start), updates: 1}
 	pr.vaults[s] = v
 	return v, nil
 }
