@@ -1,8 +1,11 @@
 package guard
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/integrity"
+	"github.com/sessionvault/sessionvault/templates"
 )
 
 // cacheFile is a project's facts cache, .sessionvault/state/guard-<project>.json:
@@ -52,7 +56,9 @@ type Cached struct {
 
 // Identity is the stat identity of every file a project's facts are read
 // from: its current-state note, the note's seal (signature-<project>), the
-// protocol document (the project's, else the vault's, else built in), the
+// protocol document (the project's, else the vault's, else the one built
+// into the binary, by its content: a binary with another built-in protocol
+// does not trust facts read with this one's), the
 // tool calls seen as evidence (tools-<project>) and the evidence the engine
 // observed (observed-<project>). Any change to one of them
 // changes it. The error is the state note's, when it cannot be stat'ed.
@@ -71,7 +77,7 @@ func Identity(root, project string) (string, error) {
 		}
 		b.WriteString("\n" + name + " " + id)
 	}
-	proto := "built in"
+	proto := builtInProtocol()
 	for _, rel := range []string{project + "/SESSION-PROTOCOL.md", "SESSION-PROTOCOL.md"} {
 		if id, err := StatIdentity(at(rel)); err == nil {
 			proto = rel + " " + id
@@ -80,6 +86,18 @@ func Identity(root, project string) (string, error) {
 	}
 	b.WriteString("\nprotocol " + proto)
 	return b.String(), nil
+}
+
+// builtInProtocol names the protocol built into this binary (the default
+// templates' SESSION-PROTOCOL.md) by the first 16 hex digits of its
+// SHA-256 (about 10 µs a call).
+func builtInProtocol() string {
+	data, err := fs.ReadFile(templates.FS, "SESSION-PROTOCOL.md")
+	if err != nil {
+		return "built in"
+	}
+	h := sha256.Sum256(data)
+	return "built in " + hex.EncodeToString(h[:8])
 }
 
 func cacheMAC(key []byte, project string, c cacheFile) (string, error) {

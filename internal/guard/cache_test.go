@@ -1,7 +1,10 @@
 package guard
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sessionvault/sessionvault/internal/integrity"
+	"github.com/sessionvault/sessionvault/templates"
 )
 
 // testKey is a vault key of the length the engine makes.
@@ -223,6 +227,37 @@ func TestIdentityOfTheStateFiles(t *testing.T) {
 	b, _ := Identity(f.root, "demo")
 	if a != b || a == "" {
 		t.Errorf("identity of unchanged files: %q then %q", a, b)
+	}
+}
+
+// Without a protocol document in the vault, the identity names the
+// protocol built into the binary by its content: facts a binary with
+// another built-in protocol saved (an older version, say) are not trusted.
+func TestIdentityNamesTheBuiltInProtocol(t *testing.T) {
+	f := newFixture(t)
+	id, err := Identity(f.root, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := fs.ReadFile(templates.FS, "SESSION-PROTOCOL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(doc)
+	want := "\nprotocol built in " + hex.EncodeToString(sum[:8])
+	if !strings.HasSuffix(id, want) {
+		t.Fatalf("identity %q; want it to end with %q", id, want)
+	}
+	saveFacts(t, f)
+	if _, ok := Load(f.root, "demo"); !ok {
+		t.Fatal("facts saved with this binary's protocol were not trusted")
+	}
+	older := strings.TrimSuffix(id, want) + "\nprotocol built in" // as a binary before this one wrote it
+	if err := Save(f.root, "demo", []byte(testKey), older, cachedFacts); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := Load(f.root, "demo"); ok {
+		t.Error("facts saved with another built-in protocol were trusted")
 	}
 }
 
