@@ -90,7 +90,7 @@ func Identity(root, project string) (string, error) {
 
 // builtInProtocol names the protocol built into this binary (the default
 // templates' SESSION-PROTOCOL.md) by the first 16 hex digits of its
-// SHA-256 (about 10 µs a call).
+// SHA-256 (about 4 µs a call: 3 KB hashed).
 func builtInProtocol() string {
 	data, err := fs.ReadFile(templates.FS, "SESSION-PROTOCOL.md")
 	if err != nil {
