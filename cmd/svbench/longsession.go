@@ -12,10 +12,10 @@ import (
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
-// Issue 15's targets for a long session (seed 004 component 7, history
-// compaction): with compaction on, the current-state note of a session of
-// 10,000 updates stays under 64 KB, and an update on it costs at most 20%
-// more than an update on a fresh session.
+// Issue 15's targets for a long session (history compaction): with
+// compaction on, the current-state note of a session of 10,000 updates stays
+// under 64 KB, and an update on it costs at most 20% more than an update on
+// a fresh session.
 const (
 	targetLongNoteBytes = 64 << 10
 	targetLongRatio     = 1.20

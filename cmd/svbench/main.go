@@ -1,4 +1,4 @@
-// Command svbench measures sessionvault against the targets of DESIGN §10.
+// Command svbench measures sessionvault against its performance targets.
 // Run it with `make bench`; it prints, in one run:
 //
 //   - The main table, on a generated vault (default 10,000 notes and 5,000

@@ -16,7 +16,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// Targets of DESIGN §10 the main table is read against.
+// Targets the main table is read against.
 const (
 	targetGitOverUpdate    = 8.0 // git add && git commit / in-process update, at least
 	targetHookOverRevParse = 1.5 // hook Edit / git rev-parse HEAD, at most
@@ -100,8 +100,9 @@ func mainTable(o options, work string, figs *figures) error {
 	return timeCheck(b, figs)
 }
 
-// benchTasks are the task notes the main table's vault gets for the seed
-// 002 rows (switch_task alternates between them).
+// benchTasks are the task notes the main table's vault gets for the
+// switch_task and create_checkpoint rows (switch_task alternates between
+// them).
 var benchTasks = []string{"bench-a", "bench-b"}
 
 // targetSeed002OverUpdate is issue 14's target: switch_task and

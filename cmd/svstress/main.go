@@ -1,5 +1,5 @@
 // Command svstress runs sessionvault beside writers that take none of its
-// locks (DESIGN §10, "a person … writing beside the engine"): for each
+// locks (a person, an editor or git writing beside the engine): for each
 // scenario, loops of `sessionvault update`, `decide` and `block` — each a
 // process of the real binary, some killed with SIGKILL and retried with the
 // same --op-id — run against one vault while one outside writer, also its

@@ -1,9 +1,9 @@
 // Package claudecode answers Claude Code hooks (PreToolUse, PostToolUse,
 // SessionStart, PreCompact, Stop) by the hooks protocol, and installs
 // sessionvault's hook entries into .claude/settings.json. Source: Claude Code
-// hooks reference (research/tech.md §5.1): a hook gets one JSON object on
-// stdin; exit 2 blocks with stderr shown to Claude; on exit 0, stdout JSON
-// carries decisions and additional context.
+// hooks reference: a hook gets one JSON object on stdin; exit 2 blocks with
+// stderr shown to Claude; on exit 0, stdout JSON carries decisions and
+// additional context.
 package claudecode
 
 import (
@@ -177,9 +177,9 @@ func (h Handler) decide(in Input) decision {
 }
 
 // PostToolUse (and PostToolUseFailure) appends a Bash or MCP tool call to
-// the session's command history (sessions/<id>/commands.md, seed 003) and
-// commits the log when session.RecordToolCommand says it is due, commits
-// the canonical notes the tool call changed (seen against what PreToolUse
+// the session's command history (sessions/<id>/commands.md) and commits
+// the log when session.RecordToolCommand says it is due, commits the
+// canonical notes the tool call changed (seen against what PreToolUse
 // recorded) as the agent's edit, and records a heartbeat of the active
 // session and, when the protocol has `tool:` evidence matching the tool,
 // the call as evidence (in .sessionvault/state, no commit). It never

@@ -11,7 +11,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
-// Seed 003's tools: feature plans (the notes in <project>/features/) and
+// The features toolset's tools: feature plans (the notes in <project>/features/) and
 // the command history (the per-session logs sessions/<id>/commands.md),
 // the same operations as `sessionvault feature ...` and `history ...`.
 type (

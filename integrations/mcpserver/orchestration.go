@@ -12,11 +12,11 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
-// Seed 002 §4.1's tools (session orchestration) over the vault's task
-// notes, checkpoints and conflicts. Inputs and outputs carry the seed's
-// fields, in snake_case as the other tools' arguments.
+// The tasks toolset's tools (session orchestration) over the vault's task
+// notes, checkpoints and conflicts. Inputs and outputs carry the fields of
+// package tasks, in snake_case as the other tools' arguments.
 type (
-	// ImmediateIn is seed 002's ImmediateContext (§4.2.11).
+	// ImmediateIn is a task's immediate context (tasks.ImmediateContext).
 	ImmediateIn struct {
 		WorkingOn  string   `json:"working_on,omitempty" jsonschema:"what the task is working on"`
 		LastAction string   `json:"last_action,omitempty" jsonschema:"the last action taken"`

@@ -43,7 +43,7 @@ var toolFor = map[string]struct {
 	"verdict":           {"record_verdict", []string{"agent", "decision"}},
 	"workflow phase":    {"set_workflow_phase", []string{"phase"}},
 
-	// seed 003 (features.go)
+	// feature plans and the command history (features.go)
 	"feature new":        {"create_feature", []string{"name"}},
 	"feature list":       {"list_features", nil},
 	"feature show":       {"get_feature", []string{"feature_id"}},
@@ -73,7 +73,7 @@ var operationFlags = map[string]bool{"objective": true, "epic": true, "linear": 
 	"rationale": true, "alternative": true, "impact": true, "category": true, "severity": true, "resolution": true,
 	"summary": true, "next": true, "file": true, "sha": true, "run": true, "session": true, "tool": true,
 	"command": true, "op-id": true, "at": true,
-	// the orchestrator workflow's (seed 004)
+	// the orchestrator workflow's (workflow.go)
 	"prompt": true, "artifact": true, "phase": true, "status": true, "recommendation": true, "to": true,
 	"reason": true, "context": true, "pending": true, "confidence": true, "reasoning": true, "condition": true,
 	"decided-by": true, "approved-by": true, "rejected-by": true}

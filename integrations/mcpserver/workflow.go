@@ -10,9 +10,9 @@ import (
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
-// Seed 004's orchestrator workflow as tools: which agent works on the
-// active session, its invocations and handoffs, verdicts and the workflow
-// phase. Arguments mirror the CLI flags of `agent start|end|handoff`,
+// The orchestrator workflow as tools (the workflow toolset): which agent
+// works on the active session, its invocations and handoffs, verdicts and
+// the workflow phase. Arguments mirror the CLI flags of `agent start|end|handoff`,
 // `verdict` and `workflow phase`, in snake_case.
 type (
 	StartAgentIn struct {

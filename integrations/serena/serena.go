@@ -1,7 +1,7 @@
 // Package serena connects a vault project to Serena's memory tools: it links
 // a code repository's .serena/memories folder to the project folder (Serena
-// follows directory symlinks, DESIGN §4), and imports an existing memories
-// tree into the vault byte for byte.
+// follows directory symlinks), and imports an existing memories tree into
+// the vault byte for byte.
 package serena
 
 import (

@@ -13,7 +13,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
-// agentCommand is `agent`: seed 004's orchestrator workflow — which agent
+// agentCommand is `agent`: the orchestrator workflow — which agent
 // works now, its invocations and handoffs — in the current-state note.
 func (a *app) agentCommand() *cobra.Command {
 	c := &cobra.Command{

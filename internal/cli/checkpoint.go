@@ -13,7 +13,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/note"
 )
 
-// checkpointCommand is `checkpoint`: seed 002's checkpoints as git tags.
+// checkpointCommand is `checkpoint`: checkpoints as git tags.
 func (a *app) checkpointCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "checkpoint",
@@ -161,7 +161,7 @@ stay as they are now. A backup checkpoint of the state before is made first
 	return c
 }
 
-// conflictsCommand is `conflicts`: seed 002's conflict detection.
+// conflictsCommand is `conflicts`: conflict detection between tasks.
 func (a *app) conflictsCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "conflicts",
@@ -267,7 +267,8 @@ func (a *app) conflictsListCommand() *cobra.Command {
 	}
 }
 
-// recoveryCommand is `recovery check`: seed 002 check_recovery.
+// recoveryCommand is `recovery check`: the check_recovery MCP tool on the
+// CLI.
 func (a *app) recoveryCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "recovery",

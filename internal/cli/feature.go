@@ -14,7 +14,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
-// featureCommand is `feature`: seed 003's feature plans on the CLI.
+// featureCommand is `feature`: feature plans on the CLI.
 func (a *app) featureCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "feature",

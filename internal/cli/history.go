@@ -12,7 +12,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/note"
 )
 
-// historyCommand is `history`: seed 003's command history on the CLI.
+// historyCommand is `history`: the command history on the CLI.
 func (a *app) historyCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "history",

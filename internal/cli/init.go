@@ -86,7 +86,7 @@ nothing is missing nothing changes and no commit is made.`,
 				return err
 			}
 			if createdHere {
-				// The vault's first clone: its ids keep the seed's shapes.
+				// The vault's first clone: its ids keep the plain shapes.
 				if err := v.ClaimPrimary(); err != nil {
 					return err
 				}

@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// A session with 10,000 updates still takes updates and reads back (seed
-// 000: max session updates 10,000).
+// A session with 10,000 updates still takes updates and reads back (10,000
+// is the most updates a session must hold).
 func TestTenThousandUpdates(t *testing.T) {
 	t.Parallel()
 	v := newVault(t)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Seed 003's feature tools through a real MCP client: the same notes,
+// The feature tools through a real MCP client: the same notes,
 // commits and errors as `sessionvault feature ...`.
 func TestMCPFeatureTools(t *testing.T) {
 	t.Parallel()

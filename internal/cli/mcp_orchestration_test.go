@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// Every tool of seed 002 §4.1 is listed by tools/list with input and output
-// schemas.
+// Every task orchestration tool (seed002Tools) is listed by tools/list with
+// input and output schemas.
 func TestMCPHasSeed002Tools(t *testing.T) {
 	t.Parallel()
 	cs := inMemory(t, newVault(t))
@@ -30,8 +30,8 @@ func TestMCPHasSeed002Tools(t *testing.T) {
 	}
 }
 
-// The seed 002 tools through a real MCP client: the same notes, commits and
-// answers as the CLI verbs, and the seed's error codes.
+// The task orchestration tools through a real MCP client: the same notes,
+// commits and answers as the CLI verbs, and the E16xx error codes.
 func TestMCPSeed002Tools(t *testing.T) {
 	t.Parallel()
 	v := newVault(t)

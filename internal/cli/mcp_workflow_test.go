@@ -13,7 +13,7 @@ import (
 // agent|verdict|workflow` command.
 var workflowCLIAdvice = regexp.MustCompile("(^|[\\s(])--(prompt|artifact|phase|summary|to|reason|context|pending|confidence|reasoning|condition|force|decided-by|approved-by|rejected-by)\\b|`sessionvault (agent|verdict|workflow)\\b")
 
-// Seed 004's orchestrator workflow through a real MCP client: agents start,
+// The orchestrator workflow through a real MCP client: agents start,
 // hand over and end, verdicts and phases are recorded, each call one commit
 // of the current-state note; errors name the tool to call, and calling it as
 // written works; bad input changes nothing.

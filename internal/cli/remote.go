@@ -19,7 +19,8 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// remoteCommand is `remote setup` and `remote sync` (DESIGN §6, remotes).
+// remoteCommand is `remote setup` and `remote sync`: the vault shared
+// through a git remote.
 func (a *app) remoteCommand() *cobra.Command {
 	c := &cobra.Command{Use: "remote", Short: "Share the vault through a git remote: set up a clone, sync"}
 	var machine, vaultBranch string

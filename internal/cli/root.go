@@ -2,7 +2,7 @@
 // concrete parts together (as cmd/sessionvault-hook does for the hook path
 // alone); it maps errors to exit codes
 // (0 ok, 1 error, 2 usage or blocked) and to the --json error shape
-// {"success":false,"error":{"code","name","message","details"}} (DESIGN §9).
+// {"success":false,"error":{"code","name","message","details"}}.
 package cli
 
 import (

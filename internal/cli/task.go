@@ -12,7 +12,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
-// taskCommand is `task`: seed 002's task contexts on the CLI.
+// taskCommand is `task`: task contexts on the CLI.
 func (a *app) taskCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "task",

@@ -40,11 +40,11 @@ type Config struct {
 	Version int `yaml:"version"`
 	// DefaultProject is the project used when --project is not given.
 	DefaultProject string `yaml:"default_project"`
-	// Agent authors the engine's commits (DESIGN §6).
+	// Agent authors the engine's commits.
 	Agent Identity `yaml:"agent"`
 	// Person authors the commits of edits made outside the engine (Obsidian, an editor).
 	Person Identity `yaml:"person"`
-	// HeartbeatTimeout: an active session whose last sign of life is older is crashed (seed 000; default 30m).
+	// HeartbeatTimeout: an active session whose last sign of life is older is crashed (default 30m).
 	HeartbeatTimeout Duration `yaml:"heartbeat_timeout"`
 	// ClaimLease is how long a task claim taken through the vault's git
 	// remote (refs/sessionvault/claims/<task>) holds without its holder
@@ -55,7 +55,7 @@ type Config struct {
 	// LockTimeout bounds the wait for the vault lock (default 30s).
 	LockTimeout Duration `yaml:"lock_timeout"`
 	// DefaultMode is the mode a vault starts in: analysis, planning, coding
-	// (default) or disabled (seed 004).
+	// (default) or disabled.
 	DefaultMode string `yaml:"default_mode"`
 	// TimeZone is the IANA zone (e.g. "Europe/Berlin") of times written
 	// without one — Obsidian's date-time properties (2026-11-23T10:30) and
@@ -81,26 +81,24 @@ type Config struct {
 	// other program's writes to the same disk).
 	Durability string `yaml:"durability"`
 	// CompactUpdates bounds the updates an active session's current-state
-	// note holds (seed 004 component 7, history compaction): past it, the
-	// older half moves to the session's archive note,
-	// <project>/sessions/<session>/archive.md, so that an operation on a long
-	// session costs what it costs on a short one. Default 200; negative =
-	// never compact.
+	// note holds (history compaction): past it, the older half moves to the
+	// session's archive note, <project>/sessions/<session>/archive.md, so
+	// that an operation on a long session costs what it costs on a short one.
+	// Default 200; negative = never compact.
 	CompactUpdates int `yaml:"compact_updates"`
-	// CompactInvocations bounds the agent invocations (seed 004
-	// orchestrator workflow) the current-state note holds: past it, all but
-	// the newest 3 move to the session's archive note (seed 004 component 7:
-	// "Trigger compaction when agentHistory.length > 10, keep last 3").
-	// Default 10; negative = never compact.
+	// CompactInvocations bounds the agent invocations (of the orchestrator
+	// workflow) the current-state note holds: past it, all but the newest 3
+	// move to the session's archive note. Default 10; negative = never
+	// compact.
 	CompactInvocations int `yaml:"compact_invocations"`
 	// AgentTypes are agent types the orchestrator workflow accepts besides
-	// seed 004's built-in ones (orchestrator, analyst, ..., see
+	// the built-in ones (orchestrator, analyst, ..., see
 	// session.BuiltinAgentTypes): names of lowercase letters, digits and '-',
 	// e.g. [docs-writer, release-manager].
 	AgentTypes []string `yaml:"agent_types"`
-	// Linear configures the sync to Linear (DESIGN §8).
+	// Linear configures the sync to Linear.
 	Linear Linear `yaml:"linear"`
-	// Remote configures `remote sync` with a git remote (DESIGN §6).
+	// Remote configures `remote sync` with a git remote.
 	Remote Remote `yaml:"remote"`
 	// MCP configures `sessionvault mcp`.
 	MCP MCP `yaml:"mcp"`
@@ -216,7 +214,7 @@ func (c Config) UpdatesKept() int {
 }
 
 // DefaultCompactInvocations is CompactInvocations when the config leaves it
-// out (seed 004 component 7).
+// out.
 const DefaultCompactInvocations = 10
 
 // InvocationsKept is CompactInvocations with its default: the most agent
@@ -293,9 +291,9 @@ func Load(vaultDir string) (Config, error) {
 	return c, nil
 }
 
-// ValidAgentType reports whether name has the form of an agent type (seed
-// 004 AgentType, e.g. "independent-thinker"): lowercase ASCII letters,
-// digits and '-', starting with a letter, at most 64 bytes.
+// ValidAgentType reports whether name has the form of an agent type (e.g.
+// "independent-thinker"): lowercase ASCII letters, digits and '-', starting
+// with a letter, at most 64 bytes.
 func ValidAgentType(name string) bool {
 	if name == "" || len(name) > 64 || name[0] < 'a' || name[0] > 'z' {
 		return false

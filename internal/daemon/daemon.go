@@ -2,8 +2,8 @@
 // schedule (runs never overlap), watches the vault with fsnotify and commits
 // a person's edits promptly (debounced), marks sessions with a stale
 // heartbeat as crashed, and serves /healthz and Prometheus /metrics on a
-// loopback address: its own counters and seed 002 §9.1.1's
-// session_orchestration_* metrics, read from the vault (orchestration.go).
+// loopback address: its own counters and the session_orchestration_* metrics,
+// read from the vault (orchestration.go).
 // It stops when its context ends, after the running job.
 package daemon
 
@@ -40,11 +40,11 @@ type Daemon struct {
 	Debounce time.Duration // quiet time before a person's edits are committed (default 2s)
 	Log      *slog.Logger
 
-	// RemoteSync, when set, runs one `remote sync` (DESIGN §6, remotes) and
-	// returns its one-line summary: on RemoteSchedule (a robfig/cron spec;
-	// "" = only after commits) and RemoteDebounce (default 30s) after the
-	// branch last moved (an operation, a person's edit committed), unless
-	// the last sync left HEAD where it is. Runs never overlap.
+	// RemoteSync, when set, runs one `remote sync` and returns its one-line
+	// summary: on RemoteSchedule (a robfig/cron spec; "" = only after
+	// commits) and RemoteDebounce (default 30s) after the branch last moved
+	// (an operation, a person's edit committed), unless the last sync left
+	// HEAD where it is. Runs never overlap.
 	RemoteSync     func(ctx context.Context) (string, error)
 	RemoteSchedule string
 	RemoteDebounce time.Duration
@@ -306,7 +306,7 @@ func (d *Daemon) watch(ctx context.Context, wg *sync.WaitGroup) error {
 				var paths []string
 				for p := range pending {
 					if session.IsCommandLog(p) {
-						// The agent's command history (seed 003), not a person's edit.
+						// The agent's command history, not a person's edit.
 						project, _, _ := strings.Cut(p, "/")
 						if _, err := d.Svc.CommitCommandLogs(project, p); err != nil {
 							d.Log.Error("committing a command log", "log", p, "error", err.Error())

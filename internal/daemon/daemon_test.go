@@ -82,8 +82,8 @@ func TestServe(t *testing.T) {
 	if m := get("/metrics"); !strings.Contains(m, `sessionvault_sync_runs_total{result="ok"}`) || !strings.Contains(m, "sessionvault_commits_total") {
 		t.Errorf("/metrics lacks the counters:\n%.400s", m)
 	}
-	// Seed 002 §9.1.1's metrics are served too (orchestration_test.go has
-	// their values).
+	// The session_orchestration_* metrics are served too
+	// (orchestration_test.go has their values).
 	if m := get("/metrics"); !strings.Contains(m, "\nsession_orchestration_sessions_active 0\n") || !strings.Contains(m, `session_orchestration_context_saves_total{backend="vault"} 0`) {
 		t.Errorf("/metrics lacks the session_orchestration metrics:\n%s", m)
 	}
@@ -233,8 +233,8 @@ func TestServeRemoteSyncAfterCommits(t *testing.T) {
 	_ = dir
 }
 
-// serve's watcher commits a session's command log (seed 003) as the
-// agent's edit, not as a person's.
+// serve's watcher commits a session's command log as the agent's edit, not as
+// a person's.
 func TestServeCommitsCommandLogsAsTheAgent(t *testing.T) {
 	dir := t.TempDir()
 	history.Init(dir)

@@ -21,9 +21,9 @@ import (
 	"github.com/sessionvault/sessionvault/internal/session"
 )
 
-// Seed 002 §9.1.1's metrics, under the seed's names. The operations they
-// count run in other processes (the CLI, the MCP server), so serve reads
-// them from the vault, where every operation is one commit:
+// The session_orchestration_* metrics. The operations they count run in other
+// processes (the CLI, the MCP server), so serve reads them from the vault,
+// where every operation is one commit:
 //
 //   - counters and duration histograms come from the commits' trailers
 //     (Operation, Duration-Ms, Rollback-To, Backup-Checkpoint, Checkpoint,
@@ -80,12 +80,12 @@ const (
 )
 
 // durationBuckets are the upper bounds, in seconds, of the save and switch
-// duration histograms (the seed's save latency target is 0.5 s p99).
+// duration histograms (the target for a save is 0.5 s at p99).
 var durationBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
 // heartbeatBuckets are the upper bounds, in seconds, of the heartbeat age
-// histogram (the seed's heartbeat is a minute; the default crash timeout
-// 30 minutes).
+// histogram (heartbeats are meant to come a minute apart; the default crash
+// timeout is 30 minutes).
 var heartbeatBuckets = []float64{10, 30, 60, 120, 300, 600, 1800, 3600, 6 * 3600, 24 * 3600}
 
 // pendingTagWait is how long a checkpoint named by a commit but not yet
@@ -93,7 +93,8 @@ var heartbeatBuckets = []float64{10, 30, 60, 120, 300, 600, 1800, 3600, 6 * 3600
 // within milliseconds unless the process was killed between the two.
 const pendingTagWait = time.Minute
 
-// orchestration is a prometheus.Collector of seed 002 §9.1.1's metrics.
+// orchestration is a prometheus.Collector of the session_orchestration_*
+// metrics.
 // Collect brings the counters up to date with the vault, then reports them
 // and the gauges of the moment. Safe for concurrent scrapes.
 type orchestration struct {

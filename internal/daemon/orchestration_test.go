@@ -81,9 +81,9 @@ func expect(t *testing.T, step string, got, want map[string]float64) {
 	}
 }
 
-// Every seed 002 §9.1.1 metric serve reports, read from a vault in which
-// the session service saved, switched, checkpointed, rolled back, detected
-// and resolved; a later scrape counts only what happened since.
+// Every session_orchestration_* metric serve reports, read from a vault in
+// which the session service saved, switched, checkpointed, rolled back,
+// detected and resolved; a later scrape counts only what happened since.
 func TestOrchestrationMetrics(t *testing.T) {
 	dir := t.TempDir()
 	history.Init(dir)

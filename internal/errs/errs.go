@@ -1,7 +1,7 @@
-// Package errs is the registry of sessionvault's stable error codes (DESIGN
-// §9): seed 002's E16xx ranges, with seed 000's names mapped onto them. Every
-// error a user can meet carries one code; the CLI prints its name and the
-// message, and `--json` gives {"code","name","message","details"}.
+// Package errs is the registry of sessionvault's stable error codes: numbers
+// in E16xx ranges, each with a name. Every error a user can meet carries one
+// code; the CLI prints its name and the message, and `--json` gives
+// {"code","name","message","details"}.
 package errs
 
 import (
@@ -9,20 +9,19 @@ import (
 	"fmt"
 )
 
-// Code is a stable error code: a number in seed 002's E16xx ranges and a
+// Code is a stable error code: a number in the E16xx ranges and a
 // name in SCREAMING_SNAKE_CASE. Codes are never renumbered.
 type Code struct {
 	ID   string // e.g. "E1601"
 	Name string // e.g. "SESSION_ALREADY_ACTIVE"
 }
 
-// The registry. Ranges (seed 002): E1600-E1609 session, E1610-E1619 notes and
-// input, tasks (E1610 and E1613 as seed 002 numbers them), E1620-E1629
-// checkpoints and rollback, E1630-E1639 recovery, E1640-E1649 conflicts, E1650-E1659 git and
-// sync, E1660-E1669 task switching, E1670-E1679 feature plans and command
-// history (seed 003, below), E1680-E1685 the orchestrator workflow (seed 004;
-// their own block below), E1686-E1689 export, E1690-E1699 configuration and
-// vault.
+// The registry. Ranges: E1600-E1609 session, E1610-E1619 notes and input, and
+// tasks (E1610 and E1613), E1620-E1629 checkpoints and rollback, E1630-E1639
+// recovery, E1640-E1649 conflicts, E1650-E1659 git and sync, E1660-E1669 task
+// switching, E1670-E1679 feature plans and command history (below),
+// E1680-E1685 the orchestrator workflow (their own block below), E1686-E1689
+// export, E1690-E1699 configuration and vault.
 var (
 	SessionNotFound        = Code{"E1600", "SESSION_NOT_FOUND"}
 	SessionAlreadyActive   = Code{"E1601", "SESSION_ALREADY_ACTIVE"}
@@ -58,8 +57,8 @@ var (
 	ConflictNotFound         = Code{"E1642", "CONFLICT_NOT_FOUND"}
 	ConflictAlreadyResolved  = Code{"E1643", "CONFLICT_ALREADY_RESOLVED"}
 	ResolutionFailed         = Code{"E1644", "RESOLUTION_FAILED"}
-	// InvalidConflictType is seed 002's E1641, which issue 6 had already
-	// given to STATE_CHANGED_OUTSIDE (codes are never renumbered).
+	// InvalidConflictType is E1645, not E1641: E1641 was already
+	// STATE_CHANGED_OUTSIDE (codes are never renumbered).
 	InvalidConflictType = Code{"E1645", "INVALID_CONFLICT_TYPE"}
 	GitWriteFailed      = Code{"E1651", "GIT_WRITE_FAILED"}
 	GitLocked           = Code{"E1652", "GIT_LOCKED"}
@@ -99,10 +98,10 @@ var (
 	ExportWriteFailed = Code{"E1686", "EXPORT_WRITE_FAILED"}
 )
 
-// The orchestrator workflow (seed 004 Component 1: agents, invocations,
-// handoffs, verdicts, workflow phases).
+// The orchestrator workflow: agents, invocations, handoffs, verdicts,
+// workflow phases.
 var (
-	// UnknownAgent: an agent name that is neither one of seed 004's agent
+	// UnknownAgent: an agent name that is neither one of the built-in agent
 	// types nor in the vault's agent_types.
 	UnknownAgent = Code{"E1680", "UNKNOWN_AGENT"}
 	// NoActiveAgent: agent end or handoff with no agent invocation in progress.
@@ -118,7 +117,7 @@ var (
 	InvocationNotFound = Code{"E1685", "INVOCATION_NOT_FOUND"}
 )
 
-// Seed 003: feature plans, command history and the .ai-session exchange.
+// Feature plans, command history and the .ai-session exchange.
 var (
 	InvalidFeatureId         = Code{"E1670", "INVALID_FEATURE_ID"}
 	FeatureNotFound          = Code{"E1671", "FEATURE_NOT_FOUND"}

@@ -19,7 +19,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// The seed 003 .ai-session exchange (importer.AISession): export writes a
+// The .ai-session exchange (importer.AISession): export writes a
 // project's feature notes and command history in that layout; import reads
 // one back into feature notes and command logs. The notes stay the source
 // of truth: state.yaml is derived on export and not imported.

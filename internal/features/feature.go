@@ -23,16 +23,16 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// FeatureStatuses are the statuses of a feature, in the seed's order.
+// FeatureStatuses are the statuses of a feature, in the order the .ai-session
+// format lists them.
 var FeatureStatuses = []string{session.FeatureActive, session.FeaturePaused, session.FeatureCompleted}
 
-// PlanStatuses are the statuses of a task of an implementation plan (seed
-// 003: pending|in_progress|completed|blocked).
+// PlanStatuses are the statuses of a task of an implementation plan:
+// pending, in_progress, completed, blocked.
 var PlanStatuses = []string{session.TaskPending, session.TaskInProgress, session.TaskCompleted, session.TaskBlocked}
 
-// featureTransitions are the status changes SetFeatureStatus allows (seed
-// 003 "State transitions must be valid"): a completed feature is reopened
-// (active) before it can be paused.
+// featureTransitions are the only status changes SetFeatureStatus allows: a
+// completed feature is reopened (active) before it can be paused.
 var featureTransitions = map[string][]string{
 	session.FeatureActive:    {session.FeaturePaused, session.FeatureCompleted},
 	session.FeaturePaused:    {session.FeatureActive, session.FeatureCompleted},
@@ -56,8 +56,8 @@ type Feature struct {
 	Project  string            `json:"-"`
 }
 
-// Phase is one phase of an implementation plan (seed 003 phases[]): its H2
-// section "## Phase: <name>".
+// Phase is one phase of an implementation plan (phases[] in the .ai-session
+// format): its H2 section "## Phase: <name>".
 type Phase struct {
 	ID    string     `json:"phase_id"`
 	Name  string     `json:"name"`
@@ -67,7 +67,8 @@ type Phase struct {
 	sec markdown.Section
 }
 
-// PlanTask is one task of a phase (seed 003 phases[].tasks[]).
+// PlanTask is one task of a phase (phases[].tasks[] in the .ai-session
+// format).
 type PlanTask struct {
 	TaskID      string     `json:"task_id"`
 	Description string     `json:"description"`
@@ -76,7 +77,7 @@ type PlanTask struct {
 	StartedAt   *time.Time `json:"started_at"`
 	CompletedAt *time.Time `json:"completed_at"`
 	Artifacts   []string   `json:"artifacts"`
-	// TaskNote is the seed 002 task note the line links, from the vault
+	// TaskNote is the task note (package tasks) the line links, from the vault
 	// root without .md; "" when the id is written plain.
 	TaskNote string `json:"task_note,omitempty"`
 	BlockID  string `json:"block_id"`
@@ -85,7 +86,7 @@ type PlanTask struct {
 	off int // the line's body offset
 }
 
-// Active reports whether the feature counts as active (seed 003 active
+// Active reports whether the feature counts as active (in the active
 // features list).
 func (f Feature) Active() bool { return f.Status == session.FeatureActive }
 
@@ -112,7 +113,7 @@ var (
 	planNumberRe   = lazyregexp.New(`(?m) \^t-(\d+)` + session.MachineSuffix + `[ \t]*\r?$`)
 )
 
-// CheckFeatureID validates a feature id (seed 003 Feature ID Format):
+// CheckFeatureID validates a feature id:
 // {slug}-{YYYY-MM-DD}, the slug lowercase letters and digits joined by
 // single hyphens, the date a real ISO 8601 date; at most 100 characters.
 // The error (errs.InvalidFeatureId) names flag and says what a valid id
@@ -554,7 +555,7 @@ func (s *Service) readFeatureFile(project, id string) (Feature, error) {
 }
 
 // Features lists project's features, sorted by id; status ("" = all) keeps
-// those with that status: Features(p, "active") is seed 003's active
+// those with that status: Features(p, "active") is the active
 // features list, a query over the notes.
 func (s *Service) Features(project, status string) ([]Feature, error) {
 	if status != "" && !slices.Contains(FeatureStatuses, status) {
@@ -603,7 +604,7 @@ func (s *Service) featuresOf(project string) ([]Feature, error) {
 // onFeature runs edit on feature id's note as one commit and returns the
 // feature as written. edit queues its edits on d and returns the commit's
 // description, or changed false to write nothing (then no commit is made).
-// last_active becomes now (never earlier than it was: seed 003 timestamps
+// last_active becomes now (never earlier than it was: timestamps
 // are monotonic) when the note changes.
 func (s *Service) onFeature(project, id string, edit func(tx *vault.Tx, d *session.Doc, f Feature, now time.Time) (vault.Change, bool, error)) (FeatureOutcome, error) {
 	project, err := s.Project(project)

@@ -99,8 +99,8 @@ func TestUpdatePlanChangesOnlyItsLine(t *testing.T) {
 	}
 }
 
-// last_active never goes back when the clock does (seed 003: timestamps
-// are monotonic).
+// last_active never goes back when the clock does (timestamps are
+// monotonic).
 func TestFeatureLastActiveIsMonotonic(t *testing.T) {
 	now := time.Date(2025, 1, 9, 10, 0, 0, 0, time.UTC)
 	s := testService(t, &now)

@@ -184,7 +184,7 @@ func TestFeaturesList(t *testing.T) {
 	servicetest.WantCode(t, err, errs.ProjectNotFound, "Feature of an unknown project")
 }
 
-// The status of a feature changes as seed 003 allows — active to paused or
+// The status of a feature changes only as allowed — active to paused or
 // completed, paused to active or completed, completed only back to active
 // — one commit each; another change is errs.InvalidFeatureTransition, an
 // unknown status errs.PlanValidationFailed, an unknown feature

@@ -22,8 +22,8 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// Command history (seed 003 "History Log Format", "Append-only for
-// history.jsonl", "Ensure timestamps are monotonic"): every command an agent
+// Command history (an append-only log with monotonic timestamps, the
+// records of the .ai-session format's history.jsonl): every command an agent
 // runs, one line each in a log note per session,
 // <project>/sessions/<session-id>/commands.md (front matter type:
 // command-log, project, session, started), readable in Obsidian:
@@ -51,8 +51,9 @@ import (
 // and record_command; by `end` (its session's log) and `start` (an abandoned
 // session's); and by `serve`'s watcher.
 
-// CommandEntry is one entry of a command log (seed 003 History Log Format,
-// plus the session and feature it belongs to, and its id and line).
+// CommandEntry is one entry of a command log (the fields of a history.jsonl
+// line in the .ai-session format, plus the session and feature it belongs
+// to, and its id and line).
 type CommandEntry struct {
 	ID         string    `json:"id"` // h-N
 	Timestamp  time.Time `json:"timestamp"`
@@ -186,7 +187,7 @@ func cutWord(s string) (string, string) {
 
 // appendCommands appends entries to project's log of session (made from
 // the template when missing) in one write: each gets the next id, and a time
-// no earlier than the log's last entry's (seed 003: timestamps are
+// no earlier than the log's last entry's (timestamps are
 // monotonic). It returns the entries as written and whether the log was new.
 func (s *Service) appendCommands(project, sessionID, intro string, entries []CommandEntry) ([]CommandEntry, bool, error) {
 	rel := session.CommandLogPath(project, sessionID)
@@ -235,7 +236,7 @@ func (s *Service) appendCommands(project, sessionID, intro string, entries []Com
 }
 
 // RecordOptions are the inputs of RecordCommand: one command an agent ran
-// (seed 003 History Log Format).
+// (a line of the .ai-session format's history.jsonl).
 type RecordOptions struct {
 	Project string
 	// Session is the session whose log gets the entry: "" is the active

@@ -19,7 +19,7 @@ import (
 )
 
 // Folders of a project read besides the session service's: decision notes
-// (seed 000 ADRs) and feature plans (seed 003).
+// (ADRs) and feature plans.
 const (
 	decisionsDir = session.DecisionsDir
 	featuresDir  = session.FeaturesDir
@@ -44,7 +44,7 @@ const (
 //     feature_id, name, status, started_at, last_active; tasks from a tasks
 //     property and from the body's links to task notes);
 //   - the agents a session's note names in active_agent and agents, and
-//     those its agent invocations (seed 004) name.
+//     those its agent invocations (the orchestrator workflow) name.
 //
 // Notes or properties that are absent give no nodes. A note that does not
 // parse is errs.StateParseError naming it and its line.
@@ -191,7 +191,7 @@ func (b *builder) session(st session.State, rel string, fm *note.Note) {
 		b.g.link(WorksOn, id, nodeID(LabelTask, []string{project, st.ActiveTask}))
 	}
 	agents := append(nonEmpty(prop(fm, "active_agent")), list(fm, "agents")...)
-	for _, inv := range st.Workflow.AgentHistory { // seed 004 agent invocations, compacted ones too
+	for _, inv := range st.Workflow.AgentHistory { // the workflow's agent invocations, compacted ones too
 		agents = append(agents, inv.Agent)
 	}
 	for _, a := range agents {
@@ -292,9 +292,8 @@ func (b *builder) decisionNotes(project string) error {
 	return nil
 }
 
-// features reads the feature notes (seed 003): features/<feature-id>.md
-// with a feature_id or a name property (its id is feature_id, else the
-// note's name).
+// features reads the feature notes: features/<feature-id>.md with a
+// feature_id or a name property (its id is feature_id, else the note's name).
 func (b *builder) features(project string) error {
 	names, err := b.notesIn(project + "/" + featuresDir)
 	if err != nil {

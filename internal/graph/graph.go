@@ -1,15 +1,13 @@
 // Package graph is the vault as a property graph, for Neo4j and other graph
-// tools (seed 000 "Neo4j Schema", seed 002 §6.3): nodes for sessions, their
-// updates, decisions and blockers, tasks, features and agents, and the
-// relationships between them, built from the notes through the session
-// service's reads (Build) and written as idempotent Cypher (WriteCypher) or
-// as JSON (WriteJSON). It only reads the vault.
+// tools: nodes for sessions, their updates, decisions and blockers, tasks,
+// features and agents, and the relationships between them, built from the
+// notes through the session service's reads (Build) and written as idempotent
+// Cypher (WriteCypher) or as JSON (WriteJSON). It only reads the vault.
 //
 // Every node has a stable key (Schema.Key): the properties that identify it
 // across exports, so that loading an export again updates the nodes it made
-// instead of adding new ones. Property names are camelCase as in the seeds
-// (sessionId, taskId); times are ISO 8601 strings in UTC
-// ("2026-11-20T09:02:11Z").
+// instead of adding new ones. Property names are camelCase (sessionId,
+// taskId); times are ISO 8601 strings in UTC ("2026-11-20T09:02:11Z").
 package graph
 
 import (
@@ -22,8 +20,8 @@ import (
 	"github.com/sessionvault/sessionvault/internal/note"
 )
 
-// Node labels: seed 000's Session, Update, Decision and Blocker, seed 002's
-// Task and Agent, seed 003's Feature.
+// Node labels: a session with its updates, decisions and blockers; tasks,
+// agents and features.
 const (
 	LabelAgent    = "Agent"
 	LabelBlocker  = "Blocker"

@@ -21,8 +21,8 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// The vaults the tests read: the repository's example, and hand-written
-// notes with hostile text and seed 003's feature notes and seed 004's agent
+// The vaults the tests read: the repository's example, and hand-written notes
+// with hostile text, feature notes and the orchestrator workflow's agent
 // properties in their documented shape (testdata/vault: projects lab and
 // app).
 const (
@@ -277,7 +277,7 @@ func TestBuildReadsCompactedUpdates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Five agents, one after the other (seed 004): the older invocations
+	// Five agents, one after the other: the older invocations
 	// move to the archive note too, and every agent stays in the graph.
 	if _, err := workflow.New(svc).AgentStart(workflow.AgentStartOptions{Project: "demo", Agent: "analyst"}); err != nil {
 		t.Fatal(err)

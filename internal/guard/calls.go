@@ -10,10 +10,10 @@ import (
 	"github.com/sessionvault/sessionvault/internal/integrity"
 )
 
-// The start times of tool calls, for the command history (seed 003
-// duration_ms): the PreToolUse hook (lean or full) records when a call it
-// lets through started, in .sessionvault/state/calls/<tool_use_id>, and the
-// PostToolUse hook takes it back. Only calls the history records are noted.
+// The start times of tool calls, for the command history's duration_ms: the
+// PreToolUse hook (lean or full) records when a call it lets through started,
+// in .sessionvault/state/calls/<tool_use_id>, and the PostToolUse hook takes
+// it back. Only calls the history records are noted.
 
 // RecordsCommand reports whether the command history records calls of tool
 // (a Claude Code tool name): Bash and MCP tools (mcp__<server>__<tool>). The

@@ -1,8 +1,8 @@
 // Package guard decides a Claude Code tool call (PreToolUse) from the tool
 // policy table (package policy) and the facts of the project's verified
 // session state, and keeps those facts in a signed cache beside the state, so
-// that a decision on an unchanged state needs neither the note nor git
-// (DESIGN §7, §10: a hook decision in milliseconds). The full hook handler
+// that a decision on an unchanged state needs neither the note nor git (a
+// hook decides in milliseconds). The full hook handler
 // (integrations/claudecode), `blocked-reason` and the MCP server decide
 // through it; the lean sessionvault-hook binary decides from its cache alone
 // and hands everything else to the full binary. It imports nothing of the

@@ -17,8 +17,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// The .ai-session folder of seed 003 ("Session State Specification",
-// Directory Layout and Data Formats):
+// The .ai-session folder, as the layout and data formats of its Session
+// State Specification define it:
 //
 //	.ai-session/
 //	  active-features.yaml             active_features: [{feature_id, started_at, last_active, status}]
@@ -29,14 +29,14 @@ import (
 //
 // ReadAISession reads such a folder into an [AISession] (never writing to
 // it); [AISession.Files] renders one, deterministically: features sorted by
-// id, the seed's keys in the seed's order, strings double-quoted, times in
-// UTC to the second, no clock read. Missing files are no error (a feature
-// folder without a plan has an empty plan, one without history.jsonl no
-// history); a file or line that cannot be read is skipped and reported with
-// its path and line.
+// id, the format's keys in its order, strings double-quoted, times in UTC to
+// the second, no clock read. Missing files are no error (a feature folder
+// without a plan has an empty plan, one without history.jsonl no history); a
+// file or line that cannot be read is skipped and reported with its path and
+// line.
 
 // AISessionVersion is the state.yaml version this package reads and writes
-// (seed 003 Backward Compatibility: a missing version is 1.0).
+// (a missing version is 1.0).
 const AISessionVersion = "1.0"
 
 // AISession is an .ai-session folder as data.
@@ -82,8 +82,8 @@ type AITask struct {
 	Line int
 }
 
-// AIHistoryEntry is one line of history.jsonl. Empty strings stand for
-// the seed's nulls.
+// AIHistoryEntry is one line of history.jsonl. Empty strings stand for the
+// format's nulls.
 type AIHistoryEntry struct {
 	Timestamp  time.Time
 	Command    string
@@ -630,8 +630,8 @@ func aiPlanNode(f AIFeature) *yaml.Node {
 		"phases", phases)
 }
 
-// historyLine is one line of history.jsonl: the seed's fields in the
-// seed's order; error only for a failure.
+// historyLine is one line of history.jsonl: the format's fields in its
+// order; error only for a failure.
 type aiHistoryLine struct {
 	Timestamp  string  `json:"timestamp"`
 	Command    string  `json:"command"`

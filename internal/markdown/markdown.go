@@ -2,7 +2,7 @@
 // tables and task items — with their byte ranges, using one configured
 // goldmark parser (GFM tables and task lists, Obsidian wikilinks). Edits are
 // made by splicing bytes at those ranges; the AST is never rendered back to
-// markdown (DESIGN §5). The package is pure: no I/O.
+// markdown. The package is pure: no I/O.
 package markdown
 
 import (

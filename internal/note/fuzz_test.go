@@ -11,9 +11,10 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// The fuzz targets below check the round-trip rules of DESIGN §5 on any
-// input Parse accepts. Their seed corpora are in testdata/fuzz/<FuzzName>/;
-// run one with
+// The fuzz targets below check the round-trip rules (rendering a parsed note
+// gives its bytes back; an edit changes only the bytes it must) on any input
+// Parse accepts. Their seed corpora are in testdata/fuzz/<FuzzName>/; run one
+// with
 //
 //	go test ./internal/note -run '^$' -fuzz '^FuzzSetGet$' -fuzztime 2m
 

@@ -1,6 +1,6 @@
 // Package note holds a note as data: its front matter, kept as a yaml.v3 node
 // tree over the original bytes, and its body as bytes. Edits replace only the
-// bytes they must (DESIGN §5): one property value, or one byte range of the body.
+// bytes they must: one property value, or one byte range of the body.
 // Everything else — key order, comments, quoting, line endings, unknown
 // properties — is left exactly as it was. The package is pure: no I/O.
 package note
@@ -18,8 +18,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// MaxSize is the largest note the engine accepts, in bytes (seed 000 "State
-// file size: < 10MB").
+// MaxSize is the largest note the engine accepts, in bytes (10 MB).
 const MaxSize = 10 << 20
 
 // ErrTooLarge is returned (wrapped in *ParseError) for a note over MaxSize.

@@ -56,7 +56,7 @@ func frontMatterParses(fm []byte) bool {
 }
 
 // IsEntryLine reports whether line ends in an Obsidian block id, as every
-// entry the engine writes does (DESIGN §5).
+// entry the engine writes does.
 func IsEntryLine(line []byte) bool { _, end := blockIDAt(line); return end > 0 }
 
 // blockID is the Obsidian block id at the end of line (" ^u-12" gives

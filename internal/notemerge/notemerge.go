@@ -306,8 +306,7 @@ func mergeProperties(o, a, b []byte) []byte {
 	return []byte(out.String())
 }
 
-// lockKeys are a task note's lock properties (seed 002 §8.2.1), merged as
-// one.
+// lockKeys are a task note's lock properties, merged as one.
 var lockKeys = map[string]bool{"locked_by": true, "locked_at": true, "lock_expires": true,
 	"lock_machine": true, "lock_clone": true, "lock_provisional": true}
 

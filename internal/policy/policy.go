@@ -3,8 +3,7 @@
 // sessionvault's MCP tools, Serena's tools, other MCP servers' tools, Bash
 // command lines parsed with a shell parser) what it may do — read, use
 // sessionvault's own way out, edit files, run code or write, or reach a
-// person's command — and, from that, what each mode and state allows
-// (seed 004: modes; DESIGN §7).
+// person's command — and, from that, what each mode and state allows.
 package policy
 
 import (

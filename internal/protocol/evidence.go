@@ -6,8 +6,8 @@ import (
 	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
-// Kind is how a requirement's evidence is verified (seeds 001 and 004): the
-// engine checks it itself; the agent's word alone never satisfies a MUST.
+// Kind is how a requirement's evidence is verified: the engine checks it
+// itself; the agent's word alone never satisfies a MUST.
 type Kind string
 
 // Evidence kinds. A protocol names one in its Evidence column as a code span:

@@ -7,7 +7,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/policy"
 )
 
-// Mode is what kind of work is allowed now (seed 004).
+// Mode is what kind of work is allowed now.
 type Mode string
 
 // The modes. Disabled is the person's escape hatch: nothing is blocked.

@@ -1,8 +1,8 @@
-// Package protocol reads a session protocol document (seeds 001 and 004):
-// markdown checklist tables of requirements under "session start" and
-// "session end" headings, each row a level (MUST, SHOULD, MAY, MUST NOT), a
-// step, and how its evidence is checked. Task-list checklists under such
-// headings are read too, as requirements with no level.
+// Package protocol reads a session protocol document: markdown checklist
+// tables of requirements under "session start" and "session end" headings,
+// each row a level (MUST, SHOULD, MAY, MUST NOT), a step, and how its
+// evidence is checked. Task-list checklists under such headings are read too,
+// as requirements with no level.
 package protocol
 
 import (

@@ -1,6 +1,6 @@
 package reconcile
 
-// Reconciliation after merges from other machines (DESIGN §6, remotes).
+// Reconciliation after merges from other machines (through a git remote).
 // The merge driver merges one note at a time; what spans notes is settled
 // here, once the merge is made, by one commit:
 //

@@ -22,12 +22,12 @@ import (
 	"github.com/sessionvault/sessionvault/internal/note"
 )
 
-// Crash and compaction recovery (seed 002 §4.1.8, §7.1). Sources: the
+// Crash and compaction recovery (the check_recovery MCP tool). Sources: the
 // active session's heartbeat gone stale (crash), and the recovery point the
 // PreCompact hook records (compaction). Tool usage is what the PostToolUse
 // hook saw (RecordToolUse), kept in .sessionvault/state, not committed.
 
-// RecoveryTypes are seed 002 §4.2.10's types.
+// RecoveryTypes are the kinds of recovery a session may need.
 var RecoveryTypes = []string{"crash", "compaction", "timeout", "manual"}
 
 // ToolUse is one tool call the PostToolUse hook saw: a line of the tool
@@ -41,7 +41,7 @@ type PendingChange struct {
 	Description string `json:"description"`
 }
 
-// RecoveryNeed is a session that needs recovery (seed 002 §4.1.8).
+// RecoveryNeed is a session that needs recovery.
 type RecoveryNeed struct {
 	SessionID      string          `json:"session_id"`
 	TaskID         string          `json:"task_id,omitempty"`
@@ -53,7 +53,7 @@ type RecoveryNeed struct {
 	UnsavedChanges []PendingChange `json:"unsaved_changes"`
 }
 
-// RecoveryReport is seed 002 §4.1.8's output.
+// RecoveryReport is check_recovery's result.
 type RecoveryReport struct {
 	NeedsRecovery bool           `json:"needs_recovery"`
 	Sessions      []RecoveryNeed `json:"sessions"`
@@ -150,7 +150,7 @@ type RecoveryOptions struct {
 }
 
 // CheckRecovery reports the sessions that need recovery, each with a resume
-// prompt in seed 002 §4.1.8's format. MarkRecovered first marks a session
+// prompt in recoveryPrompt's format. MarkRecovered first marks a session
 // recovered: a crashed one is resumed (as Recover does), a compaction's
 // recovery point is cleared; a session that needs no recovery is
 // errs.RecoverySessionNotFound.
@@ -259,7 +259,9 @@ func lastN(h []ToolUse, n int) []ToolUse {
 	return append([]ToolUse{}, h...)
 }
 
-// recoveryPrompt renders seed 002 §4.1.8's resume prompt.
+// recoveryPrompt renders a resume prompt: "## Recovery Required: <type>",
+// then sections for the task, recent tool usage, pending changes, the
+// conversation summary and recommended actions.
 func (s *Service) recoveryPrompt(project, kind string, st session.State, t *tasks.Task, tools []ToolUse, pending []PendingChange, rp *RecoveryPoint) string {
 	var b strings.Builder
 	orNone := func(v string) string {

@@ -1,10 +1,10 @@
 package session
 
-// History compaction (seed 004 component 7): a long session's older updates
-// and agent invocations move from the current-state note to the session's
-// archive note, so that the note, and every operation that rewrites and
-// commits it, stays small however long the session runs. Decisions,
-// verdicts and blockers never move.
+// History compaction: a long session's older updates and agent invocations
+// move from the current-state note to the session's archive note, so that
+// the note, and every operation that rewrites and commits it, stays small
+// however long the session runs. Decisions, verdicts and blockers never
+// move.
 
 import (
 	"bytes"
@@ -75,7 +75,7 @@ type compactKind struct {
 
 // compactKinds returns the kinds this vault compacts: updates
 // (compact_updates, the newest half kept) and agent invocations
-// (compact_invocations, the newest 3 kept: seed 004 component 7).
+// (compact_invocations, the newest 3 kept).
 // Decisions, verdicts and blockers never move.
 func (s *Service) compactKinds() []compactKind {
 	u, a := s.V.Config.UpdatesKept(), s.V.Config.InvocationsKept()
@@ -106,7 +106,7 @@ type compactMove struct {
 // archive's section of that kind in the order they had; the note records
 // the highest number moved, links the archive and gains a compaction entry
 // in its Compactions section (`- <time> · N updates · M agent invocations →
-// [[archive]] ^k-K`; seed 004 CompactionEntry), whose own older entries
+// [[archive]] ^k-K`; read back as a Compaction), whose own older entries
 // move to the archive past compactionsKept. Lines of a section that are not
 // entries of its kind (a person's) stay where they are.
 func (s *Service) compact(tx *vault.Tx, d *Doc, st State, now time.Time) error {
@@ -246,9 +246,9 @@ func (s *Service) openArchive(tx *vault.Tx, st State) (*Doc, func([]byte) bool, 
 	return ad, func(id []byte) bool { return in.Has("^"+string(id)) || old.Has("^"+string(id)) }, nil
 }
 
-// Compaction is one compaction of a session's history (seed 004
-// CompactionEntry): when it ran, how many updates and agent invocations it
-// moved, and the archive note it moved them to.
+// Compaction is one compaction of a session's history, an entry of its
+// Compactions section: when it ran, how many updates and agent invocations
+// it moved, and the archive note it moved them to.
 type Compaction struct {
 	ID          string    `json:"id"` // k-N
 	Time        time.Time `json:"compacted_at"`

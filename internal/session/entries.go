@@ -22,7 +22,7 @@ import (
 //	           - [x] **MUST** Read the session history · **evidence:** file demo/session-history.md sha256:… ^c-1
 const Sep = commandlog.Sep
 
-// Update is one progress entry of a session (seed 000 Update model).
+// Update is one progress entry of a session.
 type Update struct {
 	ID       string    `json:"id"` // "u-12"
 	Time     time.Time `json:"time"`
@@ -33,7 +33,7 @@ type Update struct {
 	Line     int       `json:"line"`
 }
 
-// Decision is one decision of a session (seed 000 Decision model).
+// Decision is one decision of a session.
 type Decision struct {
 	ID           string    `json:"id"` // "d-3"
 	Time         time.Time `json:"time"`
@@ -44,8 +44,7 @@ type Decision struct {
 	Alternatives []string  `json:"alternatives,omitempty"`
 	Impact       string    `json:"impact,omitempty"`
 	Category     string    `json:"category,omitempty"`
-	// Who decided, approved and rejected it: agent types (seed 004
-	// Decision decidedBy, approvedBy, rejectedBy).
+	// Who decided, approved and rejected it: agent types.
 	DecidedBy  string   `json:"decided_by,omitempty"`
 	ApprovedBy []string `json:"approved_by,omitempty"`
 	RejectedBy []string `json:"rejected_by,omitempty"`
@@ -58,7 +57,7 @@ type Decision struct {
 	Line  int    `json:"line"`
 }
 
-// Blocker is one blocker of a session (seed 000 Blocker model).
+// Blocker is one blocker of a session.
 type Blocker struct {
 	ID         string     `json:"id"` // "b-2"
 	Time       time.Time  `json:"time"`

@@ -3,12 +3,10 @@ package session
 // Where feature notes live and the statuses they hold: the state note reads
 // the active feature; package features writes them.
 
-// Feature plans (seed 003 "Feature ID Format", "Implementation Plan Schema",
-// "Active Features Format"): one note per feature,
-// <project>/features/<feature-id>.md. Its properties are the feature's
-// fields (type: feature, feature_id, name, description, status, created_at,
-// started_at, last_active); its body holds the implementation plan, one H2
-// section per phase:
+// Feature plans: one note per feature, <project>/features/<feature-id>.md.
+// Its properties are the feature's fields (type: feature, feature_id, name,
+// description, status, created_at, started_at, last_active); its body holds
+// the implementation plan, one H2 section per phase:
 //
 //	## Phase: Core commands
 //
@@ -20,7 +18,7 @@ package session
 // The phase's id is the "phase_id:: ID" line (a Dataview inline field; a
 // section without one has its name's slug). Each task is one list line
 // ending in a block id (^t-N): its task_id (a wikilink to
-// <project>/tasks/<task-id> when that seed 002 task note exists when the line
+// <project>/tasks/<task-id> when that task note exists when the line
 // is written, plain otherwise), its description, then labelled fields in this
 // order, each left out when empty: agent, status (always), started,
 // completed (RFC 3339), artifacts (code spans). The box is ticked exactly when
@@ -35,7 +33,7 @@ package session
 const (
 	FeaturesDir = "features"
 
-	// Feature statuses (seed 003 Active Features Format).
+	// Feature statuses.
 	FeatureActive    = "active"
 	FeaturePaused    = "paused"
 	FeatureCompleted = "completed"

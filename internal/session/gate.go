@@ -45,9 +45,9 @@ func requirementFor(p *protocol.Protocol, id string) (protocol.Requirement, bool
 
 // RecordEvidence verifies the evidence for one checklist item and, when it
 // holds, ticks the item with what was verified — one commit. Evidence is
-// checked by the engine, never taken on the agent's word (seed 001): a file's
-// SHA-256, a commit that exists, the protocol's own command exiting 0, a
-// non-empty section. Items whose evidence is a person's tick are refused.
+// checked by the engine, never taken on the agent's word: a file's SHA-256,
+// a commit that exists, the protocol's own command exiting 0, a non-empty
+// section. Items whose evidence is a person's tick are refused.
 func (s *Service) RecordEvidence(o EvidenceOptions) (Outcome, error) {
 	if err := CheckFields("project", o.Project, "item", o.Item, "file", o.File, "sha", o.SHA, "dir", o.Dir); err != nil {
 		return Outcome{}, err
@@ -248,10 +248,10 @@ func (s *Service) Gate(st State, proto *protocol.Protocol, phase protocol.Phase)
 	return s.Report(&st, proto, nil, phase).Must
 }
 
-// SetMode records a mode change (seed 004) in the current state's mode
-// property and its Mode history section (an "^m-N" line: when, from, to;
-// State.ModeHistory) — one commit. Disabled is recorded as
-// the person's escape hatch.
+// SetMode records a mode change in the current state's mode property and
+// its Mode history section (an "^m-N" line: when, from, to;
+// State.ModeHistory) — one commit. Disabled is recorded as the person's
+// escape hatch.
 func (s *Service) SetMode(project string, mode protocol.Mode) (Outcome, error) {
 	project, err := s.Project(project)
 	if err != nil {

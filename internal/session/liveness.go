@@ -14,7 +14,8 @@ import (
 // recovering it.
 
 // Heartbeat records a sign of life of the active session in
-// .sessionvault/state (no commit: DESIGN §4).
+// .sessionvault/state (no commit: that folder is per machine and never
+// committed).
 func (s *Service) Heartbeat(project string) (State, error) {
 	project, err := s.Project(project)
 	if err != nil {
@@ -145,8 +146,8 @@ func (s *Service) Recover(project, session string, force bool) (Outcome, error) 
 }
 
 // MarkCrashed records, as one commit, that the project's active session has
-// shown no sign of life for the heartbeat timeout (status crashed; DESIGN
-// §7). It returns the session marked, or "" when there was nothing to mark.
+// shown no sign of life for the heartbeat timeout (status crashed). It
+// returns the session marked, or "" when there was nothing to mark.
 func (s *Service) MarkCrashed(project string) (string, error) {
 	st, err := s.Current(project)
 	if err != nil || st.Status != StatusCrashed {

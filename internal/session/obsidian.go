@@ -29,10 +29,10 @@ var PropertyTypes = map[string]string{
 	"id": "text", "title": "text", "date": "datetime", "impact": "text", "category": "text",
 	"alternatives": "multitext", "violations": "number", "sessions": "number", "decisions": "number",
 	"tags": "tags",
-	// seed 004 orchestrator workflow
+	// the orchestrator workflow and who made a decision
 	"active_agent": "text", "workflow_phase": "text", "last_agent_change": "datetime",
 	"decided_by": "text", "approved_by": "multitext", "rejected_by": "multitext",
-	// seed 003: feature notes, the current state's active feature, command logs
+	// feature notes, the current state's active feature, command logs
 	"feature_id": "text", "name": "text", "description": "text", "created_at": "datetime",
 	"started_at": "datetime", "last_active": "datetime", "active_feature": "text",
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// MaxMessage is the longest update message, in characters (seed 000:
-// messageLength [1, 500]).
+// MaxMessage is the longest update message, in characters (a message holds
+// 1 to 500).
 const MaxMessage = 500
 
 // Outcome is what an operation returns: the session state after it and the
@@ -130,7 +130,7 @@ func (s *Service) OnActive(project string, op entryOp) (Outcome, error) {
 		now := s.NowUTC()
 		if st.Updated != nil && now.Before(*st.Updated) {
 			// The clock went back (NTP, another machine's commit): entries
-			// stay monotonic (seed 003 "Ensure timestamps are monotonic").
+			// stay monotonic: no entry's time is before the last one's.
 			now = *st.Updated
 		}
 		ch, id, err := op(tx, d, st, now)
@@ -175,7 +175,7 @@ func (s *Service) OnActive(project string, op entryOp) (Outcome, error) {
 	return out, nil
 }
 
-// UpdateOptions are the inputs of Update (seed 000 UPDATE operation).
+// UpdateOptions are the inputs of Update.
 type UpdateOptions struct {
 	Project  string
 	Message  string // 1-500 characters
@@ -184,9 +184,8 @@ type UpdateOptions struct {
 	Tags     []string
 	// At is the time the update happened when it is recorded later (nil:
 	// now). It may not be in the future nor before the session's last
-	// update: the updates are a log whose times only go forward (seed 003
-	// "Ensure timestamps are monotonic"); either is UPDATE_VALIDATION_FAILED
-	// naming the flag --at and changes nothing.
+	// update: the updates are a log whose times only go forward; either is
+	// UPDATE_VALIDATION_FAILED naming the flag --at and changes nothing.
 	At *time.Time
 }
 
@@ -262,7 +261,7 @@ func checkUpdateTime(d *Doc, st State, at, now time.Time) error {
 	return nil
 }
 
-// DecideOptions are the inputs of Decide (seed 000 DECIDE operation).
+// DecideOptions are the inputs of Decide.
 type DecideOptions struct {
 	Project      string
 	Title        string // unique within the session (case-insensitive)
@@ -271,8 +270,8 @@ type DecideOptions struct {
 	Alternatives []string
 	Impact       string // low, medium, high (default medium)
 	Category     string
-	// Who decided, approved and rejected it (seed 004 Decision): agent
-	// types (Service.AgentTypes); optional.
+	// Who decided, approved and rejected it: agent types (Service.AgentTypes);
+	// optional.
 	DecidedBy  string
 	ApprovedBy []string
 	RejectedBy []string

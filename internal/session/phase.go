@@ -11,10 +11,10 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// Session phases (seed 001, reduced to the gates the protocol defines): a
-// session starts in INIT; the start gate (every start MUST done) leads to
-// WORKING; the end gate (every end MUST done) leads to COMPLETE, after which
-// the session is ended. VIOLATION marks a session whose advance failed a
+// Session phases (limited to the gates the protocol defines): a session
+// starts in INIT; the start gate (every start MUST done) leads to WORKING;
+// the end gate (every end MUST done) leads to COMPLETE, after which the
+// session is ended. VIOLATION marks a session whose advance failed a
 // blocking gate, until the gate passes.
 const (
 	PhaseInit      = "INIT"
@@ -77,8 +77,8 @@ func (s *Service) AdvancePhase(project string) (Outcome, error) {
 }
 
 // logViolations appends unmet MUSTs to session-violations-log.md under the
-// session's heading, as rows of the seed 001 table (timestamp, phase,
-// requirement, severity, recovery).
+// session's heading, as rows of a table (timestamp, phase, requirement,
+// severity, recovery).
 func (s *Service) logViolations(tx *vault.Tx, st State, phase string, missing []Missing, now time.Time) error {
 	rel := st.Project + "/" + ViolationsNote
 	d, err := s.ReadDoc(tx, rel)

@@ -11,9 +11,9 @@ import (
 )
 
 // appendOnly lists, per canonical note, the sections whose entries are never
-// lost (DESIGN §5): an entry the engine wrote and committed that a save
-// drops — an editor saving a buffer it had not reloaded — is put back by the
-// next operation that writes the note, and the person's other changes are
+// lost: an entry the engine wrote and committed that a save drops — an
+// editor saving a buffer it had not reloaded — is put back by the next
+// operation that writes the note, and the person's other changes are
 // kept. blocks marks sections whose entries are H3 blocks (a heading and its
 // lines) rather than single lines.
 var appendOnly = map[string][]struct {

@@ -19,10 +19,10 @@ import (
 	"github.com/sessionvault/sessionvault/templates"
 )
 
-// seal is the signed part of a project's current state (DESIGN §7, seed 004
-// REQ-003): what the gates and the tool policy decide on, and nothing a
-// person may edit freely. It is kept, with its HMAC-SHA256, in
-// .sessionvault/state/signature-<project> as JSON.
+// seal is the signed part of a project's current state: what the gates and
+// the tool policy decide on, and nothing a person may edit freely. It is
+// kept, with its HMAC-SHA256, in .sessionvault/state/signature-<project> as
+// JSON.
 //
 // The engine writes a seal only from its own operations, inside their
 // transaction: the fields an operation changes are taken from the bytes it

@@ -1,12 +1,12 @@
-// Package session is the session service: the session model, the seed 000
-// lifecycle state machine, the operations (start, update, decide, block,
-// resolve, end, heartbeat, recover), gates, phases and evidence, the seal
-// and the verified reading, compaction, and how notes are rendered, read
-// and edited (DESIGN §4, §5, §7). Every operation runs through Transact (on
-// vault.TransactOnce), so it is one commit or, when it fails, no change at
-// all. The capabilities — tasks, features, workflow, reconcile, imports,
-// recovery — are packages of their own on top of it: they use this state
-// API (Transact, Doc, the note layout) and are never imported here.
+// Package session is the session service: the session model, the lifecycle
+// state machine, the operations (start, update, decide, block, resolve, end,
+// heartbeat, recover), gates, phases and evidence, the seal and the verified
+// reading, compaction, and how notes are rendered, read and edited. Every
+// operation runs through Transact (on vault.TransactOnce), so it is one
+// commit or, when it fails, no change at all. The capabilities — tasks,
+// features, workflow, reconcile, imports, recovery — are packages of their
+// own on top of it: they use this state API (Transact, Doc, the note
+// layout) and are never imported here.
 package session
 
 import (
@@ -148,9 +148,9 @@ func (s *Service) Projects() ([]string, error) {
 	return s.ProjectNames()
 }
 
-// ReadDoc reads and parses a note through tx. The read is stable (DESIGN
-// §5): a note that does not parse, or a canonical note that is empty or has
-// no front matter — a save caught half-way — is read again until it settles,
+// ReadDoc reads and parses a note through tx. The read is stable: a note
+// that does not parse, or a canonical note that is empty or has no front
+// matter — a save caught half-way — is read again until it settles,
 // and only then is an errs.StateParseError error naming the note and line (over 10
 // MB: errs.NoteTooLarge). A canonical note gets back the entries of its
 // append-only sections that a save dropped (restoreDropped).

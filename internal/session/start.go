@@ -16,7 +16,7 @@ import (
 // Starting a session: its id, its checklists from the protocol, the state
 // note reset for it.
 
-// StartOptions are the inputs of Start (seed 000 START operation).
+// StartOptions are the inputs of Start.
 type StartOptions struct {
 	Project   string
 	Objective string // required, 1-500 characters
@@ -234,8 +234,8 @@ func (s *Service) setStarted(d *Doc, o StartOptions, st State, proto *protocol.P
 		d.SetSection(SecCompactions, nil)
 	}
 	d.Set("phase", PhaseInit)
-	// Every session starts in the vault's default mode (seed 004); the
-	// last session's mode, even a person's disabled, does not carry over.
+	// Every session starts in the vault's default mode; the last session's
+	// mode, even a person's disabled, does not carry over.
 	d.Set("mode", FirstNonEmpty(s.V.Config.DefaultMode, "coding"))
 	d.SetSection(SecObjective, []string{OneLine(o.Objective)})
 	d.SetSection(SecStart, checklistLines(proto.Start, "c", observed))

@@ -13,8 +13,8 @@ import (
 	"github.com/sessionvault/sessionvault/internal/note"
 )
 
-// Canonical note names (DESIGN §2, §4) and the sections the engine owns in
-// the current-state note (by their H2 heading).
+// Canonical note names and the sections the engine owns in the
+// current-state note (by their H2 heading).
 const (
 	CurrentStateNote = "session-current-state.md"
 	HistoryNote      = "session-history.md"
@@ -36,7 +36,12 @@ const (
 // CanonicalNotes lists the four canonical notes of a project.
 var CanonicalNotes = []string{CurrentStateNote, HistoryNote, ViolationsNote, DecisionsNote}
 
-// Lifecycle statuses (seed 000 state machine, DESIGN §2).
+// Lifecycle statuses. The engine writes idle, active (from start to end),
+// complete (after end), crashed (an active session whose signs of life
+// stopped, until it is recovered) and abandoned (replaced by start
+// --force). It never writes ending or recovered: a note that says
+// recovered is read as an open session, one that says ending as a closed
+// one.
 const (
 	StatusIdle      = "idle"
 	StatusActive    = "active"
@@ -64,7 +69,7 @@ type State struct {
 	LastSession    string      `json:"last_session,omitempty"` // session id of the project's last ended session
 	Summary        string      `json:"summary,omitempty"`
 	Mode           string      `json:"mode,omitempty"`
-	ActiveTask     string      `json:"active_task,omitempty"` // task id (seed 002 switch_task)
+	ActiveTask     string      `json:"active_task,omitempty"` // task id (the switch_task MCP tool)
 	ActiveFeature  string      `json:"active_feature,omitempty"`
 	Started        *time.Time  `json:"started,omitempty"`
 	Updated        *time.Time  `json:"updated,omitempty"`
@@ -79,17 +84,15 @@ type State struct {
 	// compaction moved to the session's archive note, whose updates are not
 	// in Updates. 0 when read in full (Status) or never compacted.
 	CompactedUpdates int `json:"compacted_updates,omitempty"`
-	// Compactions are the session's compactions (seed 004
-	// compactionHistory), oldest first.
+	// Compactions are the session's compactions, oldest first.
 	Compactions []Compaction `json:"compaction_history,omitempty"`
 	Decisions   []Decision   `json:"decisions"`
 	Blockers    []Blocker    `json:"blockers"`
 	NextSteps   []string     `json:"next_steps,omitempty"`
 	Problems    []Problem    `json:"problems,omitempty"`
 
-	// The orchestrator workflow and the mode history (seed 004 Component 1:
-	// orchestratorWorkflow, modeHistory; workflow.go). readLite reads only
-	// the workflow's properties.
+	// The orchestrator workflow and the mode history (workflow.go). readLite
+	// reads only the workflow's properties.
 	Workflow    Workflow     `json:"orchestrator_workflow"`
 	ModeHistory []ModeChange `json:"mode_history"`
 
@@ -239,10 +242,10 @@ func (d *Doc) ReadLite(project string) State {
 // note; their entry lines are part of the signed state.
 var OwnedSections = []string{SecObjective, SecStart, SecUpdates, SecDecisions, SecBlockers, SecEnd, SecNext, "Mode history"}
 
-// canonicalForm is what the state's HMAC covers (seed 004 REQ-003): the
-// front matter properties as a JSON object with sorted keys (scalars as
-// text, lists as arrays), then, for each owned section in a fixed order, a
-// line "## TITLE" followed by its non-blank lines, trimmed. A person's
+// canonicalForm is what the state's HMAC covers: the front matter
+// properties as a JSON object with sorted keys (scalars as text, lists as
+// arrays), then, for each owned section in a fixed order, a line "## TITLE"
+// followed by its non-blank lines, trimmed. A person's
 // whitespace-only edit, or an edit outside the owned sections, does not
 // change it; any change to a property or an entry does.
 func (d *Doc) canonicalForm() ([]byte, error) {

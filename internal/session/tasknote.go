@@ -12,7 +12,7 @@ const (
 	GlobalContextNote = "global-context.md"
 )
 
-// TaskStatus values (seed 002 §4.2.1).
+// TaskStatus values: the statuses a task note holds.
 const (
 	TaskPending    = "pending"
 	TaskInProgress = "in_progress"
@@ -21,7 +21,7 @@ const (
 	TaskArchived   = "archived"
 )
 
-// TaskStatuses lists the TaskStatus values in the seed's order.
+// TaskStatuses lists the TaskStatus values, from pending to archived.
 var TaskStatuses = []string{TaskPending, TaskInProgress, TaskCompleted, TaskBlocked, TaskArchived}
 
 // TaskPath is a task note's path from the vault root.

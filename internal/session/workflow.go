@@ -1,10 +1,10 @@
 package session
 
-// The orchestrator workflow (seed 004 Component 1: OrchestratorWorkflow,
-// AgentInvocation, Handoff, Verdict) and the mode history (SessionState
-// modeHistory), kept in the current-state note — three properties and four
-// sections of one-line entries that a person can read and fix in Obsidian —
-// and carried into the archived record when the session ends.
+// The orchestrator workflow (the active agent, the workflow phase, agent
+// invocations, handoffs and verdicts) and the mode history, kept in the
+// current-state note — three properties and four sections of one-line
+// entries that a person can read and fix in Obsidian — and carried into the
+// archived record when the session ends.
 //
 // Entry line formats (each ends in its block id; fields in [ ] only when set):
 //
@@ -45,7 +45,7 @@ const (
 	PropLastAgentChange = "last_agent_change" // when an agent last started, ended or handed off
 )
 
-// Workflow phases (seed 004 OrchestratorWorkflow.workflowPhase), in order:
+// Workflow phases (Workflow.WorkflowPhase), in order:
 // a phase moves forward only, unless forced. (Not the protocol's phases,
 // PhaseInit and the others, which the gates move.)
 const (
@@ -60,7 +60,7 @@ func WorkflowPhases() []string {
 	return []string{WorkflowPlanning, WorkflowImplementation, WorkflowValidation, WorkflowComplete}
 }
 
-// Agent invocation statuses (seed 004 AgentInvocation.status).
+// Agent invocation statuses (AgentInvocation.Status).
 const (
 	InvocationInProgress = "in_progress"
 	InvocationCompleted  = "completed"
@@ -74,19 +74,20 @@ const (
 	HandoffAccepted = "accepted"
 )
 
-// VerdictDecisions returns seed 004's Verdict.decision values.
+// VerdictDecisions returns the values of Verdict.Decision.
 func VerdictDecisions() []string {
 	return []string{"approve", "reject", "conditional", "needs_revision"}
 }
 
-// BuiltinAgentTypes returns seed 004's AgentType values, in the seed's order.
+// BuiltinAgentTypes returns the agent types every vault accepts, in a fixed
+// order.
 func BuiltinAgentTypes() []string {
 	return []string{"orchestrator", "analyst", "architect", "planner", "implementer", "critic", "qa", "security",
 		"devops", "retrospective", "memory", "skillbook", "independent-thinker", "high-level-advisor", "explainer",
 		"task-generator", "pr-comment-responder"}
 }
 
-// Workflow is seed 004's OrchestratorWorkflow as read from a session note.
+// Workflow is the orchestrator workflow as read from a session note.
 // Lists are never null in JSON.
 type Workflow struct {
 	ActiveAgent     string     `json:"active_agent"`   // "" when no invocation is in progress
@@ -104,8 +105,8 @@ type Workflow struct {
 	Decisions []Decision `json:"decisions"`
 }
 
-// AgentInvocation is one agent's turn in the session (seed 004
-// AgentInvocation): an "^a-N" line of the Agent invocations section.
+// AgentInvocation is one agent's turn in the session: an "^a-N" line of the
+// Agent invocations section.
 type AgentInvocation struct {
 	ID          string     `json:"id"` // "a-3"
 	Agent       string     `json:"agent"`
@@ -136,8 +137,8 @@ type AgentOutput struct {
 	Blockers        []string `json:"blockers"`
 }
 
-// Handoff is one agent handing the work to another (seed 004 Handoff): an
-// "^h-N" line of the Handoffs section.
+// Handoff is one agent handing the work to another: an "^h-N" line of the
+// Handoffs section.
 type Handoff struct {
 	ID        string    `json:"id"` // "h-1"
 	FromAgent string    `json:"from_agent"`
@@ -150,8 +151,8 @@ type Handoff struct {
 	Line      int       `json:"line"`
 }
 
-// Verdict is an agent's judgement (seed 004 Verdict): an "^v-N" line of the
-// Verdicts section. Verdicts are never compacted.
+// Verdict is an agent's judgement: an "^v-N" line of the Verdicts section.
+// Verdicts are never compacted.
 type Verdict struct {
 	ID         string    `json:"id"` // "v-1"
 	Agent      string    `json:"agent"`
@@ -164,9 +165,8 @@ type Verdict struct {
 	Line       int       `json:"line"`
 }
 
-// ModeChange is one change of the session's mode (seed 004 modeHistory): a
-// line of the Mode history section. Lines written before they carried an
-// id are read too (ID "").
+// ModeChange is one change of the session's mode: a line of the Mode history
+// section. Lines written before they carried an id are read too (ID "").
 type ModeChange struct {
 	ID   string    `json:"id,omitempty"` // "m-2"
 	Mode string    `json:"mode"`
@@ -501,8 +501,8 @@ func (d *Doc) resetWorkflow() {
 	}
 }
 
-// AgentTypes returns the agent types the vault accepts: seed 004's, then
-// the config's agent_types.
+// AgentTypes returns the agent types the vault accepts: the built-in ones
+// (BuiltinAgentTypes), then the config's agent_types.
 func (s *Service) AgentTypes() []string {
 	out := BuiltinAgentTypes()
 	for _, a := range s.V.Config.AgentTypes {

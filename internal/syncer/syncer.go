@@ -1,4 +1,4 @@
-// Package syncer pushes sessions to a sync target (Linear first; DESIGN §8)
+// Package syncer pushes sessions to a sync target (Linear first)
 // idempotently: a ledger in .sessionvault/state remembers, per session, the
 // content hash last pushed and the target's ids, so a run sends only what
 // changed. A comment's id is chosen by us and written to the ledger before
@@ -98,7 +98,7 @@ func Unreachable(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// Options are the pushes the config maps (DESIGN §8).
+// Options are the pushes the config maps.
 type Options struct {
 	StateOnStart  string // workflow state name set when a session starts ("" = none)
 	StateOnEnd    string // ... when it ends
@@ -210,7 +210,7 @@ func hash(s string) string {
 
 // CommentID is the id we choose for a session's comment: a UUID v4 derived
 // from the session's key, so even a lost ledger cannot make a second comment
-// (research/linear.md §3.5).
+// (Linear's commentCreate accepts an id the client chooses).
 func CommentID(key string) string {
 	h := sha256.Sum256([]byte("sessionvault:" + key))
 	b := h[:16]

@@ -24,10 +24,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Checkpoints (seed 002 §4.1.3, §4.1.4): a checkpoint is the annotated tag
-// checkpoint/<id> on a commit, and a line in <project>/checkpoints.md.
-// Rollback writes old content as one new commit; history is never
-// rewritten (DESIGN §6).
+// Checkpoints (the create_checkpoint and rollback_to MCP tools): a
+// checkpoint is the annotated tag checkpoint/<id> on a commit, and a line in
+// <project>/checkpoints.md. Rollback writes old content as one new commit;
+// history is never rewritten.
 const (
 	checkpointRef = "checkpoint/"
 	// CheckpointTags is the tag namespace of checkpoints, which `remote
@@ -35,10 +35,11 @@ const (
 	CheckpointTags = checkpointRef
 )
 
-// CheckpointTypes are seed 002 §4.2.3's types.
+// CheckpointTypes are the types a checkpoint may have.
 var CheckpointTypes = []string{"manual", "milestone", "pre_migration", "recovery_point", "auto"}
 
-// Checkpoint is a named point in the vault's history (seed 002 §4.1.3).
+// Checkpoint is a named point in the vault's history, made by
+// create_checkpoint.
 type Checkpoint struct {
 	ID          string    `json:"checkpoint_id"` // cp-{unix seconds}-{6 hex digits}
 	Label       string    `json:"label"`
@@ -68,7 +69,8 @@ type CheckpointOutcome struct {
 	Result     vault.Result `json:"result"`
 }
 
-// scopeOf is seed 002 §4.1.3's rule: 0 tasks global, 1 task, 2+ multi_task.
+// scopeOf is a checkpoint's scope by its number of tasks: 0 tasks global,
+// 1 task, 2+ multi_task.
 func scopeOf(tasks []string) string {
 	switch len(tasks) {
 	case 0:
@@ -274,7 +276,7 @@ func (s *Service) checkpoint(project, id string) (Checkpoint, error) {
 	return Checkpoint{}, notFound
 }
 
-// RollbackOptions are the inputs of Rollback (seed 002 §4.1.4).
+// RollbackOptions are the inputs of Rollback (the rollback_to MCP tool).
 type RollbackOptions struct {
 	Project    string
 	TaskID     string // "" = the checkpoint's tasks, or globally
@@ -284,7 +286,7 @@ type RollbackOptions struct {
 	Holder     string
 }
 
-// RollbackOutcome is seed 002 §4.1.4's output, with the notes restored.
+// RollbackOutcome is rollback_to's result, with the notes restored.
 type RollbackOutcome struct {
 	TaskID             string        `json:"task_id,omitempty"`
 	RolledBackTo       RollbackPoint `json:"rolled_back_to"`
@@ -515,7 +517,7 @@ func engineSections(rel string) map[string]bool {
 	return m
 }
 
-// HotSync is what SyncHotContext did (seed 002 §4.1.10, on a vault: the
+// HotSync is what SyncHotContext did (sync_hot_context, on a vault: the
 // notes are the store, git the history; only the engine's derived notes can
 // lag behind).
 type HotSync struct {

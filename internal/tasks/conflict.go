@@ -16,30 +16,31 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// Conflicts (seed 002 §4.1.6, §4.1.7): found by DetectConflicts among the
-// project's task notes, each recorded once in <project>/conflicts.md as an
-// entry line with its id (cf-N), resolved there by ResolveConflict.
+// Conflicts (the detect_conflicts and resolve_conflict MCP tools): found by
+// DetectConflicts among the project's task notes, each recorded once in
+// <project>/conflicts.md as an entry line with its id (cf-N), resolved there
+// by ResolveConflict.
 const (
 	ConflictFile       = "file_conflict"
 	ConflictLock       = "lock_collision"
 	ConflictState      = "state_mismatch"
 	ConflictDivergence = "version_divergence"
 
-	// ResolutionStatus values (seed 002 §4.2.8).
+	// ResolutionStatus values.
 	ResolutionUnresolved = "unresolved"
 	ResolutionResolved   = "resolved"
 	ResolutionIgnored    = "ignored"
 )
 
-// ConflictTypes are seed 002 §4.2.6's types; DetectConflicts finds the
+// ConflictTypes are the types a conflict may have; DetectConflicts finds the
 // first four (spec_contradiction and data_inconsistency have no source in
 // a vault of notes and are never found).
 var ConflictTypes = []string{ConflictState, ConflictFile, "spec_contradiction", ConflictDivergence, ConflictLock, "data_inconsistency"}
 
-// ConflictActions are seed 002 §4.2.12's resolution actions.
+// ConflictActions are the actions that resolve a conflict.
 var ConflictActions = []string{"use_a", "use_b", "merge", "custom", "ignore"}
 
-// Conflict is a found or recorded conflict (seed 002 §4.1.6).
+// Conflict is a found or recorded conflict.
 type Conflict struct {
 	ID                  string           `json:"id,omitempty"`
 	TaskA               string           `json:"task_a_id"`
@@ -54,7 +55,7 @@ type Conflict struct {
 	DetectedAt          time.Time        `json:"detected_at"`
 }
 
-// ConflictEvidence is what a conflict was found on (seed 002 §4.1.6).
+// ConflictEvidence is what a conflict was found on.
 type ConflictEvidence struct {
 	Field         string `json:"field"`
 	ExpectedValue any    `json:"expected_value"`
@@ -70,7 +71,7 @@ type ConflictBrief struct {
 	Description string `json:"description"`
 }
 
-// DetectResult is seed 002 §4.1.6's output: detected holds what this run
+// DetectResult is detect_conflicts's result: detected holds what this run
 // found for the first time (now recorded, with ids), existing the recorded
 // conflicts found again or still unresolved.
 type DetectResult struct {
@@ -413,7 +414,8 @@ func (s *Service) Conflicts(project string) ([]Conflict, error) {
 	return s.recordedConflicts(project)
 }
 
-// ResolveOptions are the inputs of ResolveConflict (seed 002 §4.1.7).
+// ResolveOptions are the inputs of ResolveConflict (the resolve_conflict MCP
+// tool).
 type ResolveOptions struct {
 	Project    string
 	ID         string
@@ -423,7 +425,7 @@ type ResolveOptions struct {
 	ResolvedBy string // "" = the active session, else this machine
 }
 
-// ResolveOutcome is seed 002 §4.1.7's output.
+// ResolveOutcome is resolve_conflict's result.
 type ResolveOutcome struct {
 	ConflictID     string       `json:"conflict_id"`
 	PreviousStatus string       `json:"previous_status"`

@@ -22,7 +22,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// ChangeType values of a task version (seed 002 §4.2.2), written in the
+// ChangeType values of a task version, written in the
 // commit trailer "Change-Type".
 var ChangeTypes = []string{"manual", "auto_save", "checkpoint", "recovery", "migration"}
 
@@ -80,8 +80,8 @@ func keyFileLines(files []string) []string {
 	return out
 }
 
-// TaskUpdate is a partial update of a task (seed 002 §4.1.2 updates): a nil
-// field is left as it is.
+// TaskUpdate is a partial update of a task (save_context_snapshot's
+// updates): a nil field is left as it is.
 type TaskUpdate struct {
 	Name               *string           `json:"name,omitempty"`
 	Phase              *string           `json:"current_phase,omitempty"`
@@ -514,7 +514,8 @@ func (s *Service) Task(project, id string) (Task, error) {
 	return s.ReadTaskFile(project, id)
 }
 
-// SaveTaskOptions are the inputs of SaveTask (seed 002 §4.1.2).
+// SaveTaskOptions are the inputs of SaveTask (the save_context_snapshot MCP
+// tool).
 type SaveTaskOptions struct {
 	Project       string
 	TaskID        string
@@ -634,7 +635,7 @@ func (s *Service) checkLock(project string, t Task, holder string, now time.Time
 }
 
 // LockTask takes (or renews, for its holder) task id's lock for
-// TaskLockTTL, and adds elements to its locked elements (seed 002 §8.2).
+// TaskLockTTL, and adds elements to its locked elements.
 // Another holder's unexpired lock is errs.TaskLocked naming holder and
 // expiry. The lock is in the task note's properties (locked_by, locked_at,
 // lock_expires), committed: the vault lock makes two processes take turns.

@@ -27,7 +27,7 @@ func benchTaskVault(b *testing.B, n int) *Service {
 	return s
 }
 
-// BenchmarkTaskGraph1000 is get_task_graph over 1,000 task notes (issue 14:
+// BenchmarkTaskGraph1000 is get_task_graph over 1,000 task notes (the target:
 // at most 50 ms).
 func BenchmarkTaskGraph1000(b *testing.B) {
 	s := benchTaskVault(b, 1000)
@@ -66,8 +66,9 @@ func BenchmarkTaskGraph1000Cached(b *testing.B) {
 }
 
 // BenchmarkSwitchTask is switch_task between two tasks of an active
-// session; BenchmarkUpdateBeside is one update in the same vault (issue 14:
-// switch within 2x of an update; make bench measures it at 10,000 notes).
+// session; BenchmarkUpdateBeside is one update in the same vault (the
+// target: switch within 2x of an update; make bench measures it at 10,000
+// notes).
 func BenchmarkSwitchTask(b *testing.B) {
 	s := benchTaskVault(b, 2)
 	if _, err := s.Start(session.StartOptions{Project: "demo", Objective: "bench"}); err != nil {

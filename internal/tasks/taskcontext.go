@@ -14,8 +14,9 @@ import (
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
-// TaskVersion is one version of a task's note (seed 002 §4.1.1
-// versionHistory): version N is the Nth commit that touched the note.
+// TaskVersion is one version of a task's note (an entry of
+// get_unified_context's version_history): version N is the Nth commit that
+// touched the note.
 type TaskVersion struct {
 	Version       int       `json:"version"`
 	Commit        string    `json:"commit"`
@@ -97,7 +98,7 @@ func (s *Service) taskVersionCount(project, id string) (int, error) {
 	return count, nil
 }
 
-// TaskRef names a task (seed 002 TaskRef).
+// TaskRef names a task.
 type TaskRef struct {
 	TaskID string `json:"task_id"`
 	Name   string `json:"name"`
@@ -113,7 +114,7 @@ func refs(byID map[string]Task, ids []string) []TaskRef {
 	return out
 }
 
-// SwitchOptions are the inputs of SwitchTask (seed 002 §4.1.5).
+// SwitchOptions are the inputs of SwitchTask (the switch_task MCP tool).
 type SwitchOptions struct {
 	Project string
 	From    string // "" = only load To
@@ -124,7 +125,7 @@ type SwitchOptions struct {
 	Holder  string
 }
 
-// SwitchOutcome is what SwitchTask did (seed 002 §4.1.5 output).
+// SwitchOutcome is what SwitchTask did (switch_task's result).
 type SwitchOutcome struct {
 	Previous  *SwitchedFrom `json:"previous_task,omitempty"`
 	New       Task          `json:"new_task"`
@@ -321,7 +322,8 @@ func (s *Service) setActiveTask(tx *vault.Tx, project, id string, now time.Time)
 	return tx.Write(cur, b)
 }
 
-// UnifiedOptions are the inputs of UnifiedContext (seed 002 §4.1.1).
+// UnifiedOptions are the inputs of UnifiedContext (the get_unified_context
+// MCP tool).
 type UnifiedOptions struct {
 	Project               string
 	TaskID                string // "" = global only
@@ -330,7 +332,7 @@ type UnifiedOptions struct {
 	MaxVersions           int // default 5
 }
 
-// UnifiedContext is seed 002 §4.1.1's output.
+// UnifiedContext is get_unified_context's result.
 type UnifiedContext struct {
 	ProjectID      string          `json:"project_id"`
 	Global         GlobalContext   `json:"global"`
@@ -341,8 +343,8 @@ type UnifiedContext struct {
 	Metadata       ContextMeta     `json:"metadata"`
 }
 
-// Relationships are a task's relations, inverse ones derived (seed 002
-// §4.1.1).
+// Relationships are a task's relations, inverse ones derived, as
+// get_unified_context returns them.
 type Relationships struct {
 	Blocks    []TaskRef `json:"blocks"`
 	BlockedBy []TaskRef `json:"blocked_by"`

@@ -11,7 +11,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
-// TaskNode is a task in the graph (seed 002 §4.1.9 TaskGraphNode).
+// TaskNode is a task in the graph (a node of get_task_graph's result).
 type TaskNode struct {
 	TaskID   string   `json:"task_id"`
 	Name     string   `json:"name"`

@@ -16,8 +16,8 @@ import (
 // The task note: how its properties and sections read back as a Task, and
 // the global context note.
 
-// ImmediateContext is what a task is in the middle of (seed 002 §4.2.11),
-// the bullets of a task note's "Immediate context" section.
+// ImmediateContext is what a task is in the middle of, the bullets of a task
+// note's "Immediate context" section.
 type ImmediateContext struct {
 	WorkingOn  string   `json:"working_on"`
 	LastAction string   `json:"last_action"`
@@ -26,8 +26,8 @@ type ImmediateContext struct {
 	Notes      string   `json:"notes,omitempty"`
 }
 
-// TaskLock is who holds a task and until when (seed 002 §8.2.1); Holder is
-// a session id, or "machine:<name>" outside a session.
+// TaskLock is who holds a task and until when; Holder is a session id, or
+// "machine:<name>" outside a session.
 type TaskLock struct {
 	Holder    string    `json:"session_id"`
 	LockedAt  time.Time `json:"locked_at"`
@@ -224,7 +224,7 @@ func (s *Service) TaskNotFound(code errs.Code, project, id string) error {
 	return errs.New(code, "task %q not found: no %s (see `%s`)", id, session.TaskPath(project, id), s.Command(project, "task list")).With("task", id)
 }
 
-// GlobalContext is a project's global context (seed 002 §5.2.5), read from
+// GlobalContext is a project's global context, read from
 // <project>/global-context.md: its lists are the sections' bullets; key
 // paths and services are "- name: value" bullets.
 type GlobalContext struct {
@@ -265,8 +265,9 @@ func (s *Service) Global(project string) (GlobalContext, error) {
 	return g, nil
 }
 
-// Task contexts (seed 002 §4.1.1, §4.1.2, §4.1.5, §4.2, §8.2): one note per
-// task, <project>/tasks/<task-id>.md. Properties hold the fields a query
+// Task contexts (read by get_unified_context, saved by save_context_snapshot
+// and switch_task, locked by one holder at a time): one note per task,
+// <project>/tasks/<task-id>.md. Properties hold the fields a query
 // reads (status, phase, relationships as quoted wikilinks, the lock); the
 // sections hold what a person reads and edits in Obsidian (immediate
 // context, key files, technical decisions, resume prompt). Every other
@@ -277,8 +278,7 @@ const (
 	SecTechDec   = "Technical decisions"
 	SecResume    = "Resume prompt"
 
-	// TaskLockTTL is how long a task lock holds unless renewed (seed 002
-	// §8.2.1: 5 minutes).
+	// TaskLockTTL is how long a task lock holds unless renewed: 5 minutes.
 	TaskLockTTL = 5 * time.Minute
 )
 

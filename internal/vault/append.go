@@ -13,9 +13,9 @@ import (
 )
 
 // AppendNote appends to the note rel (a vault-relative path) without
-// rewriting any byte it holds: an append-only log (seed 003 "Append-only for
-// history.jsonl", DESIGN §5). It makes rel's folders and rel when missing,
-// takes an exclusive lock on the file itself (flock on Unix, LockFileEx on
+// rewriting any byte it holds: an append-only log, such as the command
+// history. It makes rel's folders and rel when missing, takes an exclusive
+// lock on the file itself (flock on Unix, LockFileEx on
 // Windows; appenders take turns, waiting at most the vault's lock timeout,
 // errs.LockTimeout past it), reads the file's last tail bytes (fewer when it
 // is shorter), and asks build what to append given that tail and the file's

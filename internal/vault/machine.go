@@ -17,10 +17,10 @@ import (
 
 // Machine is this clone of the vault: the name its sessions and entries are
 // told apart by when several machines share the vault through a git remote
-// (DESIGN §6, ids across machines). It is kept per machine, in
+// (so ids stay unique across machines). It is kept per machine, in
 // .sessionvault/state/machine, never committed.
 //
-// The first clone (where `init` ran) is the primary: its ids keep the seed's
+// The first clone (where `init` ran) is the primary: its ids keep the plain
 // shapes (2026-11-23-session-01, u-12). Every other clone (`remote setup`
 // on a fresh clone, or a clone the engine finds without per-machine state)
 // is secondary: its session ids and entry ids end in "-<name>"

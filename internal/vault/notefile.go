@@ -12,9 +12,9 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
-// How long the write path waits for other writers (DESIGN §5): for a writer
-// that keeps a note open to close it, for a note that does not parse to
-// settle, and for a save that was waiting on our lease to land.
+// How long the write path waits for other writers: for a writer that keeps
+// a note open to close it, for a note that does not parse to settle, and for
+// a save that was waiting on our lease to land.
 const (
 	settleWait  = 2 * time.Second
 	pendingWait = 500 * time.Millisecond

@@ -16,9 +16,9 @@ import (
 	"github.com/sessionvault/sessionvault/internal/errs"
 )
 
-// The vault on a git remote (DESIGN §6, remotes). The transport, the merge
-// and the push are the git CLI's: go-git has no three-way merge, does not
-// run merge drivers, and its ssh and https transports ignore the person's
+// The vault on a git remote, shared by several machines. The transport, the
+// merge and the push are the git CLI's: go-git has no three-way merge, does
+// not run merge drivers, and its ssh and https transports ignore the person's
 // git configuration (ssh config, credential helpers) that `git pull` by
 // Obsidian Git uses. The engine adds what git does not know: the vault lock
 // around the run (no operation commits while it merges), the merge driver

@@ -7,7 +7,8 @@ import (
 	"github.com/sessionvault/sessionvault/internal/history"
 )
 
-// Bounds of the write path (DESIGN §5, §6).
+// Bounds of the write path: how often an operation reruns or merges before
+// its commit.
 const (
 	// maxRuns is how often an operation's function runs when a note it read
 	// changes before the engine's write: each run applies the operation to
@@ -21,7 +22,7 @@ const (
 	maxMerges = 8
 )
 
-// Transact runs one operation as one commit (DESIGN §5, §6):
+// Transact runs one operation as one commit:
 //
 //  1. it takes the vault lock, and finishes an operation a crash
 //     interrupted (the journal);

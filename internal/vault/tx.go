@@ -38,7 +38,7 @@ type readRec struct {
 
 // Read returns a vault-relative note's content and marks the path as touched
 // (checked for edits made outside the engine). The read is stable: a note
-// another process is writing is read once it has finished (see DESIGN §5).
+// another process is writing is read once it has finished.
 // A missing file gives an error satisfying errors.Is(err, os.ErrNotExist); a
 // symlink, folder, FIFO, socket or device gives errs.NoteNotAFile. A file
 // written earlier in the same Tx reads back as written; a file read earlier
@@ -285,9 +285,10 @@ type Result struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// commitMessage builds "<operation>: <summary>" with the trailers of DESIGN
-// §6. State-Checksum is the SHA-256 over the committed notes, each as its
-// path, a NUL, its content and a NUL, in path order.
+// commitMessage builds "<operation>: <summary>" with the trailers Session,
+// Operation and State-Checksum. State-Checksum is the SHA-256 over the
+// committed notes, each as its path, a NUL, its content and a NUL, in path
+// order.
 func commitMessage(ch Change, files map[string][]byte, paths []string) string {
 	sorted := append([]string(nil), paths...)
 	sort.Strings(sorted)

@@ -1,6 +1,6 @@
 // Package vault is the vault on disk: finding it, its layout, safe paths,
 // atomic writes, the cross-process lock, and the write path that turns every
-// operation into exactly one git commit (DESIGN §4, §6). Edits made outside
+// operation into exactly one git commit. Edits made outside
 // the engine are found on the notes an operation touches and committed first,
 // as the person's own commit. A journal makes multi-note operations atomic
 // across a crash: a killed operation is rolled forward by the next one.
@@ -133,7 +133,7 @@ func (v *Vault) checkParents(rel string) error {
 }
 
 // ReadFile reads a vault-relative note, as a stable read: a note another
-// process is writing is read once it has finished (DESIGN §5). A missing
+// process is writing is read once it has finished. A missing
 // file gives an error satisfying errors.Is(err, os.ErrNotExist); a symlink,
 // folder, FIFO, socket or device gives errs.NoteNotAFile.
 func (v *Vault) ReadFile(rel string) ([]byte, error) {
@@ -296,7 +296,7 @@ func (v *Vault) ReadState(name string) ([]byte, error) {
 // repo returns the vault's repository, opening it on first use. The
 // history.Repo re-reads refs and the index on every call and reopens its
 // object storage when the packs change (an external git gc), so keeping it
-// across operations is safe (DESIGN §6) and saves the pack index load.
+// across operations is safe and saves the pack index load.
 // Callers hold v.mu.
 func (v *Vault) repo() (*history.Repo, error) {
 	if v.hist != nil {

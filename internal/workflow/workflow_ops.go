@@ -61,8 +61,7 @@ type WorkflowOutcome struct {
 	Workflow   session.Workflow `json:"orchestrator_workflow"`
 }
 
-// AgentStartOptions are the inputs of AgentStart (seed 004
-// addAgentInvocation).
+// AgentStartOptions are the inputs of AgentStart (the start_agent MCP tool).
 type AgentStartOptions struct {
 	Project   string
 	Agent     string   // an agent type (AgentTypes)
@@ -138,8 +137,7 @@ func (s *Service) AgentStart(o AgentStartOptions) (WorkflowOutcome, error) {
 	return s.workflowOutcome(o.Project, out, err, inv, handoff)
 }
 
-// AgentEndOptions are the inputs of AgentEnd (seed 004
-// completeAgentInvocation).
+// AgentEndOptions are the inputs of AgentEnd (the end_agent MCP tool).
 type AgentEndOptions struct {
 	Project         string
 	Status          string // completed (default), failed or blocked
@@ -213,7 +211,7 @@ func noActiveAgent(st session.State) error {
 	return errs.New(errs.NoActiveAgent, "no agent invocation is in progress in session %s; start one with `sessionvault agent start AGENT`", st.Session).With("session", st.Session)
 }
 
-// HandoffOptions are the inputs of AgentHandoff (seed 004 Handoff).
+// HandoffOptions are the inputs of AgentHandoff (the handoff_agent MCP tool).
 type HandoffOptions struct {
 	Project   string
 	To        string // the agent type taking over
@@ -285,7 +283,8 @@ func (s *Service) AgentHandoff(o HandoffOptions) (WorkflowOutcome, error) {
 	return s.workflowOutcome(o.Project, out, err, inv, handoff)
 }
 
-// VerdictOptions are the inputs of RecordVerdict (seed 004 addVerdict).
+// VerdictOptions are the inputs of RecordVerdict (the record_verdict MCP
+// tool).
 type VerdictOptions struct {
 	Project    string
 	Agent      string   // the agent type giving the verdict

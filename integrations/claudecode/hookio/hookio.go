@@ -1,9 +1,9 @@
 // Package hookio is the Claude Code hooks protocol as bytes: the hook's
 // stdin JSON, its arguments, and the response (exit code, stdout, stderr).
-// Source: Claude Code hooks reference (research/tech.md §5.1): a hook gets one
-// JSON object on stdin; exit 2 blocks with stderr shown to Claude; on exit 0,
-// stdout JSON carries decisions and additional context. It imports nothing
-// of the module, so the lean sessionvault-hook binary can use it.
+// Source: Claude Code hooks reference: a hook gets one JSON object on stdin;
+// exit 2 blocks with stderr shown to Claude; on exit 0, stdout JSON carries
+// decisions and additional context. It imports nothing of the module, so the
+// lean sessionvault-hook binary can use it.
 package hookio
 
 import (
