@@ -17,8 +17,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// The .ai-session folder, as the layout and data formats of its Session
-// State Specification define it:
+// The .ai-session folder (the exchange format docs/features.md describes,
+// version 1.0), its layout and data formats:
 //
 //	.ai-session/
 //	  active-features.yaml             active_features: [{feature_id, started_at, last_active, status}]
