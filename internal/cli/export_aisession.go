@@ -18,11 +18,11 @@ func (a *app) exportAISessionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "ai-session DIR",
 		Short: "Write the project's features and command history as an .ai-session folder",
-		Long: `Writes DIR in the .ai-session layout (Session State Specification
-v1.0): active-features.yaml (every feature, its status, started_at and
+		Long: `Writes DIR in the .ai-session layout, version 1.0 (which import
+ai-session reads back): active-features.yaml (every feature, its status, started_at and
 last_active), and per feature <feature-id>/implementation-plan.yaml (from its
 note), <feature-id>/history.jsonl (the commands recorded while it was the
-session's active feature, oldest first, with the specification's fields in its
+session's active feature, oldest first, with the layout's fields in its
 order) and <feature-id>/state.yaml (version "1.0"; derived from the plan and the
 history), and README.md. Commands recorded with no active feature have no place
 in that layout and are counted, not written.

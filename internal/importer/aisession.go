@@ -707,8 +707,8 @@ func yTime(t *time.Time) *yaml.Node {
 // that a second export of the same notes is byte-identical.
 const aiSessionReadme = `# .ai-session
 
-Session state in the layout of the Session State Specification v1.0,
-exported by ` + "`sessionvault export ai-session`" + ` from a sessionvault vault, where
+Session state in the .ai-session layout, version 1.0, exported by
+` + "`sessionvault export ai-session`" + ` from a sessionvault vault, where
 the notes are the source of truth:
 
 - ` + "`active-features.yaml`" + `: every feature of the project, with its status
