@@ -135,6 +135,12 @@ func Load(root, project string) (c Cached, ok bool) {
 	if err != nil {
 		return Cached{}, false
 	}
+	return LoadWith(root, project, key)
+}
+
+// LoadWith is Load with the vault's key already read (integrity.ReadKey):
+// a hook call reads it once for this and LoadSettingsWith.
+func LoadWith(root, project string, key []byte) (c Cached, ok bool) {
 	id, err := Identity(root, project)
 	if err != nil {
 		return Cached{}, false

@@ -59,11 +59,17 @@ func SettingsIdentity(root string) (string, error) {
 // that does not check, no key: the settings must then be read from the
 // YAML (the full hook does, and saves them).
 func LoadSettings(root string) (s Settings, ok bool) {
-	id, err := SettingsIdentity(root)
+	key, err := integrity.ReadKey(root)
 	if err != nil {
 		return Settings{}, false
 	}
-	key, err := integrity.ReadKey(root)
+	return LoadSettingsWith(root, key)
+}
+
+// LoadSettingsWith is LoadSettings with the vault's key already read
+// (integrity.ReadKey): a hook call reads it once for this and LoadWith.
+func LoadSettingsWith(root string, key []byte) (s Settings, ok bool) {
+	id, err := SettingsIdentity(root)
 	if err != nil {
 		return Settings{}, false
 	}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/integrations/claudecode/hookio"
 	"github.com/sessionvault/sessionvault/internal/guard"
+	"github.com/sessionvault/sessionvault/internal/integrity"
 	"github.com/sessionvault/sessionvault/internal/policy"
 	"github.com/sessionvault/sessionvault/internal/shellquote"
 	"github.com/sessionvault/sessionvault/internal/vaultloc"
@@ -81,7 +82,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // binary writes, which the hooks only read); ok is false when it cannot
 // decide (the full binary decides then).
 func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, ok bool) {
-	root, project, cfg, ok := locate(a, in)
+	root, project, cfg, key, ok := locate(a, in)
 	if !ok {
 		return hookio.Response{}, "", false
 	}
@@ -107,7 +108,7 @@ func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, 
 	if project == "" {
 		return hookio.Response{}, "", false
 	}
-	c, ok := guard.Load(root, project)
+	c, ok := guard.LoadWith(root, project, key)
 	if !ok {
 		return hookio.Response{}, "", false
 	}
@@ -124,21 +125,26 @@ func decide(a hookio.Args, in hookio.Input) (resp hookio.Response, root string, 
 // default when no flag names one; "" when it has none) and settings, as
 // the full hook does, from the copies of the repository links and the
 // settings the full binary keeps (vaultloc.MirroredLink,
-// guard.LoadSettings): it reads no YAML. ok is false when it cannot (a copy
-// missing or older than its file: the full hook reads the file and renews
-// the copy).
-func locate(a hookio.Args, in hookio.Input) (root, project string, cfg guard.Settings, ok bool) {
+// guard.LoadSettings): it reads no YAML. It also returns the vault's key,
+// read once for the settings and the facts cache (guard.LoadWith). ok is
+// false when it cannot (no key, a copy missing or older than its file: the
+// full hook reads the file and renews the copy).
+func locate(a hookio.Args, in hookio.Input) (root, project string, cfg guard.Settings, key []byte, ok bool) {
 	root, project, ok = locateVault(a, in)
 	if !ok {
-		return "", "", cfg, false
+		return "", "", cfg, nil, false
 	}
-	if cfg, ok = guard.LoadSettings(root); !ok {
-		return "", "", cfg, false
+	key, err := integrity.ReadKey(root)
+	if err != nil {
+		return "", "", cfg, nil, false
+	}
+	if cfg, ok = guard.LoadSettingsWith(root, key); !ok {
+		return "", "", cfg, nil, false
 	}
 	if project == "" {
 		project = cfg.DefaultProject
 	}
-	return root, project, cfg, true
+	return root, project, cfg, key, true
 }
 
 // locateVault is locate without the settings: the vault's absolute root and
@@ -190,7 +196,7 @@ func screenAlone(stdin io.Reader) (hookio.Response, bool) {
 // whatever those two leave (a command log to create or commit, tool
 // evidence).
 func post(a hookio.Args, in hookio.Input) (hookio.Response, bool) {
-	root, project, cfg, ok := locate(a, in)
+	root, project, cfg, key, ok := locate(a, in)
 	if !ok || project == "" || vaultloc.CheckWritable(cfg.Version) != nil {
 		return hookio.Response{}, false
 	}
@@ -198,7 +204,7 @@ func post(a hookio.Args, in hookio.Input) (hookio.Response, bool) {
 	if in.ToolName == "Read" && !failed && readsStateNote(in) {
 		return hookio.Response{}, false
 	}
-	c, ok := guard.Load(root, project)
+	c, ok := guard.LoadWith(root, project, key)
 	if !ok || guard.SettleToolCall(root, project, in.ToolName, in.ToolUseID) {
 		return hookio.Response{}, false
 	}
