@@ -28,6 +28,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/policy"
 	"github.com/sessionvault/sessionvault/internal/protocol"
 	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/testenv"
 	"github.com/sessionvault/sessionvault/internal/vault"
 )
 
@@ -86,18 +87,7 @@ func newEnv(t *testing.T) *testEnv { return newEnvWith(t, vaultSpec{}) }
 func newEnvWith(t *testing.T, spec vaultSpec) *testEnv {
 	t.Helper()
 	tmp := t.TempDir()
-	home := filepath.Join(tmp, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, ".gitconfig-none"))
-	t.Setenv("GIT_AUTHOR_NAME", "test")
-	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.invalid")
-	t.Setenv("GIT_COMMITTER_NAME", "test")
-	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.invalid")
+	testenv.Home(t, tmp)
 
 	e := &testEnv{t: t, root: filepath.Join(tmp, "vault"), code: filepath.Join(tmp, "code"), clock: &testClock{now: t0}}
 

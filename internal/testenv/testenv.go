@@ -12,6 +12,8 @@ package testenv
 
 import (
 	"os"
+	"path/filepath"
+	"testing"
 )
 
 // EnvTmpDir names the folder the tests' temporary folders go to, instead
@@ -73,4 +75,28 @@ func Size(quick, full int) int {
 		return full
 	}
 	return quick
+}
+
+// Home makes dir/home the home folder of a test that runs sessionvault or
+// git as a person would, with nothing of the machine's: HOME and
+// XDG_CONFIG_HOME point into it, git reads no system or global config, and
+// commits are made as "test <test@example.invalid>". It returns the
+// folder; the environment is put back when t ends.
+func Home(t testing.TB, dir string) string {
+	t.Helper()
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, ".gitconfig-none"))
+	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"} {
+		t.Setenv(k, "test")
+	}
+	for _, k := range []string{"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"} {
+		t.Setenv(k, "test@example.invalid")
+	}
+	return home
 }
