@@ -38,10 +38,6 @@ func CheckWritable(version int) error { return vaultloc.CheckWritable(version) }
 // (vaultloc.NewerFormatError).
 type NewerFormatError = vaultloc.NewerFormatError
 
-// BinaryVersion is this binary's version as the Go toolchain stamped it
-// (vaultloc.BinaryVersion).
-func BinaryVersion() string { return vaultloc.BinaryVersion() }
-
 // VersionOf returns the format version a config file's bytes declare:
 // OldestFormat when they have no version (or one below it). Only the
 // version is read, so a config of a newer format whose other settings this
