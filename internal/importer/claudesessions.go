@@ -323,7 +323,13 @@ func parseClaudeSession(source string, data []byte, loc *time.Location, committe
 		}
 	}
 	if s.Date.IsZero() {
-		return fail(fmt.Errorf("%w: no start time (the file name, the title, a Started line and the front matter give none, and the note is not committed in a git repository)", ErrNotSessionLog))
+		why := "the note is not committed in a git repository"
+		if committed != nil && len(updates) == 0 && !hasSessionSections(secs) {
+			if _, ok := committed(); ok {
+				why = "its commit time dates only a note shaped like a session: it has no \"### Update\" blocks and no Progress, Notes, Todo, Summary, Goals or Overview section"
+			}
+		}
+		return fail(fmt.Errorf("%w: no start time (the file name, the title, a Started line and the front matter give none, and %s)", ErrNotSessionLog, why))
 	}
 	name := sessionName(title, base)
 	var goalItems []string

@@ -60,7 +60,7 @@ func TestSessionNoteVariants(t *testing.T) {
 			notes = append(notes, s)
 		}
 	}
-	if len(notes) != 1 || path.Base(notes[0].Path) != "README.md" || !strings.Contains(notes[0].Reason, "not a session log") {
+	if len(notes) != 1 || path.Base(notes[0].Path) != "README.md" || !strings.Contains(notes[0].Reason, "not a session log") || !strings.Contains(notes[0].Reason, "shaped like a session") {
 		t.Errorf("skipped = %+v, want the README alone", notes)
 	}
 	got := map[string]Session{}
