@@ -1,8 +1,9 @@
 package vault
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
+	"strconv"
 
 	"github.com/sessionvault/sessionvault/internal/history"
 )
@@ -30,41 +31,94 @@ type baseRec struct {
 const basesName = "bases.json"
 
 // bases returns the base records (.sessionvault/state/bases.json), read once
-// per operation.
+// per operation. The records last read or saved are kept with the bytes
+// they came from: while the file holds those bytes, the next operation
+// reuses them without decoding (a running mcp or serve). An unreadable file
+// gives no records: every note is compared with HEAD.
 func (v *Vault) bases() map[string]baseRec {
 	if v.basesRec != nil {
 		return v.basesRec
 	}
-	v.basesRec = map[string]baseRec{}
-	if data, err := v.readStateInPlace(basesName); err == nil && decodeState(data, &v.basesRec) != nil {
-		v.basesRec = map[string]baseRec{} // unreadable: every note compared with HEAD
+	data, err := v.readStateInPlace(basesName)
+	switch {
+	case err != nil:
+		v.basesRec, v.basesData, v.basesKept = map[string]baseRec{}, nil, nil
+	case v.basesKept != nil && bytes.Equal(data, v.basesData):
+		v.basesRec = v.basesKept
+	default:
+		recs, err := decodeBases(data)
+		if err != nil {
+			recs, data = map[string]baseRec{}, nil
+		}
+		v.basesRec, v.basesData, v.basesKept = recs, data, recs
+		if data == nil {
+			v.basesKept = nil
+		}
 	}
 	return v.basesRec
 }
 
+// saveBases writes recs as the base records and keeps them for the next
+// operation when the write succeeded.
 func (v *Vault) saveBases(recs map[string]baseRec) error {
-	v.basesRec = recs
-	data, err := json.Marshal(recs)
-	if err != nil {
+	v.basesRec, v.basesData, v.basesKept = recs, nil, nil
+	data := encodeBases(recs)
+	if err := v.writeStateInPlace(basesName, data); err != nil {
 		return err
 	}
-	return v.writeStateInPlace(basesName, data)
+	v.basesData, v.basesKept = data, recs
+	return nil
 }
 
-// MarshalJSON writes a fileID as an array of numbers.
+// MarshalJSON writes a fileID as an array of five numbers: device, inode,
+// size (bytes), modification and change time (ns since the Unix epoch),
+// the first two as the int64 of the same bits.
 func (id fileID) MarshalJSON() ([]byte, error) {
-	return json.Marshal([]int64{int64(id.dev), int64(id.ino), id.size, id.mtime, id.ctime})
+	return id.appendJSON(make([]byte, 0, 80)), nil
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote.
-func (id *fileID) UnmarshalJSON(b []byte) error {
-	var a []int64
-	if err := json.Unmarshal(b, &a); err != nil {
-		return err
+// appendJSON appends what MarshalJSON returns.
+func (id fileID) appendJSON(b []byte) []byte {
+	b = append(b, '[')
+	for i, n := range [5]int64{int64(id.dev), int64(id.ino), id.size, id.mtime, id.ctime} {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, n, 10)
 	}
-	if len(a) != 5 {
-		return fmt.Errorf("file id: %d numbers, want 5", len(a))
+	return append(b, ']')
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote: an array of exactly five
+// integers (JSON whitespace allowed between them). Anything else is an
+// error.
+func (id *fileID) UnmarshalJSON(b []byte) error {
+	var a [5]int64
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(b, jsonSpace), []byte("["))
+	for i := 0; ok && i < len(a); i++ {
+		rest = bytes.TrimLeft(rest, jsonSpace)
+		end := 0
+		for end < len(rest) && (rest[end] == '-' || rest[end] >= '0' && rest[end] <= '9') {
+			end++
+		}
+		n, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+		if err != nil {
+			ok = false
+			break
+		}
+		a[i] = n
+		sep := byte(',')
+		if i == len(a)-1 {
+			sep = ']'
+		}
+		rest, ok = bytes.CutPrefix(bytes.TrimLeft(rest[end:], jsonSpace), []byte{sep})
+	}
+	if !ok || len(bytes.TrimLeft(rest, jsonSpace)) != 0 {
+		return fmt.Errorf("file id %.80s: not an array of 5 integers", b)
 	}
 	*id = fileID{dev: uint64(a[0]), ino: uint64(a[1]), size: a[2], mtime: a[3], ctime: a[4]}
 	return nil
 }
+
+// jsonSpace is the whitespace JSON allows between tokens.
+const jsonSpace = " \t\r\n"

@@ -11,7 +11,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/history"
 )
 
-func newVault(t *testing.T) *Vault {
+func newVault(t testing.TB) *Vault {
 	t.Helper()
 	dir := t.TempDir()
 	if _, err := history.Init(dir); err != nil {

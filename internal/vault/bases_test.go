@@ -1,0 +1,276 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// someBases returns n base records shaped like the engine's: a note path,
+// a commit, the identity of the file written.
+func someBases(n int) map[string]baseRec {
+	recs := make(map[string]baseRec, n)
+	for i := range n {
+		recs[fmt.Sprintf("projects/demo/tasks/task-%05d.md", i)] = baseRec{
+			Commit: fmt.Sprintf("%040x", i*7919),
+			ID:     fileID{dev: 65024, ino: uint64(12256645 + i), size: int64(900 + i%300), mtime: 1795735014882420751 + int64(i), ctime: 1795735014882505092 + int64(i)},
+		}
+	}
+	return recs
+}
+
+// The base records the engine saved are what the next operation reads,
+// through this vault and through another opening of it (another process);
+// the file keeps the form older binaries read: per note, the commit and
+// the file's identity as five numbers.
+func TestBasesSavedAreRead(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	want := someBases(50)
+	want["odd/ne\"w & <x>.md"] = baseRec{Commit: "abc", ID: fileID{dev: 1<<63 + 5, ino: 1<<64 - 1, size: 0, mtime: -1, ctime: 1}}
+	if err := v.saveBases(want); err != nil {
+		t.Fatal(err)
+	}
+	v.basesRec = nil // the next operation
+	if got := v.bases(); !reflect.DeepEqual(got, want) {
+		t.Errorf("this vault reads back %d records, not the %d saved (or other values)", len(got), len(want))
+	}
+	other, err := Open(v.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := other.bases(); !reflect.DeepEqual(got, want) {
+		t.Errorf("another opening reads %d records, not the %d saved (or other values)", len(got), len(want))
+	}
+	data, err := os.ReadFile(filepath.Join(v.Root, ".sessionvault", "state", basesName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := `"projects/demo/tasks/task-00001.md":{"commit":"0000000000000000000000000000000000001eef","id":[65024,12256646,901,1795735014882420752,1795735014882505093]}`; !strings.Contains(string(data), rec) {
+		t.Errorf("bases.json does not hold the record in its usual form %s:\n%.300s", rec, data)
+	}
+}
+
+// Records written by an older binary (its own JSON layout, spaces, the
+// keys in another order) are read; a record whose identity is not five
+// numbers makes the file unreadable, and every note is compared with HEAD.
+func TestBasesReadOthersAndRefuseBroken(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	state := filepath.Join(v.Root, ".sessionvault", "state", basesName)
+	os.MkdirAll(filepath.Dir(state), 0o755)
+	old := `{ "a.md" : { "id" : [ 1, 2, 3, -4, 5 ], "commit" : "c1" }, "b.md": {"commit": "c2", "id": [6,7,8,9,10]} }`
+	if err := os.WriteFile(state, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]baseRec{
+		"a.md": {Commit: "c1", ID: fileID{dev: 1, ino: 2, size: 3, mtime: -4, ctime: 5}},
+		"b.md": {Commit: "c2", ID: fileID{dev: 6, ino: 7, size: 8, mtime: 9, ctime: 10}},
+	}
+	v.basesRec = nil // the next operation
+	if got := v.bases(); !reflect.DeepEqual(got, want) {
+		t.Errorf("read %v, want %v", got, want)
+	}
+	for _, broken := range []string{
+		`{"a.md":{"commit":"c1","id":[1,2,3,4]}}`,
+		`{"a.md":{"commit":"c1","id":[1,2,3,4,5,6]}}`,
+		`{"a.md":{"commit":"c1","id":[1,2,3,4,"5"]}}`,
+		`{"a.md":{"commit":"c1","id":[1,2,3,4,5.5]}}`,
+		`{"a.md":{"commit":"c1","id":{"dev":1}}}`,
+		`{"a.md":{"commit":"c1","id":[1,2,3,4,99999999999999999999]}}`,
+	} {
+		if err := os.WriteFile(state, []byte(broken), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		v.basesRec = nil
+		if got := v.bases(); len(got) != 0 {
+			t.Errorf("%s: read %v, want no records (the file is unreadable)", broken, got)
+		}
+	}
+}
+
+// A running server keeps the records it read or saved; when another
+// process saves others meanwhile (or the file is removed), the next
+// operation reads those, not the kept ones.
+func TestBasesChangedOutsideAreReadAgain(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	first := someBases(20)
+	if err := v.saveBases(first); err != nil {
+		t.Fatal(err)
+	}
+	v.basesRec = nil
+	if got := v.bases(); !reflect.DeepEqual(got, first) {
+		t.Fatal("the saved records are not read back")
+	}
+	other, err := Open(v.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := someBases(20)
+	second["projects/demo/tasks/task-00003.md"] = baseRec{Commit: "other", ID: fileID{dev: 1, ino: 2, size: 3, mtime: 4, ctime: 5}}
+	if err := other.saveBases(second); err != nil { // same length: an in-place overwrite
+		t.Fatal(err)
+	}
+	v.basesRec = nil
+	if got := v.bases(); !reflect.DeepEqual(got, second) {
+		t.Errorf("after another process saved, this vault reads %v for task 3, want %v", got["projects/demo/tasks/task-00003.md"], second["projects/demo/tasks/task-00003.md"])
+	}
+	os.Remove(filepath.Join(v.Root, ".sessionvault", "state", basesName))
+	v.basesRec = nil
+	if got := v.bases(); len(got) != 0 {
+		t.Errorf("after the file was removed, this vault still has %d records", len(got))
+	}
+}
+
+// An operation's records that could not be saved are not kept either: the
+// next operation reads the file.
+func TestBasesNotSavedAreNotKept(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	if err := v.saveBases(someBases(3)); err != nil {
+		t.Fatal(err)
+	}
+	v.basesRec = nil
+	recs := v.bases()
+	recs["new.md"] = baseRec{Commit: "c"}
+	state := filepath.Join(v.Root, ".sessionvault", "state", basesName)
+	os.Remove(state)
+	if err := os.Mkdir(state, 0o755); err != nil { // a folder in its place: the save fails
+		t.Fatal(err)
+	}
+	if err := v.saveBases(recs); err == nil {
+		t.Fatal("saving over a folder succeeded")
+	}
+	os.Remove(state)
+	if err := os.WriteFile(state, mustMarshalBases(t, someBases(3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v.basesRec = nil
+	if got := v.bases(); len(got) != 3 {
+		t.Errorf("the next operation has %d records, want the file's 3 (the unsaved record kept)", len(got))
+	}
+}
+
+func mustMarshalBases(t *testing.T, recs map[string]baseRec) []byte {
+	t.Helper()
+	return encodeBases(recs)
+}
+
+// BenchmarkBases times what one operation spends on the base records of
+// 1,000 notes the engine wrote (a vault a few weeks old): reading them and
+// saving them with one record changed, in a fresh process ("cold") and in a
+// running server ("kept").
+func BenchmarkBases(b *testing.B) {
+	for _, kept := range []bool{false, true} {
+		name := "cold"
+		if kept {
+			name = "kept"
+		}
+		b.Run(name+"/1000", func(b *testing.B) {
+			v := newVault(b)
+			if err := v.saveBases(someBases(1000)); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				v.basesRec = nil
+				if !kept {
+					v.basesData, v.basesKept = nil, nil
+				}
+				recs := v.bases()
+				recs["projects/demo/tasks/task-00001.md"] = baseRec{Commit: "c", ID: fileID{ino: uint64(i)}}
+				if err := v.saveBases(recs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// legacyRec is a base record as binaries before the plain decoder read it:
+// encoding/json, the identity through a []int64 of exactly five numbers.
+type legacyRec struct {
+	Commit string   `json:"commit"`
+	ID     legacyID `json:"id"`
+}
+
+type legacyID fileID
+
+func (id *legacyID) UnmarshalJSON(b []byte) error {
+	var a []int64
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	if len(a) != 5 {
+		return fmt.Errorf("file id: %d numbers, want 5", len(a))
+	}
+	*id = legacyID{dev: uint64(a[0]), ino: uint64(a[1]), size: a[2], mtime: a[3], ctime: a[4]}
+	return nil
+}
+
+// decodeBases reads any bytes as encoding/json did: the same records, or
+// an error where it gave one; and what encodeBases writes reads back as
+// the records written.
+func FuzzDecodeBases(f *testing.F) {
+	f.Add([]byte(`{}`))
+	f.Add(encodeBases(someBases(3)))
+	f.Add([]byte(`{"a.md":{"commit":"c","id":[1,2,3,4,5]}}tail of an older version"}}`))
+	f.Add([]byte(`{"a.md":{"commit":"c","id":[1,2,3,4,5]},"a.md":{"commit":"d","id":[0,-0,3,4,5]}}`))
+	f.Add([]byte(`{"a\u0026b.md":{"commit":"c","id":[1,2,3,4,5]}}`))
+	f.Add([]byte(`{"a.md":{"id":[1,2,3,4,5],"commit":"c"}}`))
+	f.Add([]byte(`{"a.md":{"commit":"c","id":[01,2,3,4,5]}}`))
+	f.Add([]byte(`{"a.md":{"commit":"c","id":[1,2,3,4,5e0]}}`))
+	f.Add([]byte(`{"a.md":{"commit":"c","id":[1,2,3,4,9223372036854775808]}}`))
+	f.Add([]byte(`{"a.md":{"Commit":"c","id":[1,2,3,4,5],"extra":1}}`))
+	f.Add([]byte("{\"\xff.md\":{\"commit\":\"c\",\"id\":[1,2,3,4,5]}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := decodeBases(data)
+		var want map[string]legacyRec
+		werr := json.NewDecoder(bytes.NewReader(data)).Decode(&want)
+		if (err != nil) != (werr != nil) {
+			t.Fatalf("%q: error %v, encoding/json's %v", data, err, werr)
+		}
+		if err != nil {
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d records, encoding/json %d", data, len(got), len(want))
+		}
+		for k, w := range want {
+			if g, ok := got[k]; !ok || g.Commit != w.Commit || g.ID != fileID(w.ID) {
+				t.Fatalf("%q: record %q = %+v, encoding/json %+v", data, k, g, w)
+			}
+		}
+		again, err := decodeBases(encodeBases(got))
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Fatalf("%q: written and read back: %v, %v; want %v", data, again, err, got)
+		}
+	})
+}
+
+// A bases.json holding JSON null (or an empty object) means no records;
+// the next operation commits and records its note.
+func TestBasesNullIsNoRecords(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	for _, content := range []string{"null", "{}", "null\n\"tail\"}"} {
+		state := filepath.Join(v.Root, ".sessionvault", "state", basesName)
+		if err := os.WriteFile(state, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.Transact(appendOp("n.md", "after "+content, nil)); err != nil {
+			t.Fatalf("bases.json %q: %v", content, err)
+		}
+		v.basesRec = nil
+		if rec, ok := v.bases()["n.md"]; !ok || rec.Commit == "" {
+			t.Errorf("bases.json %q: the operation's note has no record after it: %+v", content, v.bases())
+		}
+	}
+}
