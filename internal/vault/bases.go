@@ -12,7 +12,7 @@ import (
 // base record), else HEAD's version, else nil.
 // recorded is true when the version came from the base record.
 func (v *Vault) lastVersion(repo *history.Repo, rel string) (data []byte, recorded bool) {
-	if rec, ok := v.bases()[rel]; ok {
+	if rec, ok := v.bases().get(rel); ok {
 		if b, err := repo.ReadFileAt(rec.Commit, rel); err == nil {
 			return b, true
 		}
@@ -31,43 +31,26 @@ type baseRec struct {
 const basesName = "bases.json"
 
 // bases returns the base records (.sessionvault/state/bases.json), read once
-// per operation. The records last read or saved are kept with the bytes
-// they came from: while the file holds those bytes, the next operation
-// reuses them without decoding (a running mcp or serve). An unreadable file
-// gives no records: every note is compared with HEAD.
-func (v *Vault) bases() map[string]baseRec {
+// per operation. A missing or unreadable file gives no records: every note
+// is then compared with HEAD.
+func (v *Vault) bases() *baseRecords {
 	if v.basesRec != nil {
 		return v.basesRec
 	}
-	data, err := v.readStateInPlace(basesName)
-	switch {
-	case err != nil:
-		v.basesRec, v.basesData, v.basesKept = map[string]baseRec{}, nil, nil
-	case v.basesKept != nil && bytes.Equal(data, v.basesData):
-		v.basesRec = v.basesKept
-	default:
-		recs, err := decodeBases(data)
-		if err != nil {
-			recs, data = map[string]baseRec{}, nil
-		}
-		v.basesRec, v.basesData, v.basesKept = recs, data, recs
-		if data == nil {
-			v.basesKept = nil
+	v.basesRec = &baseRecords{}
+	if data, err := v.readStateInPlace(basesName); err == nil {
+		if b, err := readBaseRecords(data); err == nil {
+			v.basesRec = b
 		}
 	}
 	return v.basesRec
 }
 
-// saveBases writes recs as the base records and keeps them for the next
-// operation when the write succeeded.
-func (v *Vault) saveBases(recs map[string]baseRec) error {
-	v.basesRec, v.basesData, v.basesKept = recs, nil, nil
-	data := encodeBases(recs)
-	if err := v.writeStateInPlace(basesName, data); err != nil {
-		return err
-	}
-	v.basesData, v.basesKept = data, recs
-	return nil
+// saveBases writes the operation's base records (those of the file and
+// those it set).
+func (v *Vault) saveBases(b *baseRecords) error {
+	v.basesRec = b
+	return v.writeStateInPlace(basesName, b.encode())
 }
 
 // MarshalJSON writes a fileID as an array of five numbers: device, inode,

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -13,47 +12,162 @@ import (
 //
 //	{"notes/a.md":{"commit":"<40 hex>","id":[dev,ino,size,mtime,ctime]},...}
 //
-// It is rewritten by every operation and read by the next one, so it is
-// encoded and decoded here without reflection: encoding/json took about
-// 5 ms for the records of 1,000 notes, each operation.
+// Every operation reads a few records and rewrites the file, which holds a
+// record for every note the engine ever wrote: one per session, decision
+// and task. So the file is not decoded whole. In the form encodeBases
+// writes (plain paths in ascending order), a record is found by a binary
+// search over the records' places, and rewriting copies the records the
+// operation did not change as they are. Any other valid JSON (an older
+// binary's, a person's) is decoded whole by encoding/json.
 
-// encodeBases returns recs as bases.json: the paths in sorted order, each
-// record as {"commit":...,"id":[...]} (fileID.MarshalJSON). It is JSON any
-// binary reads as json.Marshal's form.
-func encodeBases(recs map[string]baseRec) []byte {
-	keys := make([]string, 0, len(recs))
-	size := 2
-	for k, r := range recs {
+// baseRecords are the base records as one operation sees them: those of
+// bases.json and those it put since reading it.
+type baseRecords struct {
+	file []byte             // bases.json in the plain form (nil when not)
+	at   []baseSpan         // file's records, in order
+	all  map[string]baseRec // bases.json decoded whole, when not in the plain form
+	put  map[string]baseRec // put by this operation
+}
+
+// baseSpan is the place of one record in the plain form: file[start:end]
+// is `"path":{...}`, and the path is file[start+1:keyEnd].
+type baseSpan struct{ start, keyEnd, end int }
+
+// readBaseRecords reads bases.json. The bytes after the object (the tail of
+// a longer version, left by a write killed before its truncation) are
+// ignored, as in every state file. JSON null is no records. An error means
+// data is not such an object.
+func readBaseRecords(data []byte) (*baseRecords, error) {
+	if at, ok := scanPlainBases(data); ok {
+		return &baseRecords{file: data, at: at}, nil
+	}
+	all := map[string]baseRec{}
+	if err := decodeState(data, &all); err != nil {
+		return nil, err
+	}
+	if all == nil { // null
+		all = map[string]baseRec{}
+	}
+	return &baseRecords{all: all}, nil
+}
+
+// get returns the record of path rel.
+func (b *baseRecords) get(rel string) (baseRec, bool) {
+	if r, ok := b.put[rel]; ok {
+		return r, true
+	}
+	if b.all != nil {
+		r, ok := b.all[rel]
+		return r, ok
+	}
+	i, ok := slices.BinarySearchFunc(b.at, rel, func(s baseSpan, rel string) int {
+		return bytes.Compare(b.file[s.start+1:s.keyEnd], []byte(rel))
+	})
+	if !ok {
+		return baseRec{}, false
+	}
+	r, _ := parsePlainRecord(b.file[b.at[i].keyEnd:b.at[i].end]) // scanned already
+	return r, true
+}
+
+// set records r as rel's record.
+func (b *baseRecords) set(rel string, r baseRec) {
+	if b.put == nil {
+		b.put = map[string]baseRec{}
+	}
+	b.put[rel] = r
+}
+
+// len returns the number of records.
+func (b *baseRecords) len() int {
+	if b.all != nil {
+		n := len(b.all)
+		for k := range b.put {
+			if _, ok := b.all[k]; !ok {
+				n++
+			}
+		}
+		return n
+	}
+	n := len(b.at)
+	for k := range b.put {
+		if _, ok := slices.BinarySearchFunc(b.at, k, func(s baseSpan, k string) int {
+			return bytes.Compare(b.file[s.start+1:s.keyEnd], []byte(k))
+		}); !ok {
+			n++
+		}
+	}
+	return n
+}
+
+// encode returns the records as bases.json in the plain form: the paths in
+// ascending order, each as {"commit":...,"id":[...]}. It is JSON any
+// binary reads. The records of the file not put again are copied as they
+// are.
+func (b *baseRecords) encode() []byte {
+	keys := make([]string, 0, len(b.put))
+	for k := range b.put {
 		keys = append(keys, k)
-		size += len(k) + len(r.Commit) + 128
+	}
+	if b.all != nil {
+		for k := range b.all {
+			if _, ok := b.put[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
 	}
 	slices.Sort(keys)
-	b := make([]byte, 0, size)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
+	out := make([]byte, 0, len(b.file)+len(keys)*160+2)
+	out = append(out, '{')
+	appendRec := func(k string) {
+		if len(out) > 1 {
+			out = append(out, ',')
 		}
-		r := recs[k]
-		b = appendJSONString(b, k)
-		b = append(b, `:{"commit":`...)
-		b = appendJSONString(b, r.Commit)
-		b = append(b, `,"id":`...)
-		b = r.ID.appendJSON(b)
-		b = append(b, '}')
+		r, ok := b.put[k]
+		if !ok {
+			r = b.all[k]
+		}
+		out = appendJSONString(out, k)
+		out = append(out, `:{"commit":`...)
+		out = appendJSONString(out, r.Commit)
+		out = append(out, `,"id":`...)
+		out = r.ID.appendJSON(out)
+		out = append(out, '}')
 	}
-	return append(b, '}')
+	k := 0
+	for _, s := range b.at {
+		key := b.file[s.start+1 : s.keyEnd]
+		for k < len(keys) && bytes.Compare([]byte(keys[k]), key) < 0 {
+			appendRec(keys[k])
+			k++
+		}
+		if k < len(keys) && string(key) == keys[k] {
+			appendRec(keys[k])
+			k++
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, b.file[s.start:s.end]...)
+	}
+	for ; k < len(keys); k++ {
+		appendRec(keys[k])
+	}
+	return append(out, '}')
 }
 
 // plainJSON reports whether s can be written between quotes as it is: valid
 // UTF-8 with no quote, backslash or control character.
 func plainJSON(s []byte) bool {
+	ascii := true
 	for _, c := range s {
 		if c < 0x20 || c == '"' || c == '\\' {
 			return false
 		}
+		ascii = ascii && c < utf8.RuneSelf
 	}
-	return utf8.Valid(s)
+	return ascii || utf8.Valid(s)
 }
 
 // appendJSONString appends s as a JSON string: as it is when plainJSON,
@@ -68,63 +182,35 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-// decodeBases reads bases.json. The form encodeBases writes is read
-// directly; any other valid JSON (spaces, other key order, escaped paths,
-// an older binary's layout) is read by encoding/json, which gives the same
-// records. As for every state file, bytes after the object (the tail of a
-// longer version, left by a write killed before its truncation) are
-// ignored. JSON null is no records (never a nil map). An error means the
-// file is not such an object.
-func decodeBases(data []byte) (map[string]baseRec, error) {
-	if recs, ok := decodeBasesPlain(data); ok {
-		return recs, nil
-	}
-	recs := map[string]baseRec{}
-	if err := decodeState(data, &recs); err != nil {
-		return nil, err
-	}
-	if recs == nil { // null
-		recs = map[string]baseRec{}
-	}
-	return recs, nil
-}
-
-// decodeBasesPlain decodes data when it is exactly in encodeBases's form
-// with plain strings; ok is false otherwise (nothing is concluded: the
-// caller decodes it with encoding/json).
-func decodeBasesPlain(data []byte) (recs map[string]baseRec, ok bool) {
-	p := basesParser{rest: data}
+// scanPlainBases returns the places of data's records when data is in the
+// plain form: exactly what encode writes, with paths that plainJSON accepts
+// in strictly ascending order. ok is false otherwise; nothing is concluded
+// then (the caller decodes it with encoding/json).
+func scanPlainBases(data []byte) (at []baseSpan, ok bool) {
+	p := basesParser{data: data}
 	if !p.lit("{") {
 		return nil, false
 	}
-	recs = make(map[string]baseRec, bytes.Count(data, []byte(`"commit"`)))
 	if p.lit("}") {
-		return recs, true
+		return nil, true
 	}
+	at = make([]baseSpan, 0, len(data)/128+1) // a record is about 150 bytes
 	for {
-		key, ok1 := p.str()
-		if !ok1 || !p.lit(`:{"commit":`) {
+		start := p.pos
+		key, ok := p.str()
+		if !ok {
 			return nil, false
 		}
-		commit, ok2 := p.str()
-		if !ok2 || !p.lit(`,"id":[`) {
+		if n := len(at); n > 0 && bytes.Compare(data[at[n-1].start+1:at[n-1].keyEnd], key) >= 0 {
 			return nil, false
 		}
-		var a [5]int64
-		for i := range a {
-			if i > 0 && !p.lit(",") {
-				return nil, false
-			}
-			if a[i], ok = p.int(); !ok {
-				return nil, false
-			}
-		}
-		if !p.lit("]}") {
+		keyEnd := p.pos - 1
+		if !p.record() {
 			return nil, false
 		}
-		recs[string(key)] = baseRec{Commit: string(commit), ID: fileID{dev: uint64(a[0]), ino: uint64(a[1]), size: a[2], mtime: a[3], ctime: a[4]}}
+		at = append(at, baseSpan{start: start, keyEnd: keyEnd, end: p.pos})
 		if p.lit("}") {
-			return recs, true
+			return at, true
 		}
 		if !p.lit(",") {
 			return nil, false
@@ -132,54 +218,108 @@ func decodeBasesPlain(data []byte) (recs map[string]baseRec, ok bool) {
 	}
 }
 
-// basesParser reads the plain form of bases.json from rest.
-type basesParser struct{ rest []byte }
+// parsePlainRecord reads one record's plain form after its path:
+// `":{"commit":"...","id":[...]}` from the path's closing quote on.
+func parsePlainRecord(b []byte) (baseRec, bool) {
+	p := basesParser{data: b, pos: 1}
+	var r baseRec
+	ok := p.recordInto(&r)
+	return r, ok && p.pos == len(b)
+}
 
-// lit consumes s when rest starts with it.
-func (p *basesParser) lit(s string) bool {
-	if !bytes.HasPrefix(p.rest, []byte(s)) {
+// basesParser reads the plain form of bases.json: data[pos:] is what is
+// left to read.
+type basesParser struct {
+	data []byte
+	pos  int
+}
+
+// record consumes `:{"commit":"...","id":[five integers]}`.
+func (p *basesParser) record() bool { return p.recordInto(nil) }
+
+// recordInto is record, keeping what it read in r when r is not nil.
+func (p *basesParser) recordInto(r *baseRec) bool {
+	if !p.lit(`:{"commit":`) {
 		return false
 	}
-	p.rest = p.rest[len(s):]
+	commit, ok := p.str()
+	if !ok || !p.lit(`,"id":[`) {
+		return false
+	}
+	var a [5]int64
+	for i := range a {
+		if i > 0 && !p.lit(",") {
+			return false
+		}
+		if a[i], ok = p.int(); !ok {
+			return false
+		}
+	}
+	if !p.lit("]}") {
+		return false
+	}
+	if r != nil {
+		*r = baseRec{Commit: string(commit), ID: fileID{dev: uint64(a[0]), ino: uint64(a[1]), size: a[2], mtime: a[3], ctime: a[4]}}
+	}
+	return true
+}
+
+// lit consumes s when what is left starts with it.
+func (p *basesParser) lit(s string) bool {
+	if !bytes.HasPrefix(p.data[p.pos:], []byte(s)) {
+		return false
+	}
+	p.pos += len(s)
 	return true
 }
 
 // str consumes a quoted string that plainJSON accepts and returns its
 // content.
 func (p *basesParser) str() ([]byte, bool) {
-	if len(p.rest) == 0 || p.rest[0] != '"' {
+	rest := p.data[p.pos:]
+	if len(rest) == 0 || rest[0] != '"' {
 		return nil, false
 	}
-	end := bytes.IndexByte(p.rest[1:], '"')
-	if end < 0 || !plainJSON(p.rest[1:1+end]) {
+	end := bytes.IndexByte(rest[1:], '"')
+	if end < 0 || !plainJSON(rest[1:1+end]) {
 		return nil, false
 	}
-	s := p.rest[1 : 1+end]
-	p.rest = p.rest[end+2:]
-	return s, true
+	p.pos += end + 2
+	return rest[1 : 1+end], true
 }
 
 // int consumes a JSON integer that fits an int64: an optional minus, then
 // 0 or digits not starting with 0, not followed by a fraction or exponent.
 func (p *basesParser) int() (int64, bool) {
+	rest := p.data[p.pos:]
 	i := 0
-	if i < len(p.rest) && p.rest[i] == '-' {
+	neg := len(rest) > 0 && rest[0] == '-'
+	if neg {
 		i++
 	}
 	start := i
-	for i < len(p.rest) && p.rest[i] >= '0' && p.rest[i] <= '9' {
-		i++
+	var n uint64
+	for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
+		if n > (1<<63)/10 {
+			return 0, false
+		}
+		n = n*10 + uint64(rest[i]-'0')
+		if n > 1<<63 {
+			return 0, false
+		}
 	}
-	if i == start || (p.rest[start] == '0' && i > start+1) {
+	if i == start || (rest[start] == '0' && i > start+1) {
 		return 0, false
 	}
-	if i < len(p.rest) && (p.rest[i] == '.' || p.rest[i] == 'e' || p.rest[i] == 'E') {
+	if i < len(rest) && (rest[i] == '.' || rest[i] == 'e' || rest[i] == 'E') {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(string(p.rest[:i]), 10, 64)
-	if err != nil {
+	if !neg && n == 1<<63 {
 		return 0, false
 	}
-	p.rest = p.rest[i:]
-	return n, true
+	p.pos += i
+	if neg {
+		return -int64(n), true // -(1<<63) wraps to itself: the least int64
+	}
+	return int64(n), true
 }

@@ -116,7 +116,7 @@ func (w *writer) finish(notes []*noteWrite, res Result, ch Change) {
 	if res.Commit != "" {
 		recs := v.bases()
 		for _, n := range notes {
-			recs[n.rel] = baseRec{Commit: res.Commit, ID: n.newID}
+			recs.set(n.rel, baseRec{Commit: res.Commit, ID: n.newID})
 		}
 		w.warn(v.saveBases(recs), "the notes' committed versions were not recorded (the next operation compares with HEAD)")
 	}

@@ -45,7 +45,7 @@ func (w *writer) personUnchanged(rel string, r *readRec) bool {
 	if r.missing {
 		return false
 	}
-	if rec, ok := w.v.bases()[rel]; ok && rec.ID.sameContent(r.id) {
+	if rec, ok := w.v.bases().get(rel); ok && rec.ID.sameContent(r.id) {
 		if same, err := w.repo.SameAtHead(rec.Commit, rel); err == nil && same {
 			return true
 		}

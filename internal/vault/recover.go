@@ -115,7 +115,7 @@ func (w *writer) finishCommitted(notes []*noteWrite, j *journal, hash string) {
 	w.finish(notes, Result{}, j.Change)
 	recs := v.bases()
 	for _, rel := range j.Order {
-		recs[rel] = baseRec{Commit: hash}
+		recs.set(rel, baseRec{Commit: hash})
 	}
 	w.warn(v.saveBases(recs), "the notes' committed versions were not recorded (the next operation compares with HEAD)")
 	if w.opID != "" {

@@ -230,7 +230,7 @@ func (tx *Tx) Base(rel string) (data []byte, same, ok bool, err error) {
 	if err != nil {
 		return nil, false, false, err
 	}
-	rec, have := tx.v.bases()[rel]
+	rec, have := tx.v.bases().get(rel)
 	if have && !r.missing && rec.ID.sameContent(r.id) {
 		return nil, true, true, nil
 	}

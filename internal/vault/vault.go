@@ -31,12 +31,10 @@ type Vault struct {
 	// Config is the vault's settings.
 	Config config.Config
 
-	mu        sync.Mutex         // one operation at a time within this process (go-git is not thread-safe)
-	format    formatStamp        // the config file as Config.Version was read from it (FormatVersion)
-	hist      *history.Repo      // opened on first use; it revalidates its storage on every call
-	basesRec  map[string]baseRec // the engine's last writes, read once per operation
-	basesData []byte             // the bytes of bases.json basesKept was read from or saved as
-	basesKept map[string]baseRec // the records last read or saved (see bases)
+	mu       sync.Mutex    // one operation at a time within this process (go-git is not thread-safe)
+	format   formatStamp   // the config file as Config.Version was read from it (FormatVersion)
+	hist     *history.Repo // opened on first use; it revalidates its storage on every call
+	basesRec *baseRecords  // the engine's last writes, read once per operation
 
 	// afterSwap, when set (tests only), runs once an operation's new
 	// versions are in place and journalled, before its commit.
