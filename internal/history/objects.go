@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -103,14 +104,18 @@ func (z *zlibWriter) compress(o *rawObject) []byte {
 
 // writeLoose writes o as a loose object unless a loose copy exists: a
 // temporary file with mode 0444 in the fan-out directory, renamed into place
-// (not fsynced). It returns the object's path when it wrote it, and whether
-// it created the fan-out directory.
+// (not fsynced). A loose copy that exists is freshened instead (its mtime
+// set to now, as git's freshen_loose_object does), so that a `git gc` or
+// `git prune` beside this commit does not remove it as unreachable and
+// older than its expiry; when it cannot be freshened, o is written again.
+// It returns the object's path when it wrote it, and whether it created
+// the fan-out directory.
 func (r *Repo) writeLoose(o *rawObject) (written string, createdDir bool, err error) {
 	h := o.seal()
 	hx := h.String()
 	dir := filepath.Join(r.gitdir, "objects", hx[:2])
 	final := filepath.Join(dir, hx[2:])
-	if _, err := os.Lstat(final); err == nil {
+	if now := time.Now(); os.Chtimes(final, now, now) == nil {
 		return "", false, nil
 	}
 	if r.zw == nil {
