@@ -161,10 +161,10 @@ type Repo struct {
 	verified verifiedBlobs
 
 	// The shared index of a split index last read (immutable: named by its
-	// checksum), and the split index settings of .git/config.
+	// checksum), and the settings of .git/config this package follows.
 	shared   *index
 	sharedID plumbing.Hash
-	cfg      splitSetting
+	cfg      repoConfig
 	cfgStamp fileStamp
 	cfgRead  bool
 	freshID  plumbing.Hash // the shared index last freshened, and when

@@ -45,7 +45,7 @@ func (c *chainCommit) buildIndex() error {
 	y := c.x.apply(c.ops, r.spare)
 	r.spare = nil
 	c.newX = y
-	switch formFor(y, r.splitSetting()) {
+	switch formFor(y, r.config()) {
 	case formWhole:
 		c.newIndex = y.file(ext)
 		return nil

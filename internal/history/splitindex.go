@@ -8,12 +8,10 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 )
 
 // git's split index (Documentation/gitformat-index.txt, "Split index"; git
@@ -53,51 +51,6 @@ const defaultMaxPercentChange = 20
 // index files unused for longer are removed when a new one is written.
 const sharedIndexExpire = 14 * 24 * time.Hour
 
-// splitSetting is what the repository's .git/config says about the split
-// index.
-type splitSetting struct {
-	mode       int // core.splitIndex: -1 unset, 0 false, 1 true
-	maxPercent int // splitIndex.maxPercentChange, 0..100
-}
-
-// splitSetting reads core.splitIndex and splitIndex.maxPercentChange from
-// .git/config (not the user's or the system's config, nor included
-// files), cached while the file is unchanged. A value git would reject
-// counts as unset.
-func (r *Repo) splitSetting() splitSetting {
-	path := filepath.Join(r.gitdir, "config")
-	st, _, err := lstatStamp(path)
-	if err == nil && st == r.cfgStamp && r.cfgRead {
-		return r.cfg
-	}
-	s := splitSetting{mode: -1, maxPercent: defaultMaxPercentChange}
-	r.cfg, r.cfgStamp, r.cfgRead = s, st, err == nil
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return s
-	}
-	c := gitconfig.New()
-	if err := gitconfig.NewDecoder(bytes.NewReader(data)).Decode(c); err != nil {
-		return s
-	}
-	core := c.Section("core").Options
-	if core.Has("splitIndex") {
-		switch strings.ToLower(core.Get("splitIndex")) {
-		case "", "true", "yes", "on", "1": // a bare key is true
-			s.mode = 1
-		case "false", "no", "off", "0":
-			s.mode = 0
-		}
-	}
-	if v := c.Section("splitIndex").Options.Get("maxPercentChange"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil && n >= 0 && n <= 100 {
-			s.maxPercent = n
-		}
-	}
-	r.cfg = s
-	return s
-}
-
 // indexForm is how Commit writes the index.
 type indexForm int
 
@@ -109,11 +62,11 @@ const (
 
 // formFor chooses the form of the index x (the edited entries, with split
 // set when they came from a split index) as git's write_locked_index does.
-func formFor(x *index, s splitSetting) indexForm {
+func formFor(x *index, s repoConfig) indexForm {
 	switch {
-	case s.mode == 0:
+	case s.splitMode == 0:
 		return formWhole
-	case x.split == nil && s.mode == 1:
+	case x.split == nil && s.splitMode == 1:
 		return formNewShared
 	case x.split == nil:
 		return formWhole
@@ -124,13 +77,13 @@ func formFor(x *index, s splitSetting) indexForm {
 			notShared++
 		}
 	}
-	switch s.maxPercent {
+	switch s.splitMaxPercent {
 	case 0:
 		return formNewShared
 	case 100:
 		return formSplit
 	}
-	if int64(x.n())*int64(s.maxPercent) < int64(notShared)*100 {
+	if int64(x.n())*int64(s.splitMaxPercent) < int64(notShared)*100 {
 		return formNewShared
 	}
 	return formSplit
@@ -529,7 +482,7 @@ func (r *Repo) IndexEntries() (n int, split bool, err error) {
 func (r *Repo) SplitIndexSetting() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.splitSetting().mode
+	return r.config().splitMode
 }
 
 // EnableSplitIndex sets core.splitIndex = true in .git/config, so that the

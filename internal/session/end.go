@@ -77,6 +77,7 @@ func (s *Service) End(project, summary string, next []string) (Outcome, error) {
 		s.setWorking(project, "")                     // ended here: nothing to tell this machine's agent about it
 	}
 	s.commitSessionLog(project, out.ID, &out.Result) // the session's command history is in git by its end
+	s.packLooseObjects(&out.Result)
 	out.State, err = s.Current(project)
 	return out, err
 }

@@ -107,6 +107,7 @@ func (s *Service) Start(o StartOptions) (Outcome, error) {
 	out.State, err = s.Current(project)
 	if err == nil {
 		s.commitSessionLog(project, out.State.LastSession, &out.Result) // an abandoned session's command history
+		s.packLooseObjects(&out.Result)
 	}
 	return out, err
 }

@@ -1,0 +1,80 @@
+package vault
+
+import (
+	"crypto/sha1"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// contentIn17 returns n note contents whose git blobs are named 17...:
+// the loose objects git counts to estimate how many there are.
+func contentIn17(n int) []string {
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		c := fmt.Sprintf("note %d\n", i)
+		if sha1.Sum([]byte(fmt.Sprintf("blob %d\x00%s", len(c), c)))[0] == 0x17 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// A vault with more loose objects than gc.auto lets stand is packed by
+// git; under the limit, or with gc.auto 0, nothing is started. The vault
+// goes on committing, and git finds it sound.
+func TestLooseObjectsArePacked(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	for i, c := range contentIn17(3) {
+		rel := fmt.Sprintf("n%d.md", i)
+		if _, err := v.Transact(func(tx *Tx) (Change, error) {
+			return Change{Operation: "write", Summary: rel}, tx.Write(rel, []byte(c))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if started, err := v.PackLooseObjects(true); started || err != nil {
+		t.Fatalf("under git's default limit (6,700): started %v, %v", started, err)
+	}
+	gitOut(t, v.Root, "config", "gc.autoDetach", "false") // git gc in the foreground: done when it returns
+	gitOut(t, v.Root, "config", "gc.auto", "0")
+	if started, err := v.PackLooseObjects(true); started || err != nil {
+		t.Fatalf("with gc.auto 0: started %v, %v", started, err)
+	}
+	gitOut(t, v.Root, "config", "gc.auto", "256") // more than one object in objects/17
+	before := gitOut(t, v.Root, "count-objects", "-v")
+	started, err := v.PackLooseObjects(true)
+	if !started || err != nil {
+		t.Fatalf("over the limit: started %v, %v", started, err)
+	}
+	after := gitOut(t, v.Root, "count-objects", "-v")
+	if !strings.Contains(after, "\ncount: 0\n") && !strings.HasPrefix(after, "count: 0\n") || !strings.Contains(after, "packs: 1") {
+		t.Errorf("the loose objects are not packed:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	if started, _ := v.PackLooseObjects(true); started {
+		t.Error("packed again with no loose objects left")
+	}
+	if _, err := v.Transact(appendOp("n0.md", "after packing", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(v.Root, "n0.md")); !strings.HasSuffix(string(b), "after packing\n") {
+		t.Errorf("n0.md = %q", b)
+	}
+	gitOut(t, v.Root, "fsck", "--strict")
+	if s := gitOut(t, v.Root, "status", "--porcelain"); s != "" {
+		t.Errorf("git status after packing:\n%s", s)
+	}
+}
