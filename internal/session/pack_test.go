@@ -1,14 +1,14 @@
 package session
 
 import (
-	"crypto/sha1"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/history/historytest"
 )
 
 // A session's start has git pack the vault's loose objects once there are
@@ -30,12 +30,8 @@ func TestSessionStartPacksTheVault(t *testing.T) {
 	}
 	git("", "config", "gc.auto", "256") // more than one loose object in objects/17
 	git("", "config", "gc.autoDetach", "false")
-	for i, n := 0, 0; n < 2; i++ { // two loose objects named 17...
-		c := fmt.Sprintf("loose %d\n", i)
-		if sha1.Sum([]byte(fmt.Sprintf("blob %d\x00%s", len(c), c)))[0] == 0x17 {
-			git(c, "hash-object", "-w", "--stdin")
-			n++
-		}
+	for _, c := range historytest.ContentsIn17("loose", 2) { // more than one loose object in objects/17
+		git(c, "hash-object", "-w", "--stdin")
 	}
 	out, err := s.Start(StartOptions{Project: "demo", Objective: "Packed"})
 	if err != nil {

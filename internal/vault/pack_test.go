@@ -1,27 +1,15 @@
 package vault
 
 import (
-	"crypto/sha1"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// contentIn17 returns n note contents whose git blobs are named 17...:
-// the loose objects git counts to estimate how many there are.
-func contentIn17(n int) []string {
-	var out []string
-	for i := 0; len(out) < n; i++ {
-		c := fmt.Sprintf("note %d\n", i)
-		if sha1.Sum([]byte(fmt.Sprintf("blob %d\x00%s", len(c), c)))[0] == 0x17 {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+	"github.com/sessionvault/sessionvault/internal/history/historytest"
+)
 
 func gitOut(t *testing.T, dir string, args ...string) string {
 	t.Helper()
@@ -38,7 +26,7 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 func TestLooseObjectsArePacked(t *testing.T) {
 	t.Parallel()
 	v := newVault(t)
-	for i, c := range contentIn17(3) {
+	for i, c := range historytest.ContentsIn17("note", 3) {
 		rel := fmt.Sprintf("n%d.md", i)
 		if _, err := v.Transact(func(tx *Tx) (Change, error) {
 			return Change{Operation: "write", Summary: rel}, tx.Write(rel, []byte(c))
