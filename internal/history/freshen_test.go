@@ -36,3 +36,34 @@ func TestReusedLooseObjectIsFreshened(t *testing.T) {
 	}
 	checkConsistent(t, dir)
 }
+
+// gc.auto is read as git reads an integer setting, and maintenance.auto
+// false turns the estimate off as it turns off git's own.
+func TestLooseObjectLimitFromConfig(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		settings []string
+		want     int
+	}{
+		{nil, 6700},
+		{[]string{"gc.auto", "300"}, 300},
+		{[]string{"gc.auto", "1k"}, 1024},
+		{[]string{"gc.auto", "0x10"}, 16},
+		{[]string{"gc.auto", "0"}, 0},
+		{[]string{"gc.auto", "-1"}, -1},
+		{[]string{"gc.auto", "lots"}, 6700},
+		{[]string{"maintenance.auto", "false"}, 0},
+		{[]string{"maintenance.auto", "true"}, 6700},
+	} {
+		r, dir := newRepo(t)
+		if c.settings != nil {
+			git(t, dir, append([]string{"config"}, c.settings...)...)
+		}
+		r.mu.Lock()
+		got := r.config().gcAuto
+		r.mu.Unlock()
+		if got != c.want {
+			t.Errorf("%v: gc.auto read as %d, want %d", c.settings, got, c.want)
+		}
+	}
+}

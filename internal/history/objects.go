@@ -106,16 +106,19 @@ func (z *zlibWriter) compress(o *rawObject) []byte {
 // temporary file with mode 0444 in the fan-out directory, renamed into place
 // (not fsynced). A loose copy that exists is freshened instead (its mtime
 // set to now, as git's freshen_loose_object does), so that a `git gc` or
-// `git prune` beside this commit does not remove it as unreachable and
-// older than its expiry; when it cannot be freshened, o is written again.
-// It returns the object's path when it wrote it, and whether it created
-// the fan-out directory.
+// `git prune` beside this commit does not take it for an unreachable
+// object older than its expiry; one this process may not touch (another
+// user's) is used as it is. It returns the object's path when it wrote it,
+// and whether it created the fan-out directory.
 func (r *Repo) writeLoose(o *rawObject) (written string, createdDir bool, err error) {
 	h := o.seal()
 	hx := h.String()
 	dir := filepath.Join(r.gitdir, "objects", hx[:2])
 	final := filepath.Join(dir, hx[2:])
-	if now := time.Now(); os.Chtimes(final, now, now) == nil {
+	now := time.Now()
+	if err := os.Chtimes(final, now, now); err == nil {
+		return "", false, nil
+	} else if _, lerr := os.Lstat(final); !errors.Is(err, fs.ErrNotExist) && lerr == nil {
 		return "", false, nil
 	}
 	if r.zw == nil {

@@ -15,14 +15,14 @@ import (
 type repoConfig struct {
 	splitMode       int // core.splitIndex: -1 unset, 0 false, 1 true
 	splitMaxPercent int // splitIndex.maxPercentChange, 0..100
-	gcAuto          int // gc.auto: the loose objects git lets stand; 0 or less: never packed
+	gcAuto          int // gc.auto (0 when maintenance.auto is false): the loose objects git lets stand; 0 or less: never packed
 }
 
 // gcAutoDefault is git's gc.auto default.
 const gcAutoDefault = 6700
 
-// config reads core.splitIndex, splitIndex.maxPercentChange and gc.auto
-// from .git/config (not the user's or the system's config, nor included
+// config reads core.splitIndex, splitIndex.maxPercentChange, gc.auto and
+// maintenance.auto from .git/config (not the user's or the system's config, nor included
 // files), cached while the file is unchanged. A value git would reject
 // counts as unset.
 func (r *Repo) config() repoConfig {
@@ -56,19 +56,52 @@ func (r *Repo) config() repoConfig {
 		}
 	}
 	if v := c.Section("gc").Options.Get("auto"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
+		if n, ok := gitInt(v); ok {
 			s.gcAuto = n
+		}
+	}
+	if m := c.Section("maintenance").Options; m.Has("auto") {
+		switch strings.ToLower(m.Get("auto")) {
+		case "false", "no", "off", "0":
+			s.gcAuto = 0 // as for git's own commands: no automatic packing
 		}
 	}
 	r.cfg = s
 	return s
 }
 
+// gitInt parses an integer setting as git does (git_parse_int): decimal,
+// 0x hexadecimal or 0 octal, with an optional unit k, m or g (times 1024,
+// 1024², 1024³). ok is false for what git refuses.
+func gitInt(v string) (int, bool) {
+	v = strings.TrimSpace(v)
+	unit := int64(1)
+	if n := len(v); n > 0 {
+		switch v[n-1] {
+		case 'k', 'K':
+			unit = 1 << 10
+		case 'm', 'M':
+			unit = 1 << 20
+		case 'g', 'G':
+			unit = 1 << 30
+		}
+		if unit > 1 {
+			v = v[:n-1]
+		}
+	}
+	n, err := strconv.ParseInt(v, 0, 32)
+	if err != nil || n*unit > 1<<31-1 || n*unit < -(1<<31) {
+		return 0, false
+	}
+	return int(n * unit), true
+}
+
 // TooManyLooseObjects reports whether the repository holds more loose
 // objects than gc.auto lets stand, estimated as `git gc --auto` does
 // (builtin/gc.c, too_many_loose_objects): more objects in .git/objects/17
 // than gc.auto/256, rounded up. gc.auto is read from .git/config (git's
-// default, 6,700, when unset); 0 or less turns it off. It reads one
+// default, 6,700, when unset); 0 or less, or maintenance.auto false, turns
+// it off. It reads one
 // folder: about 30 entries on a repository at the limit.
 //
 // Commits made by git's own CLI run `git gc --auto` after themselves;

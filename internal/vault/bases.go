@@ -73,13 +73,21 @@ func (id fileID) appendJSON(b []byte) []byte {
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote: an array of exactly five
-// integers (JSON whitespace allowed between them). Anything else is an
-// error.
+// integers (JSON whitespace allowed between them; null reads as 0, as
+// encoding/json reads it into an int64). Anything else is an error.
 func (id *fileID) UnmarshalJSON(b []byte) error {
 	var a [5]int64
 	rest, ok := bytes.CutPrefix(bytes.TrimLeft(b, jsonSpace), []byte("["))
 	for i := 0; ok && i < len(a); i++ {
 		rest = bytes.TrimLeft(rest, jsonSpace)
+		if after, isNull := bytes.CutPrefix(rest, []byte("null")); isNull {
+			sep := byte(',')
+			if i == len(a)-1 {
+				sep = ']'
+			}
+			rest, ok = bytes.CutPrefix(bytes.TrimLeft(after, jsonSpace), []byte{sep})
+			continue
+		}
 		end := 0
 		for end < len(rest) && (rest[end] == '-' || rest[end] >= '0' && rest[end] <= '9') {
 			end++

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,6 +24,28 @@ func someBases(n int) map[string]baseRec {
 		}
 	}
 	return recs
+}
+
+// len returns the number of records.
+func (b *baseRecords) len() int {
+	if b.all != nil {
+		n := len(b.all)
+		for k := range b.put {
+			if _, ok := b.all[k]; !ok {
+				n++
+			}
+		}
+		return n
+	}
+	n := len(b.at)
+	for k := range b.put {
+		if _, ok := slices.BinarySearchFunc(b.at, k, func(s baseSpan, k string) int {
+			return bytes.Compare(b.file[s.start+1:s.keyEnd], []byte(k))
+		}); !ok {
+			n++
+		}
+	}
+	return n
 }
 
 // recordsOf returns every record of b.
@@ -321,6 +344,7 @@ func FuzzReadBaseRecords(f *testing.F) {
 	f.Add([]byte(`{"a.md":{"Commit":"c","id":[1,2,3,4,5],"extra":1}}`))
 	f.Add([]byte("{\"\xff.md\":{\"commit\":\"c\",\"id\":[1,2,3,4,5]}}"))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"a.md":{"commit":"c","id":[null,1,2,3, null ]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := readBaseRecords(data)
 		var want map[string]legacyRec

@@ -14,7 +14,7 @@ import (
 //
 // Every operation reads a few records and rewrites the file, which holds a
 // record for every note the engine ever wrote: one per session, decision
-// and task. So the file is not decoded whole. In the form encodeBases
+// and task. So the file is not decoded whole. In the form encode
 // writes (plain paths in ascending order), a record is found by a binary
 // search over the records' places, and rewriting copies the records the
 // operation did not change as they are. Any other valid JSON (an older
@@ -76,28 +76,6 @@ func (b *baseRecords) set(rel string, r baseRec) {
 		b.put = map[string]baseRec{}
 	}
 	b.put[rel] = r
-}
-
-// len returns the number of records.
-func (b *baseRecords) len() int {
-	if b.all != nil {
-		n := len(b.all)
-		for k := range b.put {
-			if _, ok := b.all[k]; !ok {
-				n++
-			}
-		}
-		return n
-	}
-	n := len(b.at)
-	for k := range b.put {
-		if _, ok := slices.BinarySearchFunc(b.at, k, func(s baseSpan, k string) int {
-			return bytes.Compare(b.file[s.start+1:s.keyEnd], []byte(k))
-		}); !ok {
-			n++
-		}
-	}
-	return n
 }
 
 // encode returns the records as bases.json in the plain form: the paths in

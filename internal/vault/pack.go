@@ -2,6 +2,7 @@ package vault
 
 import (
 	"fmt"
+	"os/exec"
 )
 
 // PackLooseObjects runs `git gc --auto --quiet` in the vault when it holds
@@ -12,12 +13,15 @@ import (
 // in: about 150 KB of loose objects per session, 20 times what git packs
 // them into.
 //
-// With wait, it returns when git is done. Without, it returns once git has
-// started, and git runs on after this process ends; it detaches itself
-// where it can (gc.autoDetach, on by default). git gc --auto keeps to its
-// own rules (gc.auto and the other gc settings, its lock gc.pid) and is
-// safe beside the engine's commits, as any git command run in the vault.
-// An error means git could not be started or, with wait, failed.
+// With wait, it returns when the git command returns: when git is done,
+// unless it detached itself to pack in the background (gc.autoDetach, on
+// by default where git can detach; not on Windows). Without, it returns
+// once git has started, and git runs on after this process ends. git gc
+// --auto keeps to its own rules (gc.auto and the other gc settings, its
+// lock gc.pid) and is safe beside the engine's commits, as any git command
+// run in the vault. maintenance.auto false in .git/config, or no git on
+// PATH, starts nothing. An error means git could not be started or, with
+// wait, failed.
 func (v *Vault) PackLooseObjects(wait bool) (started bool, err error) {
 	v.mu.Lock()
 	repo, err := v.repo()
@@ -28,6 +32,9 @@ func (v *Vault) PackLooseObjects(wait bool) (started bool, err error) {
 	if !repo.TooManyLooseObjects() {
 		return false, nil
 	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return false, nil // sessions work without the git CLI; nothing packs then
+	}
 	args := []string{"gc", "--auto", "--quiet"}
 	if wait {
 		_, err := v.gitRaw(args...)
@@ -37,6 +44,6 @@ func (v *Vault) PackLooseObjects(wait bool) (started bool, err error) {
 	if err := cmd.Start(); err != nil {
 		return false, fmt.Errorf("git gc --auto: %w", err)
 	}
-	go func() { _ = cmd.Wait() }() // reaped in a long-running process (mcp, serve); git's own log keeps its errors
+	go func() { _ = cmd.Wait() }() // reaped in a long-running process (mcp, serve); a detached git logs its errors in .git/gc.log
 	return true, nil
 }

@@ -66,3 +66,22 @@ func TestLooseObjectsArePacked(t *testing.T) {
 		t.Errorf("git status after packing:\n%s", s)
 	}
 }
+
+// git run for the vault works on the vault even when the environment
+// points git at another repository (sessionvault run from a git hook of
+// the code repository): packing never touches that one.
+func TestVaultGitIgnoresAnotherRepository(t *testing.T) {
+	v := newVault(t)
+	other := t.TempDir()
+	gitOut(t, other, "init", "-q")
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(other, ".git", "index"))
+	got, err := v.git("rev-parse", "--absolute-git-dir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.EvalSymlinks(filepath.Join(v.Root, ".git"))
+	if g, _ := filepath.EvalSymlinks(got); g != want {
+		t.Errorf("git for the vault works in %s, not %s", got, want)
+	}
+}

@@ -470,12 +470,38 @@ func (v *Vault) gitRaw(args ...string) ([]byte, error) {
 	return runGit(gitCmd(v.Root, args...), args)
 }
 
-// gitCmd is the git CLI run in dir, never prompting.
+// gitCmd is the git CLI run in dir, never prompting. The variables that
+// point git at a repository (GIT_DIR and the others `git rev-parse
+// --local-env-vars` lists, set when sessionvault runs from a hook of
+// another repository's git) are left out, so that git works on the
+// repository at dir.
 func gitCmd(dir string, args ...string) *exec.Cmd {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_MERGE_AUTOEDIT=no")
+	env := os.Environ()
+	cmd.Env = make([]string, 0, len(env)+2)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !repoLocatingGitVar(name) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0", "GIT_MERGE_AUTOEDIT=no")
 	return cmd
+}
+
+// repoLocatingGitVar reports whether name is an environment variable that
+// names a repository's parts for git (`git rev-parse --local-env-vars`,
+// less the configuration ones, which are the caller's to give).
+func repoLocatingGitVar(name string) bool {
+	switch name {
+	case "GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_COMMON_DIR",
+		"GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+		"GIT_GRAFT_FILE", "GIT_SHALLOW_FILE", "GIT_PREFIX", "GIT_NO_REPLACE_OBJECTS",
+		"GIT_REPLACE_REF_BASE", "GIT_INTERNAL_SUPER_PREFIX":
+		return true
+	}
+	return false
 }
 
 // runGit runs cmd and returns its output; an error holds git's message.
