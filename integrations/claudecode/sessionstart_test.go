@@ -53,6 +53,14 @@ func TestSessionStartGivesTheResumePrompt(t *testing.T) {
 	f := newFixture(t)
 	sv := regexp.QuoteMeta("`sessionvault --vault " + f.Vault)
 	id := `\d{4}-\d\d-\d\d-session-0`
+	// The last row's session starts two hours ago: between 00:00 and 02:00
+	// UTC that is the day before, where it is the first session.
+	now := time.Now().UTC()
+	back := now.Add(-2 * time.Hour)
+	backID := back.Format("2006-01-02") + "-session-02"
+	if back.Format("2006-01-02") != now.Format("2006-01-02") {
+		backID = back.Format("2006-01-02") + "-session-01"
+	}
 	steps := []struct {
 		state  string
 		do     func()
@@ -108,12 +116,12 @@ func TestSessionStartGivesTheResumePrompt(t *testing.T) {
 			}, nil},
 		{"a session that continues the last one, with no sign of life for two hours", func() {
 			last := regexp.MustCompile(id + `1`).FindString(f.sessionStart("startup"))
-			f.t.Setenv("SESSIONVAULT_NOW", time.Now().Add(-2*time.Hour).UTC().Format(time.RFC3339))
+			f.t.Setenv("SESSIONVAULT_NOW", back.Format(time.RFC3339))
 			f.sv("start", "--objective", "API", "--continue", last)
 			f.t.Setenv("SESSIONVAULT_NOW", "")
 		}, "startup",
 			[]string{
-				`^# sessionvault: session ` + id + `2 \(crashed\)\n`,
+				`^# sessionvault: session ` + backID + ` \(crashed\)\n`,
 				`\n- Continues: ` + id + `1 \(its summary: form done\)\n  - next step it left: hook up the API\n  - next step it left: write the docs\n`,
 				`\nThe session shows no recent sign of life: run ` + sv + ` recover` + "`" + ` to resume it\.\n`,
 			}, nil},
