@@ -116,8 +116,12 @@ func (r *Repo) writeLoose(o *rawObject) (written string, createdDir bool, err er
 	dir := filepath.Join(r.gitdir, "objects", hx[:2])
 	final := filepath.Join(dir, hx[2:])
 	now := time.Now()
-	if err := os.Chtimes(final, now, now); err == nil || !errors.Is(err, fs.ErrNotExist) && exists(final) {
+	if err := os.Chtimes(final, now, now); err == nil {
 		return "", false, nil
+	} else if !isNotExist(err) {
+		if _, err := os.Lstat(final); err == nil {
+			return "", false, nil // there, but not ours to touch
+		}
 	}
 	if r.zw == nil {
 		r.zw = new(zlibWriter)
@@ -135,12 +139,6 @@ func (r *Repo) writeLoose(o *rawObject) (written string, createdDir bool, err er
 		return "", createdDir, fmt.Errorf("history: write object %s: %w", hx, err)
 	}
 	return final, createdDir, nil
-}
-
-// exists reports whether a file is at path.
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
 }
 
 // writeRenamed writes data to a new temporary file prefix+random in dir

@@ -1,7 +1,7 @@
 package vault
 
 import (
-	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -72,44 +72,17 @@ func (id fileID) appendJSON(b []byte) []byte {
 	return append(b, ']')
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote: an array of exactly five
-// integers (JSON whitespace allowed between them; null reads as 0, as
-// encoding/json reads it into an int64). Anything else is an error.
+// UnmarshalJSON reads what MarshalJSON wrote: an array of five integers.
+// (bases.json in the form the engine writes is read without it: see
+// readBaseRecords.)
 func (id *fileID) UnmarshalJSON(b []byte) error {
-	var a [5]int64
-	rest, ok := bytes.CutPrefix(bytes.TrimLeft(b, jsonSpace), []byte("["))
-	for i := 0; ok && i < len(a); i++ {
-		rest = bytes.TrimLeft(rest, jsonSpace)
-		if after, isNull := bytes.CutPrefix(rest, []byte("null")); isNull {
-			sep := byte(',')
-			if i == len(a)-1 {
-				sep = ']'
-			}
-			rest, ok = bytes.CutPrefix(bytes.TrimLeft(after, jsonSpace), []byte{sep})
-			continue
-		}
-		end := 0
-		for end < len(rest) && (rest[end] == '-' || rest[end] >= '0' && rest[end] <= '9') {
-			end++
-		}
-		n, err := strconv.ParseInt(string(rest[:end]), 10, 64)
-		if err != nil {
-			ok = false
-			break
-		}
-		a[i] = n
-		sep := byte(',')
-		if i == len(a)-1 {
-			sep = ']'
-		}
-		rest, ok = bytes.CutPrefix(bytes.TrimLeft(rest[end:], jsonSpace), []byte{sep})
+	var a []int64
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
 	}
-	if !ok || len(bytes.TrimLeft(rest, jsonSpace)) != 0 {
-		return fmt.Errorf("file id %.80s: not an array of 5 integers", b)
+	if len(a) != 5 {
+		return fmt.Errorf("file id: %d numbers, want 5", len(a))
 	}
 	*id = fileID{dev: uint64(a[0]), ino: uint64(a[1]), size: a[2], mtime: a[3], ctime: a[4]}
 	return nil
 }
-
-// jsonSpace is the whitespace JSON allows between tokens.
-const jsonSpace = " \t\r\n"
