@@ -79,7 +79,12 @@ func mainTable(o options, work string, figs *figures) error {
 	if err != nil {
 		return err
 	}
-	vs := tableVariants(o, b, h)
+	dw, err := newDeviceWrite(work)
+	if err != nil {
+		return err
+	}
+	defer dw.Close()
+	vs := tableVariants(o, b, h, dw)
 	if err := warmUp(vs); err != nil {
 		return err
 	}
@@ -178,7 +183,7 @@ func update(svc *session.Service, msg string, i int) error {
 }
 
 // tableVariants returns the rows of the main table.
-func tableVariants(o options, b benchVault, h hookEnv) []variant {
+func tableVariants(o options, b benchVault, h hookEnv, dw *deviceWrite) []variant {
 	hookName := filepath.Base(o.hookBin)
 	return []variant{
 		{"update-in-process", "update in process, durability batch", func(i int) error {
@@ -217,6 +222,7 @@ func tableVariants(o options, b benchVault, h hookEnv) []variant {
 		{"git-rev-parse", "git rev-parse HEAD (hook's vault)", func(int) error {
 			return runProc(h.vault, "", "git", "rev-parse", "HEAD")
 		}},
+		{"device-write", "one 4 KB write + fdatasync in place", dw.op},
 	}
 }
 
@@ -417,6 +423,13 @@ func printPhaseRatio(vs []variant, idx map[string]int, res map[string]samples, f
 	}
 	fmt.Printf("%-52s %7.2fx%s (busy p50 / quiet p50)  <= %gx\n", "update in process (batch): busy / quiet", v, mark, targetBusyOverQuiet)
 	figs.ratio("ratio/update-in-process-busy-over-quiet", v)
+	// The floor: the quiet update plus what the busy phase adds to one
+	// device write, the least I/O a durable commit can do.
+	d := idx["device-write"]
+	uq := pct(quiet.times[k], 50)
+	floor := ratio(uq+pct(busy.times[d], 50)-pct(quiet.times[d], 50), uq)
+	fmt.Printf("%-52s %7.2fx  (quiet update + the busy phase's extra wait for one device write) / quiet update\n", "  floor for any durable update: busy / quiet", floor)
+	figs.ratio("ratio/durable-floor-busy-over-quiet", floor)
 }
 
 // memoryRuns is how many times each process is run for its peak memory.
