@@ -30,9 +30,10 @@ type worktreeFile struct {
 // path (finalFiles), the index edits (editIndex), the trees and commits
 // (buildCommits), the objects and the new index (writeObjectsAndIndex), the
 // refs and reflogs under their locks (lockAndWriteRefs), one durability
-// barrier, then visibility: the index first, then the ref (publish).
-func (r *Repo) commitChain(idxLock *lockFile, chain []cleanSpec) (_ []plumbing.Hash, err error) {
-	c := &chainCommit{r: r, idxLock: idxLock, chain: chain, idxPath: filepath.Join(r.gitdir, "index")}
+// barrier, beforeVisible (when not nil), then visibility: the index first,
+// then the ref (publish).
+func (r *Repo) commitChain(idxLock *lockFile, chain []cleanSpec, beforeVisible func() error) (_ []plumbing.Hash, err error) {
+	c := &chainCommit{r: r, idxLock: idxLock, chain: chain, idxPath: filepath.Join(r.gitdir, "index"), beforeVisible: beforeVisible}
 	defer c.rollback()
 
 	if c.head, err = r.settledHead(); err != nil {
@@ -91,8 +92,11 @@ type chainCommit struct {
 	idxLock *lockFile
 	chain   []cleanSpec
 	idxPath string
-	head    headState
-	x       *index
+	// beforeVisible runs after the barrier, before the index and ref
+	// renames (IndexLock.SetBeforeVisible).
+	beforeVisible func() error
+	head          headState
+	x             *index
 
 	files     []worktreeFile // the final state of every path, in path order
 	finalFrom map[string]int // the spec that sets each path's final content

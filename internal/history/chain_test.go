@@ -117,3 +117,61 @@ func TestLockIndexNamesTheLockAndItsAge(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A caller's step before visibility (SetBeforeVisible) runs once the
+// commit's objects are written and before HEAD or the index moves; its
+// error aborts the commit with nothing visible changed.
+func TestBeforeVisibleRunsBeforePublication(t *testing.T) {
+	r, dir := newRepo(t)
+	writeFile(t, dir, "n.md", "one\n")
+	base := mustCommit(t, r, "first", "n.md")
+	index, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "n.md", "one\ntwo\n")
+	spec := []CommitSpec{{Files: []File{{Path: "n.md", Content: []byte("one\ntwo\n")}}, Message: "update: two", Author: agent}}
+
+	refused := errors.New("the caller's files are not durable")
+	l, err := r.LockIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	l.SetBeforeVisible(func() error {
+		calls++
+		if got := headHash(t, dir); got != base {
+			t.Errorf("HEAD is %s before visibility, want %s", got, base)
+		}
+		return refused
+	})
+	if _, err := l.Commit(spec); !errors.Is(err, refused) {
+		t.Fatalf("Commit = %v, want the caller's error", err)
+	}
+	l.Release()
+	if calls != 1 {
+		t.Fatalf("called %d times, want 1", calls)
+	}
+	if got := headHash(t, dir); got != base {
+		t.Fatalf("HEAD moved to %s after a refused commit", got)
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, ".git", "index")); string(now) != string(index) {
+		t.Fatal("the index changed after a refused commit")
+	}
+	checkFsck(t, dir)
+
+	l, err = r.LockIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	l.SetBeforeVisible(func() error { calls++; return nil })
+	hashes, err := l.Commit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || headHash(t, dir) != hashes[0] {
+		t.Fatalf("calls %d, HEAD %s, want 2 and %s", calls, headHash(t, dir), hashes[0])
+	}
+	checkConsistent(t, dir)
+}

@@ -15,6 +15,9 @@ import (
 type IndexLock struct {
 	r    *Repo
 	lock *lockFile
+	// beforeVisible, when set (SetBeforeVisible), runs between a commit's
+	// barrier and its publication.
+	beforeVisible func() error
 }
 
 // LockIndex takes .git/index.lock, waiting while another process holds it
@@ -58,6 +61,15 @@ func (r *Repo) AdoptIndexLock(ino uint64) *IndexLock {
 	return &IndexLock{r: r, lock: &lockFile{target: filepath.Join(r.gitdir, "index"), path: path}}
 }
 
+// SetBeforeVisible makes Commit call fn once the commit's own files are
+// durable and before anything becomes visible (the index, then the ref),
+// on every try: the caller's writes the commit records (work-tree files it
+// fsyncs itself) can so overlap the commit's work and barrier rather than
+// precede them. An error from fn aborts the commit with nothing visible
+// changed, and Commit returns it. fn must give the same answer each time
+// it is called (a commit retried after a concurrent update calls it again).
+func (l *IndexLock) SetBeforeVisible(fn func() error) { l.beforeVisible = fn }
+
 // Release removes the index lock unless Commit already renamed it over the
 // index. It is safe to call more than once.
 func (l *IndexLock) Release() {
@@ -99,7 +111,7 @@ func (l *IndexLock) Commit(specs []CommitSpec) ([]string, error) {
 	defer r.mu.Unlock()
 	backoff := time.Millisecond
 	for attempt := 0; ; attempt++ {
-		hashes, err := r.commitChain(l.lock, chain)
+		hashes, err := r.commitChain(l.lock, chain, l.beforeVisible)
 		if !errors.Is(err, ErrConcurrentUpdate) || attempt >= r.casRetries {
 			out := make([]string, len(hashes))
 			for i, h := range hashes {

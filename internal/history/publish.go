@@ -131,8 +131,9 @@ func (c *chainCommit) lockAndWriteRefs() error {
 }
 
 // publish makes the try durable with one barrier before anything becomes
-// visible, then visible: the index first, then the ref, as git commit does;
-// then it flushes the renames.
+// visible (and waits for the caller's beforeVisible), then visible: the
+// index first, then the ref, as git commit does; then it flushes the
+// renames.
 func (c *chainCommit) publish() error {
 	durable := append(c.objFiles, c.idxLock.path)
 	objDirs := c.objDirs
@@ -153,6 +154,11 @@ func (c *chainCommit) publish() error {
 	}
 	if err := c.r.barrier(durable, objDirs); err != nil {
 		return err
+	}
+	if c.beforeVisible != nil {
+		if err := c.beforeVisible(); err != nil {
+			return err
+		}
 	}
 
 	if err := c.idxLock.commit(); err != nil {

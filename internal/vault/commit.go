@@ -94,9 +94,22 @@ func (w *writer) commit(notes []*noteWrite, person []history.File, ch Change, re
 	if err := w.lockIndex(); err != nil {
 		return Result{}, err
 	}
+	// The notes' fsyncs, still running, are waited for before the commit
+	// is visible (and after it, when it makes none).
+	if w.syncs != nil {
+		w.il.SetBeforeVisible(w.syncs.wait)
+	}
 	hashes, err := w.il.Commit(specs)
+	w.il.SetBeforeVisible(nil)
+	serr := w.endSyncs()
 	if err != nil && (len(hashes) == 0 || hashes[len(hashes)-1] == "") {
+		if serr != nil {
+			return Result{}, serr
+		}
 		return Result{}, gitError(err, "committing the operation")
+	}
+	if serr != nil && (len(hashes) == 0 || hashes[len(hashes)-1] == "") {
+		return Result{}, serr
 	}
 	// With a hash, the commit is visible even if a last directory fsync
 	// failed: the operation took effect, and says so.

@@ -138,51 +138,59 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 	// 7. Durable before the commit: each new version, and the folders whose
 	// entries the swaps changed. A commit barrier that covers the work tree
 	// (batch, syncfs) carries both: the new versions are only written out.
-	covered := w.repo.CoversWorkTree()
-	for _, t := range r.temps {
-		var err error
-		if covered {
-			err = history.WriteOut(t.f)
-		} else {
-			err = t.f.Sync()
+	// Otherwise they are fsynced, concurrently: within an operation's
+	// window (w.syncs) the commit waits for them before it is visible;
+	// elsewhere the round does.
+	if w.repo.CoversWorkTree() {
+		for _, t := range r.temps {
+			err := history.WriteOut(t.f)
+			t.f.Close()
+			if err != nil {
+				return "", false, osError(err, t.n.rel, "writing")
+			}
 		}
-		t.f.Close()
-		if err != nil {
-			return "", false, osError(err, t.n.rel, "writing")
-		}
+		return "", false, nil
 	}
-	if !covered {
-		if err := syncNoteDirs(r.temps); err != nil {
-			return "", false, err
-		}
+	syncs := w.syncs
+	if syncs == nil {
+		syncs = &noteSyncs{}
+		defer syncs.wait()
+	}
+	syncNotes(syncs, r.temps, w.v.syncNote)
+	if w.syncs == nil {
+		return "", false, syncs.wait()
 	}
 	return "", false, nil
 }
 
-// syncNoteDirs fsyncs each folder holding a note of temps, once,
-// concurrently.
-func syncNoteDirs(temps []roundTemp) error {
+// syncNotes starts the fsyncs of each new version of temps (closing its
+// file; sync stands for (*os.File).Sync when not nil) and of each folder
+// holding one, once.
+func syncNotes(syncs *noteSyncs, temps []roundTemp, sync func(*os.File) error) {
+	if sync == nil {
+		sync = (*os.File).Sync
+	}
 	seen := map[string]string{}
 	for _, t := range temps {
-		seen[filepath.Dir(t.n.abs)] = t.n.rel
-	}
-	errc := make(chan error, len(seen))
-	for dir, rel := range seen {
-		go func() {
-			if err := syncDir(dir); err != nil {
-				errc <- osError(err, rel, "writing the folder of")
-				return
+		f, rel := t.f, t.n.rel
+		syncs.start(func() error {
+			err := sync(f)
+			f.Close()
+			if err != nil {
+				return osError(err, rel, "writing")
 			}
-			errc <- nil
-		}()
+			return nil
+		})
+		seen[filepath.Dir(t.n.abs)] = rel
 	}
-	var first error
-	for range seen {
-		if err := <-errc; err != nil && first == nil {
-			first = err
-		}
+	for dir, rel := range seen {
+		syncs.start(func() error {
+			if err := syncDir(dir); err != nil {
+				return osError(err, rel, "writing the folder of")
+			}
+			return nil
+		})
 	}
-	return first
 }
 
 // round is one attempt of tryRound: the new versions written so far, the

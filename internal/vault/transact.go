@@ -173,6 +173,9 @@ type writer struct {
 	protect func(line []byte) bool
 	// warnings are what failed after the commit was made (Result.Warnings).
 	warnings []string
+	// syncs, while an operation's notes are written and not yet committed,
+	// are their fsyncs in flight (nil: a round fsyncs before it returns).
+	syncs *noteSyncs
 }
 
 // warn keeps err, which happened after the operation's commit (so the
@@ -242,6 +245,9 @@ func (w *writer) apply(tx *Tx, ch Change, adapt bool) (Result, string, error) {
 			j.Base[n.rel] = sum(n.orig.data)
 		}
 	}
+	// The rounds' note fsyncs run until the commit waits for them.
+	w.syncs = &noteSyncs{}
+	defer w.endSyncs()
 	changed, err := w.writeRound(notes, j, adapt)
 	if err != nil {
 		return w.fail(notes, j, err)

@@ -44,6 +44,9 @@ type Vault struct {
 	// beforeSwapBack, when set (tests only), runs in a round's undo between
 	// the check that the note is still ours and the swap back.
 	beforeSwapBack func()
+	// syncNote, when set (tests only), stands for the fsync of a note's new
+	// version (durability fsync).
+	syncNote func(f *os.File) error
 }
 
 // Open opens the vault at dir: dir must hold .sessionvault/ and be a git
