@@ -83,7 +83,7 @@ func mainTable(o options, work string, figs *figures) error {
 	if err != nil {
 		return err
 	}
-	defer dw.Close()
+	defer func() { _ = dw.Close() }()
 	vs := tableVariants(o, b, h, dw)
 	if err := warmUp(vs); err != nil {
 		return err

@@ -154,7 +154,7 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 	syncs := w.syncs
 	if syncs == nil {
 		syncs = &noteSyncs{}
-		defer syncs.wait()
+		defer func() { _ = syncs.wait() }() // the error is returned below
 	}
 	syncNotes(syncs, r.temps, w.v.syncNote)
 	if w.syncs == nil {

@@ -10,7 +10,7 @@ import (
 // fail takes the operation's change back out of the notes it wrote (others'
 // edits stay), releases the locks and returns err.
 func (w *writer) fail(notes []*noteWrite, j *journal, err error) (Result, string, error) {
-	w.endSyncs() // the rounds' fsyncs end before the notes are taken back
+	_ = w.endSyncs() // the rounds' fsyncs end before the notes are taken back (err is the failure)
 	w.watchLate(notes, j)
 	for _, n := range notes {
 		if n.old != nil {

@@ -247,7 +247,7 @@ func (w *writer) apply(tx *Tx, ch Change, adapt bool) (Result, string, error) {
 	}
 	// The rounds' note fsyncs run until the commit waits for them.
 	w.syncs = &noteSyncs{}
-	defer w.endSyncs()
+	defer func() { _ = w.endSyncs() }() // ended by the commit, or here on a failure already returned
 	changed, err := w.writeRound(notes, j, adapt)
 	if err != nil {
 		return w.fail(notes, j, err)
