@@ -14,6 +14,8 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/integrity"
 	"github.com/sessionvault/sessionvault/templates"
+
+	"github.com/sessionvault/sessionvault/internal/lazyfree"
 )
 
 // cacheFile is a project's facts cache, .sessionvault/state/guard-<project>.json:
@@ -112,7 +114,9 @@ func cachePath(root, project string) string {
 // Save records facts as those of the files whose identity is id (taken by
 // Identity before the state was read and verified), signed with key. The
 // caller checks that Identity still gives id after the reading.
-func Save(root, project string, key []byte, id string, c Cached) error {
+//
+// freer (nil: none) holds the replaced cache file (lazyfree).
+func Save(root, project string, key []byte, id string, c Cached, freer *lazyfree.Freer) error {
 	f := cacheFile{Identity: id, Facts: c.Facts, Watch: c.Watch, Deps: c.Deps, ToolEvidence: c.ToolEvidence, ToolEvidenceKnown: c.ToolEvidenceKnown, Log: c.Log}
 	mac, err := cacheMAC(key, project, f)
 	if err != nil {
@@ -123,6 +127,7 @@ func Save(root, project string, key []byte, id string, c Cached) error {
 	if err != nil {
 		return err
 	}
+	defer freer.Hold(cachePath(root, project))()
 	return writeState(root, filepath.Base(cachePath(root, project)), data)
 }
 

@@ -13,6 +13,8 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/integrity"
 	"github.com/sessionvault/sessionvault/templates"
+
+	"github.com/sessionvault/sessionvault/internal/lazyfree"
 )
 
 // testKey is a vault key of the length the engine makes.
@@ -39,7 +41,7 @@ func saveFacts(t *testing.T, f fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Save(f.root, "demo", []byte(testKey), id, cachedFacts); err != nil {
+	if err := Save(f.root, "demo", []byte(testKey), id, cachedFacts, new(lazyfree.Freer)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -154,7 +156,7 @@ func TestCachedFactsOnlyWhileTheirFilesAreUnchanged(t *testing.T) {
 			id, _ := Identity(f.root, "demo")
 			c := cachedFacts
 			c.Facts.StartMissing = nil
-			if err := Save(f.root, "demo", []byte("another key, 32 bytes or longer...."), id, c); err != nil {
+			if err := Save(f.root, "demo", []byte("another key, 32 bytes or longer...."), id, c, nil); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -204,7 +206,7 @@ func TestCacheUnderTheEnvironmentSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Save(f.root, "demo", []byte("the machine's secret"), id, cachedFacts); err != nil {
+	if err := Save(f.root, "demo", []byte("the machine's secret"), id, cachedFacts, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c, ok := Load(f.root, "demo"); !ok || !reflect.DeepEqual(c, cachedFacts) {
@@ -253,7 +255,7 @@ func TestIdentityNamesTheBuiltInProtocol(t *testing.T) {
 		t.Fatal("facts saved with this binary's protocol were not trusted")
 	}
 	older := strings.TrimSuffix(id, want) + "\nprotocol built in" // as a binary before this one wrote it
-	if err := Save(f.root, "demo", []byte(testKey), older, cachedFacts); err != nil {
+	if err := Save(f.root, "demo", []byte(testKey), older, cachedFacts, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := Load(f.root, "demo"); ok {
@@ -275,7 +277,7 @@ func TestSaveReplacesTheCacheWhole(t *testing.T) {
 
 	blocked := newFixture(t)
 	writeFile(t, filepath.Join(blocked.root, ".sessionvault", "state"), "a file where the folder should be")
-	err = Save(blocked.root, "demo", []byte(testKey), "id", cachedFacts)
+	err = Save(blocked.root, "demo", []byte(testKey), "id", cachedFacts, nil)
 	if err == nil || !strings.Contains(err.Error(), "writing guard-demo.json") {
 		t.Errorf("saving into a state path that is a file: %v", err)
 	}
@@ -285,7 +287,7 @@ func TestSaveReplacesTheCacheWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(stateFile(taken, "guard-demo.json"), "x"), "x")
-	err = Save(taken.root, "demo", []byte(testKey), "id", cachedFacts)
+	err = Save(taken.root, "demo", []byte(testKey), "id", cachedFacts, nil)
 	if err == nil || !strings.Contains(err.Error(), "writing guard-demo.json") {
 		t.Errorf("saving over a folder: %v", err)
 	}
@@ -420,7 +422,7 @@ func TestCachedFactsDependOnTheirFiles(t *testing.T) {
 		}
 		c := cachedFacts
 		c.Deps = deps
-		if err := Save(f.root, "demo", []byte(testKey), id, c); err != nil {
+		if err := Save(f.root, "demo", []byte(testKey), id, c, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionvault/sessionvault/internal/lazyfree"
 )
 
 var person = Signature{Name: "Pat Person", Email: "pat@example.com"}
@@ -172,6 +174,23 @@ func TestBeforeVisibleRunsBeforePublication(t *testing.T) {
 	}
 	if calls != 2 || headHash(t, dir) != hashes[0] {
 		t.Fatalf("calls %d, HEAD %s, want 2 and %s", calls, headHash(t, dir), hashes[0])
+	}
+	checkConsistent(t, dir)
+}
+
+// With a Freer, a commit holds the index and the branch's ref it replaces
+// (their blocks are freed beside it), and lets them go.
+func TestCommitHoldsTheFilesItReplaces(t *testing.T) {
+	r, dir := newRepo(t)
+	writeFile(t, dir, "n.md", "one\n")
+	mustCommit(t, r, "first", "n.md")
+	var f lazyfree.Freer
+	r.SetFreer(&f)
+	writeFile(t, dir, "n.md", "one\ntwo\n")
+	mustCommit(t, r, "second", "n.md")
+	f.Wait()
+	if want := int64(2); f.Active() && f.Held() != want {
+		t.Fatalf("held %d files, want %d (the index and refs/heads/main)", f.Held(), want)
 	}
 	checkConsistent(t, dir)
 }

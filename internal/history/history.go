@@ -178,6 +178,9 @@ type Repo struct {
 	syncfs bool
 	batch  bool
 
+	// freer holds the index and refs a commit replaces (SetFreer).
+	freer Holder
+
 	// Test hook: called after the objects and the new index are written,
 	// before the ref locks are taken.
 	beforeRefLock func()
@@ -294,6 +297,21 @@ func (r *Repo) SetDurability(d Durability) {
 	defer r.mu.Unlock()
 	r.syncfs = d == SyncFS && haveSyncfs
 	r.batch = d == Batch && haveBatch(r.gitdir)
+}
+
+// Holder holds a file about to be replaced open until done is called, so
+// that the replacement does not free its blocks on the caller's path
+// (sessionvault's lazyfree.Freer).
+type Holder interface {
+	Hold(path string) (done func())
+}
+
+// SetFreer makes commits hold the index and ref files they replace with f
+// (nil: none), so that freeing their blocks stays off the commit's path.
+func (r *Repo) SetFreer(f Holder) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.freer = f
 }
 
 // CoversWorkTree reports whether the durability barrier of a commit also

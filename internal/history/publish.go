@@ -130,6 +130,14 @@ func (c *chainCommit) lockAndWriteRefs() error {
 	return nil
 }
 
+// hold holds path with the Repo's Holder, if it has one.
+func (r *Repo) hold(path string) (done func()) {
+	if r.freer == nil {
+		return func() {}
+	}
+	return r.freer.Hold(path)
+}
+
 // publish makes the try durable with one barrier before anything becomes
 // visible (and waits for the caller's beforeVisible), then visible: the
 // index first, then the ref, as git commit does; then it flushes the
@@ -161,16 +169,21 @@ func (c *chainCommit) publish() error {
 		}
 	}
 
-	if err := c.idxLock.commit(); err != nil {
+	freed := c.r.hold(c.idxLock.target)
+	err := c.idxLock.commit()
+	freed()
+	if err != nil {
 		return err
 	}
-	var err error
 	if c.head.symbolic {
+		freed = c.r.hold(c.refLock.target)
 		err = c.refLock.commit()
 		c.headLock.rollback()
 	} else {
+		freed = c.r.hold(c.headLock.target)
 		err = c.headLock.commit()
 	}
+	freed()
 	if err != nil {
 		return fmt.Errorf("history: the index was updated but %s was not: %w", c.head.ref, err)
 	}

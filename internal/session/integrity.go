@@ -313,7 +313,7 @@ func (s *Service) saveGuard(project, id string, st *State, f guard.Facts, deps m
 		}
 		c.Log, c.Deps = s.logFacts(project, *st, deps)
 	}
-	_ = guard.Save(s.V.Root, project, k, id, c) // a cache: without it the next decision reads the state
+	_ = guard.Save(s.V.Root, project, k, id, c, s.V.Freer()) // a cache: without it the next decision reads the state
 	RefreshHookSettings(s.V.Root)
 }
 

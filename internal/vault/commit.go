@@ -3,7 +3,6 @@ package vault
 import (
 	"bytes"
 	"errors"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -141,7 +140,7 @@ func (w *writer) finish(notes []*noteWrite, res Result, ch Change) {
 			n.old.close()
 		}
 		for _, p := range n.spent {
-			os.Remove(p)
+			v.removeLater(p)
 		}
 		for _, wt := range n.watch {
 			// Still watched by the next operation (rescueOrphans): a

@@ -76,7 +76,7 @@ func (w *writer) rescueOrphans() []orphan {
 			continue
 		}
 		if rec.ID != (fileID{}) && id.sameContent(rec.ID) {
-			os.Remove(p)
+			v.removeLater(p)
 			continue
 		}
 		abs, err := v.Abs(rec.Rel)
@@ -107,7 +107,7 @@ func (w *writer) rescueOrphans() []orphan {
 				continue
 			}
 		}
-		os.Remove(p)
+		v.removeLater(p)
 	}
 	return w.orphans
 }
@@ -128,7 +128,7 @@ func (w *writer) writeForPerson(rel, abs string, live *readRec, data []byte) err
 	// Nothing to commit: what is on disk now is the person's.
 	w.v.clearState(journalName)
 	for _, p := range n.spent {
-		os.Remove(p)
+		w.v.removeLater(p)
 	}
 	for _, wt := range n.watch {
 		w.orphans = append(w.orphans, orphan{Rel: n.rel, File: filepath.Base(wt.at), ID: wt.h.id, Ancestor: wt.ancestor})

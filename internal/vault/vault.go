@@ -19,6 +19,7 @@ import (
 	"github.com/sessionvault/sessionvault/internal/config"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/history"
+	"github.com/sessionvault/sessionvault/internal/lazyfree"
 	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
@@ -47,7 +48,16 @@ type Vault struct {
 	// syncNote, when set (tests only), stands for the fsync of a note's new
 	// version (durability fsync).
 	syncNote func(f *os.File) error
+
+	// freer keeps the freeing of replaced state and git files' blocks off
+	// an operation's path (Freer).
+	freer lazyfree.Freer
 }
+
+// Freer returns the vault's holder of files about to be replaced or
+// removed (lazyfree): state files written beside the vault's operations
+// (the hook's caches) hold their old versions with it.
+func (v *Vault) Freer() *lazyfree.Freer { return &v.freer }
 
 // Open opens the vault at dir: dir must hold .sessionvault/ and be a git
 // repository. Errors carry errs.VaultNotFound or errs.ConfigInvalid.
@@ -219,7 +229,9 @@ func (v *Vault) writeState(name string, data []byte, durability int) error {
 	if err != nil {
 		return err
 	}
-	return AtomicWrite(tmp, filepath.Join(d, name), data, durability)
+	path := filepath.Join(d, name)
+	defer v.freer.Hold(path)()
+	return AtomicWrite(tmp, path, data, durability)
 }
 
 // writeStateInPlace overwrites a file under .sessionvault/state in place
@@ -254,8 +266,35 @@ func (v *Vault) writeStateInPlace(name string, data []byte) error {
 //
 // Best effort: a journal or marker left full is one the next operation
 // finds already done (its commit made, its locks gone) and clears again.
+//
+// Where the vault's Freer is active, an empty file is renamed over it
+// instead, the old one held: truncating frees its blocks on the
+// operation's path (lazyfree).
 func (v *Vault) clearState(name string) {
-	_ = os.Truncate(filepath.Join(v.Root, filepath.FromSlash(config.StateDir), name), 0)
+	p := filepath.Join(v.Root, filepath.FromSlash(config.StateDir), name)
+	if v.freer.Active() {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Size() == 0 {
+			return
+		}
+		if tmp, err := v.stateDir("tmp"); err == nil && fi.Mode().IsRegular() {
+			done := v.freer.Hold(p)
+			err = AtomicWrite(tmp, p, nil, Volatile)
+			done()
+			if err == nil {
+				return
+			}
+		}
+	}
+	_ = os.Truncate(p, 0)
+}
+
+// removeLater removes the file at p, holding it (lazyfree) so that its
+// blocks are freed beside the operation.
+func (v *Vault) removeLater(p string) {
+	done := v.freer.Hold(p)
+	os.Remove(p)
+	done()
 }
 
 // decodeState decodes the first JSON value of data, a file kept by
@@ -309,6 +348,7 @@ func (v *Vault) repo() (*history.Repo, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.VaultNotFound, err, "opening the vault's git repository")
 	}
+	r.SetFreer(&v.freer)
 	switch v.Config.Durability {
 	case "syncfs":
 		r.SetDurability(history.SyncFS)
