@@ -151,16 +151,13 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 		}
 		return "", false, nil
 	}
-	syncs := w.syncs
-	if syncs == nil {
-		syncs = &noteSyncs{}
-		defer func() { _ = syncs.wait() }() // the error is returned below
+	if w.syncs != nil {
+		syncNotes(w.syncs, r.temps, w.v.syncNote)
+		return "", false, nil
 	}
+	syncs := &noteSyncs{}
 	syncNotes(syncs, r.temps, w.v.syncNote)
-	if w.syncs == nil {
-		return "", false, syncs.wait()
-	}
-	return "", false, nil
+	return "", false, syncs.wait()
 }
 
 // syncNotes starts the fsyncs of each new version of temps (closing its
