@@ -163,6 +163,8 @@ func (c *chainCommit) publish() error {
 	if err := c.r.barrier(durable, objDirs); err != nil {
 		return err
 	}
+	// The caller's wait runs with git's locks held; it overlapped the work
+	// above, so it rarely waits here.
 	if c.beforeVisible != nil {
 		if err := c.beforeVisible(); err != nil {
 			return err

@@ -19,18 +19,20 @@ import (
 	"sync/atomic"
 )
 
-// pending bounds the files waiting for the closer; past it Done closes
+// maxPending bounds the files waiting for the closer; past it done closes
 // the file itself.
-const pending = 256
+const maxPending = 256
 
 // Freer holds files about to be replaced or removed and closes them in the
-// background. The zero value is ready to use, and a nil *Freer holds
-// nothing. It is safe for concurrent use.
+// background, on a goroutine that runs while there are files to close. The
+// zero value is ready to use, and a nil *Freer holds nothing. It is safe for
+// concurrent use.
 type Freer struct {
-	once sync.Once
-	ch   chan int // file descriptors
-	wg   sync.WaitGroup
-	held atomic.Int64
+	mu      sync.Mutex
+	idle    *sync.Cond // signalled when the closer stops (Wait)
+	pending []int      // file descriptors handed over, not yet closed
+	running bool       // a closer goroutine is draining pending
+	held    atomic.Int64
 }
 
 // Hold opens the file at path, if there is one and holding helps on this
@@ -62,31 +64,52 @@ func (f *Freer) Held() int64 {
 // Linux): callers choose a replacement over an in-place truncation by it.
 func (f *Freer) Active() bool { return f != nil && holdHelps }
 
-// closeLater hands fd to the closer goroutine, started on first use, or
-// closes it here when the closer is behind.
+// closeLater hands fd to the closer, starting it if it is not running, or
+// closes fd here when maxPending files are already waiting.
 func (f *Freer) closeLater(fd int) {
-	f.once.Do(func() {
-		f.ch = make(chan int, pending)
-		go func() {
-			for fd := range f.ch {
-				closeHeld(fd)
-				f.wg.Done()
-			}
-		}()
-	})
-	f.wg.Add(1)
-	select {
-	case f.ch <- fd:
-	default:
-		f.wg.Done()
+	f.mu.Lock()
+	if len(f.pending) >= maxPending {
+		f.mu.Unlock()
 		closeHeld(fd)
+		return
 	}
+	f.pending = append(f.pending, fd)
+	if !f.running {
+		f.running = true
+		go f.drain()
+	}
+	f.mu.Unlock()
 }
 
-// Wait returns once every file handed over so far is closed (its blocks
-// freed).
+// drain closes the pending files until there are none, then stops.
+func (f *Freer) drain() {
+	f.mu.Lock()
+	for len(f.pending) > 0 {
+		fd := f.pending[0]
+		f.pending = f.pending[1:]
+		f.mu.Unlock()
+		closeHeld(fd)
+		f.mu.Lock()
+	}
+	f.running = false
+	if f.idle != nil {
+		f.idle.Broadcast()
+	}
+	f.mu.Unlock()
+}
+
+// Wait returns once every file handed over before it returns is closed
+// (its blocks freed).
 func (f *Freer) Wait() {
-	if f != nil {
-		f.wg.Wait()
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.idle == nil {
+		f.idle = sync.NewCond(&f.mu)
+	}
+	for f.running {
+		f.idle.Wait()
 	}
 }

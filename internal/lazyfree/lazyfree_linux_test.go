@@ -1,9 +1,11 @@
 package lazyfree
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -97,5 +99,49 @@ func TestHeldCountsHeldFiles(t *testing.T) {
 	f.Wait()
 	if n := f.Held(); n != 1 {
 		t.Fatalf("Held = %d, want 1", n)
+	}
+}
+
+// Files handed over from many goroutines while others Wait are all closed,
+// and the closer stops once there are none.
+func TestConcurrentHandoversAndWaits(t *testing.T) {
+	dir := t.TempDir()
+	var f Freer
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				p := filepath.Join(dir, fmt.Sprintf("f%d-%d", g, i))
+				os.WriteFile(p, []byte("x"), 0o644)
+				done := f.Hold(p)
+				os.Remove(p)
+				done()
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				f.Wait()
+			}
+		}()
+	}
+	wg.Wait()
+	f.Wait()
+	if n := f.Held(); n != 400 {
+		t.Fatalf("held %d files, want 400", n)
+	}
+	entries, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range entries {
+		if l, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); strings.HasPrefix(l, dir) {
+			t.Fatalf("still open after Wait: %s", l)
+		}
+	}
+	f.mu.Lock()
+	running := f.running
+	f.mu.Unlock()
+	if running {
+		t.Fatal("the closer still runs with nothing to close")
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -131,5 +133,43 @@ func TestSwapBackKeepsAFileRenamedOverTheNote(t *testing.T) {
 		if got, _ := os.ReadFile(note); string(got) != "theirs\n" {
 			t.Errorf("created %v: the note holds %q after the swap back, want the file renamed over it", created, got)
 		}
+	}
+}
+
+// The commit that finishes a killed operation fsyncs the notes it commits
+// (durability fsync): the killed process may have died before it did.
+func TestRecoveredCommitFsyncsItsNotes(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	note := filepath.Join(v.Root, "n.md")
+	os.WriteFile(note, []byte("start\n"), 0o644)
+	if _, _, err := v.TransactOnce("op-1", entryOp("n.md", "- engine 1 ^u-1")); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(os.Args[0], "-test.run=^TestHelperKilledAfterSwap$")
+	child.Env = append(os.Environ(), killedAfterSwapEnv+"="+v.Root)
+	out, err := child.CombinedOutput()
+	if ws, ok := child.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the helper was not killed: %v\n%s", err, out)
+	}
+
+	v.Config.Durability = "fsync"
+	v.hist = nil
+	var synced []string
+	var mu sync.Mutex
+	v.syncNote = func(f *os.File) error {
+		mu.Lock()
+		synced = append(synced, f.Name())
+		mu.Unlock()
+		return f.Sync()
+	}
+	if _, _, err := v.TransactOnce("op-3", entryOp("m.md", "- engine 3 ^u-3")); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(synced, note) {
+		t.Fatalf("the recovery fsynced %v, not %s", synced, note)
+	}
+	if log := gitT(t, v.Root, "log", "-1", "--format=%B", "--", "n.md"); !strings.Contains(log, "Recovered: true") {
+		t.Fatalf("n.md's last commit is not the recovered one:\n%s", log)
 	}
 }

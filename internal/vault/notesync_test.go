@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,8 +49,8 @@ func TestFailedNoteFsyncCommitsNothing(t *testing.T) {
 	eio := errors.New("input/output error")
 	v.syncNote = func(*os.File) error { return eio }
 	_, err := v.Transact(writeOp("n.md", "two\n"))
-	if !errors.Is(err, eio) {
-		t.Fatalf("err = %v, want the fsync's", err)
+	if !errors.Is(err, eio) || !strings.Contains(err.Error(), "n.md") {
+		t.Fatalf("err = %v, want the fsync's, naming n.md", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(v.Root, "n.md")); string(b) != "one\n" {
 		t.Fatalf("n.md holds %q after the failed operation, want %q", b, "one\n")

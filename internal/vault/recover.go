@@ -96,8 +96,17 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 			toCommit = append(toCommit, n)
 		}
 	}
+	// The killed process may have died before its notes were fsynced: the
+	// recovered commit waits for theirs, as any commit does.
+	if !repo.CoversWorkTree() {
+		w.syncs = &noteSyncs{}
+		for _, n := range toCommit {
+			syncNotePath(w.syncs, n.abs, n.rel, v.syncNote)
+		}
+	}
 	res, err := w.commit(toCommit, nil, j.Change, true)
 	if err != nil {
+		_ = w.endSyncs() // ended by the commit unless it failed first
 		return err
 	}
 	w.watchLate(notes, &j)

@@ -190,6 +190,32 @@ func syncNotes(syncs *noteSyncs, temps []roundTemp, sync func(*os.File) error) {
 	}
 }
 
+// syncNotePath starts the fsyncs of the note at abs and of its folder (a
+// note written by an earlier process, which a recovery commits); sync
+// stands for (*os.File).Sync when not nil.
+func syncNotePath(syncs *noteSyncs, abs, rel string, sync func(*os.File) error) {
+	if sync == nil {
+		sync = (*os.File).Sync
+	}
+	syncs.start(func() error {
+		f, err := os.Open(abs)
+		if err == nil {
+			err = sync(f)
+			f.Close()
+		}
+		if err != nil && !os.IsNotExist(err) {
+			return osError(err, rel, "writing")
+		}
+		return nil
+	})
+	syncs.start(func() error {
+		if err := syncDir(filepath.Dir(abs)); err != nil {
+			return osError(err, rel, "writing the folder of")
+		}
+		return nil
+	})
+}
+
 // round is one attempt of tryRound: the new versions written so far, the
 // notes held under a lease, the versions placed.
 type round struct {
