@@ -110,9 +110,9 @@ func mainTable(o options, work string, figs *figures) error {
 // them).
 var benchTasks = []string{"bench-a", "bench-b"}
 
-// targetSeed002OverUpdate is issue 14's target: switch_task and
+// targetTaskOpOverUpdate is the target of the task operations: switch_task and
 // create_checkpoint at 10,000 notes, p50 within 2x one update.
-const targetSeed002OverUpdate = 2
+const targetTaskOpOverUpdate = 2
 
 // setupBenchVault generates the main table's vault in work and starts a
 // session in it.
@@ -339,8 +339,8 @@ func ratioRows() []ratioRow {
 		{"fsync-over-batch", "update in process: fsync / batch", "update-in-process-fsync", "update-in-process", 0, false},
 		{"syncfs-over-batch", "update in process: syncfs / batch", "update-in-process-syncfs", "update-in-process", 0, false},
 		{"git-add-commit-over-update-cli", "git add && git commit / sessionvault update", "git-add-commit", "update-cli", 0, false},
-		{"switch-task-over-update", "switch_task / update in process (batch)", "switch-task-in-process", "update-in-process", targetSeed002OverUpdate, false},
-		{"checkpoint-over-update", "create_checkpoint / update in process (batch)", "checkpoint-in-process", "update-in-process", targetSeed002OverUpdate, false},
+		{"switch-task-over-update", "switch_task / update in process (batch)", "switch-task-in-process", "update-in-process", targetTaskOpOverUpdate, false},
+		{"checkpoint-over-update", "create_checkpoint / update in process (batch)", "checkpoint-in-process", "update-in-process", targetTaskOpOverUpdate, false},
 		{"task-save-over-update", "save_context_snapshot / update in process (batch)", "task-save-in-process", "update-in-process", 0, false},
 		{"hook-edit-over-git-rev-parse", "hook Edit / git rev-parse HEAD", "hook-edit", "git-rev-parse", targetHookOverRevParse, false},
 		{"hook-post-read-over-git-rev-parse", "PostToolUse Read / git rev-parse HEAD", "hook-post-read", "git-rev-parse", targetPostOverRevParse, false},

@@ -10,9 +10,9 @@ import (
 	"testing"
 )
 
-// Every task orchestration tool (seed002Tools) is listed by tools/list with
+// Every task orchestration tool (taskOrchestrationTools) is listed by tools/list with
 // input and output schemas.
-func TestMCPHasSeed002Tools(t *testing.T) {
+func TestMCPHasTaskOrchestrationTools(t *testing.T) {
 	t.Parallel()
 	cs := inMemory(t, newVault(t))
 	tools, err := cs.ListTools(context.Background(), nil)
@@ -23,7 +23,7 @@ func TestMCPHasSeed002Tools(t *testing.T) {
 	for _, tl := range tools.Tools {
 		have[tl.Name] = tl.InputSchema != nil && tl.OutputSchema != nil
 	}
-	for _, name := range seed002Tools {
+	for _, name := range taskOrchestrationTools {
 		if !have[name] {
 			t.Errorf("tools/list has no %s with input and output schemas", name)
 		}
@@ -32,7 +32,7 @@ func TestMCPHasSeed002Tools(t *testing.T) {
 
 // The task orchestration tools through a real MCP client: the same notes,
 // commits and answers as the CLI verbs, and the E16xx error codes.
-func TestMCPSeed002Tools(t *testing.T) {
+func TestMCPTaskOrchestrationTools(t *testing.T) {
 	t.Parallel()
 	v := newVault(t)
 	cs := inMemory(t, v)

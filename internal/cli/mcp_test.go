@@ -27,10 +27,10 @@ var allTools = []string{"advance_phase", "check_recovery", "claim_task", "create
 	"save_context_snapshot", "session_end", "session_recover", "session_start", "session_status", "session_update", "set_feature_status", "set_mode",
 	"set_workflow_phase", "start_agent", "switch_feature", "switch_task", "sync_hot_context", "update_feature_plan", "validate_gate"}
 
-// seed002Tools are the task orchestration tools (context, snapshots,
+// taskOrchestrationTools are the task orchestration tools (context, snapshots,
 // checkpoints, rollback, task switching, conflicts, recovery, the task graph
 // and the hot context), all of which the server has.
-var seed002Tools = []string{"get_unified_context", "save_context_snapshot", "create_checkpoint", "rollback_to", "switch_task",
+var taskOrchestrationTools = []string{"get_unified_context", "save_context_snapshot", "create_checkpoint", "rollback_to", "switch_task",
 	"detect_conflicts", "resolve_conflict", "check_recovery", "get_task_graph", "sync_hot_context"}
 
 // inMemory connects an MCP client to the server of vault v serving every
