@@ -133,6 +133,9 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 	}
 	// 6. The stat of each new version, then the others are let in.
 	if err := r.release(); err != nil {
+		if r.done { // in place, the journal not written: cleanup closes nothing
+			r.closeTemps(0)
+		}
 		return "", false, err
 	}
 	// 7. Durable before the commit: each new version, and the folders whose
@@ -142,10 +145,11 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 	// window (w.syncs) the commit waits for them before it is visible;
 	// elsewhere the round does.
 	if w.repo.CoversWorkTree() {
-		for _, t := range r.temps {
+		for i, t := range r.temps {
 			err := history.WriteOut(t.f)
 			t.f.Close()
 			if err != nil {
+				r.closeTemps(i + 1)
 				return "", false, osError(err, t.n.rel, "writing")
 			}
 		}
@@ -187,6 +191,14 @@ func syncNotes(syncs *noteSyncs, temps []roundTemp, sync func(*os.File) error) {
 			}
 			return nil
 		})
+	}
+}
+
+// closeTemps closes the files of the new versions from temps[from] on, once
+// they are in place (cleanup no longer does).
+func (r *round) closeTemps(from int) {
+	for _, t := range r.temps[from:] {
+		t.f.Close()
 	}
 }
 
