@@ -52,8 +52,10 @@ func TestClearStateReplacesTheFile(t *testing.T) {
 	}
 }
 
-// An operation holds what it replaces with the vault's Freer: the git
-// index and the branch's ref, and the state files it rewrites.
+// An operation holds what it replaces with the vault's Freer: the state
+// files it rewrites, and the git index and ref (history's own test,
+// TestCommitHoldsTheFilesItReplaces, checks those: the state files alone
+// reach this bound).
 func TestOperationHoldsWhatItReplaces(t *testing.T) {
 	t.Parallel()
 	v := newVault(t)
