@@ -127,8 +127,9 @@ func Save(root, project string, key []byte, id string, c Cached, freer *lazyfree
 	if err != nil {
 		return err
 	}
-	defer freer.Hold(cachePath(root, project))()
-	return writeState(root, filepath.Base(cachePath(root, project)), data)
+	path := cachePath(root, project)
+	defer freer.Hold(path)()
+	return writeState(root, filepath.Base(path), data)
 }
 
 // Load returns the cached facts of a project when they are those of its

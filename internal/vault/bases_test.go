@@ -307,24 +307,11 @@ func BenchmarkBases(b *testing.B) {
 }
 
 // legacyRec is a base record as binaries before the plain form read it:
-// encoding/json, the identity through a []int64 of exactly five numbers.
+// encoding/json, the identity through fileID's UnmarshalJSON (an array of
+// exactly five integers).
 type legacyRec struct {
-	Commit string   `json:"commit"`
-	ID     legacyID `json:"id"`
-}
-
-type legacyID fileID
-
-func (id *legacyID) UnmarshalJSON(b []byte) error {
-	var a []int64
-	if err := json.Unmarshal(b, &a); err != nil {
-		return err
-	}
-	if len(a) != 5 {
-		return fmt.Errorf("file id: %d numbers, want 5", len(a))
-	}
-	*id = legacyID{dev: uint64(a[0]), ino: uint64(a[1]), size: a[2], mtime: a[3], ctime: a[4]}
-	return nil
+	Commit string `json:"commit"`
+	ID     fileID `json:"id"`
 }
 
 // readBaseRecords reads any bytes as encoding/json did: the same records,
@@ -360,7 +347,7 @@ func FuzzReadBaseRecords(f *testing.F) {
 			t.Fatalf("%q: %d records, encoding/json %d", data, len(got), len(want))
 		}
 		for k, w := range want {
-			if g, ok := got[k]; !ok || g.Commit != w.Commit || g.ID != fileID(w.ID) {
+			if g, ok := got[k]; !ok || g.Commit != w.Commit || g.ID != w.ID {
 				t.Fatalf("%q: record %q = %+v, encoding/json %+v", data, k, g, w)
 			}
 		}

@@ -96,7 +96,7 @@ func (w *writer) commit(notes []*noteWrite, person []history.File, ch Change, re
 	// The notes' fsyncs, still running, are waited for before the commit
 	// is visible (and after it, when it makes none).
 	if w.syncs != nil {
-		w.il.SetBeforeVisible(w.syncs.wait)
+		w.il.SetBeforeVisible(w.syncs.Wait)
 	}
 	hashes, err := w.il.Commit(specs)
 	w.il.SetBeforeVisible(nil)

@@ -33,6 +33,18 @@ func TestHelperKilledAfterSwap(t *testing.T) {
 	t.Fatal("the operation was not killed")
 }
 
+// killAfterSwap runs TestHelperKilledAfterSwap in a child process on v: an
+// operation whose note is in place is killed (SIGKILL) before its commit.
+func killAfterSwap(t *testing.T, v *Vault) {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^TestHelperKilledAfterSwap$")
+	child.Env = append(os.Environ(), killedAfterSwapEnv+"="+v.Root)
+	out, err := child.CombinedOutput()
+	if ws, ok := child.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the helper was not killed: %v\n%s", err, out)
+	}
+}
+
 // An operation killed after its note is in place, whose note a person then
 // replaces (an atomic save from a buffer read before the operation), still
 // takes effect once: the next operation merges the person's file with the
@@ -48,12 +60,7 @@ func TestKilledOperationSurvivesARenameOverItsNote(t *testing.T) {
 	}
 	stale, _ := os.ReadFile(note) // the person's buffer
 
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperKilledAfterSwap$")
-	child.Env = append(os.Environ(), killedAfterSwapEnv+"="+v.Root)
-	out, err := child.CombinedOutput()
-	if ws, ok := child.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("the helper was not killed: %v\n%s", err, out)
-	}
+	killAfterSwap(t, v)
 	if got, _ := os.ReadFile(note); !strings.Contains(string(got), "^u-2") {
 		t.Fatalf("the killed operation's note is not in place: %q", got)
 	}
@@ -146,12 +153,7 @@ func TestRecoveredCommitFsyncsItsNotes(t *testing.T) {
 	if _, _, err := v.TransactOnce("op-1", entryOp("n.md", "- engine 1 ^u-1")); err != nil {
 		t.Fatal(err)
 	}
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperKilledAfterSwap$")
-	child.Env = append(os.Environ(), killedAfterSwapEnv+"="+v.Root)
-	out, err := child.CombinedOutput()
-	if ws, ok := child.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("the helper was not killed: %v\n%s", err, out)
-	}
+	killAfterSwap(t, v)
 
 	v.Config.Durability = "fsync"
 	v.hist = nil

@@ -8,6 +8,8 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/history"
 	"github.com/sessionvault/sessionvault/internal/notemerge"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // rollForward finishes an operation that a crash interrupted between its
@@ -99,7 +101,7 @@ func (v *Vault) rollForward(repo *history.Repo, outer *writer) error {
 	// The killed process may have died before its notes were fsynced: the
 	// recovered commit waits for theirs, as any commit does.
 	if !repo.CoversWorkTree() {
-		w.syncs = &noteSyncs{}
+		w.syncs = new(errgroup.Group)
 		for _, n := range toCommit {
 			syncNotePath(w.syncs, n.abs, n.rel, v.syncNote)
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/history"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // noteWrite is one note of an operation's write.
@@ -159,22 +161,22 @@ func (w *writer) tryRound(notes []*noteWrite, j *journal, adapt, mayUndo bool) (
 		syncNotes(w.syncs, r.temps, w.v.syncNote)
 		return "", false, nil
 	}
-	syncs := &noteSyncs{}
+	syncs := new(errgroup.Group)
 	syncNotes(syncs, r.temps, w.v.syncNote)
-	return "", false, syncs.wait()
+	return "", false, syncs.Wait()
 }
 
 // syncNotes starts the fsyncs of each new version of temps (closing its
 // file; sync stands for (*os.File).Sync when not nil) and of each folder
 // holding one, once.
-func syncNotes(syncs *noteSyncs, temps []roundTemp, sync func(*os.File) error) {
+func syncNotes(syncs *errgroup.Group, temps []roundTemp, sync func(*os.File) error) {
 	if sync == nil {
 		sync = (*os.File).Sync
 	}
 	seen := map[string]string{}
 	for _, t := range temps {
 		f, rel := t.f, t.n.rel
-		syncs.start(func() error {
+		syncs.Go(func() error {
 			err := sync(f)
 			f.Close()
 			if err != nil {
@@ -185,7 +187,7 @@ func syncNotes(syncs *noteSyncs, temps []roundTemp, sync func(*os.File) error) {
 		seen[filepath.Dir(t.n.abs)] = rel
 	}
 	for dir, rel := range seen {
-		syncs.start(func() error {
+		syncs.Go(func() error {
 			if err := syncDir(dir); err != nil {
 				return osError(err, rel, "writing the folder of")
 			}
@@ -205,11 +207,11 @@ func (r *round) closeTemps(from int) {
 // syncNotePath starts the fsyncs of the note at abs and of its folder (a
 // note written by an earlier process, which a recovery commits); sync
 // stands for (*os.File).Sync when not nil.
-func syncNotePath(syncs *noteSyncs, abs, rel string, sync func(*os.File) error) {
+func syncNotePath(syncs *errgroup.Group, abs, rel string, sync func(*os.File) error) {
 	if sync == nil {
 		sync = (*os.File).Sync
 	}
-	syncs.start(func() error {
+	syncs.Go(func() error {
 		f, err := os.Open(abs)
 		if err == nil {
 			err = sync(f)
@@ -220,7 +222,7 @@ func syncNotePath(syncs *noteSyncs, abs, rel string, sync func(*os.File) error) 
 		}
 		return nil
 	})
-	syncs.start(func() error {
+	syncs.Go(func() error {
 		if err := syncDir(filepath.Dir(abs)); err != nil {
 			return osError(err, rel, "writing the folder of")
 		}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/history"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Bounds of the write path: how often an operation reruns or merges before
@@ -174,8 +176,10 @@ type writer struct {
 	// warnings are what failed after the commit was made (Result.Warnings).
 	warnings []string
 	// syncs, while an operation's notes are written and not yet committed,
-	// are their fsyncs in flight (nil: a round fsyncs before it returns).
-	syncs *noteSyncs
+	// are their fsyncs (file and folder, durability fsync) in flight; the
+	// commit waits for them after its own barrier, before it is visible, so
+	// they overlap its work (nil: a round fsyncs before it returns).
+	syncs *errgroup.Group
 }
 
 // warn keeps err, which happened after the operation's commit (so the
@@ -246,7 +250,7 @@ func (w *writer) apply(tx *Tx, ch Change, adapt bool) (Result, string, error) {
 		}
 	}
 	// The rounds' note fsyncs run until the commit waits for them.
-	w.syncs = &noteSyncs{}
+	w.syncs = new(errgroup.Group)
 	defer func() { _ = w.endSyncs() }() // ended by the commit, or here on a failure already returned
 	changed, err := w.writeRound(notes, j, adapt)
 	if err != nil {
