@@ -62,7 +62,7 @@ var docs = map[Code]Doc{
 	NetworkUnavailable:       {"A service over the network (a git remote, Linear) could not be reached: a name that does not resolve, a refused or timed-out connection. Nothing more was sent; what was done before stays (the edits `remote sync` committed in the vault).", "Check the connection and the address in the message, then run the command again: it sends what is left."},
 	ImportSourceNotFound:     {"An import's folder or file is missing or holds nothing of the kind.", "Name the folder or file the command's help describes."},
 	ImportFormatUnknown:      {"The file given to an import is not in the format it reads.", "Check that the file is what the command's help describes."},
-	VaultNotFound:            {"No vault was found: no `--vault`, no `$SESSIONVAULT_VAULT`, no link for this repository, no `.sessionvault/` above the current folder.", "`sessionvault init DIR` makes one; or pass `--vault DIR`."},
+	VaultNotFound:            {"No vault was found: no `--vault`, no `$SESSIONVAULT_VAULT`, no link for this repository, no `.sessionvault/` above the current folder.", "`sessionvault init DIR --project NAME` makes one; or pass `--vault DIR`."},
 	ConfigInvalid:            {"`.sessionvault/config.yaml` does not parse or holds a value out of range; the message names the key and line.", "Fix the file as the message says."},
 	LockTimeout:              {"The vault lock stayed taken longer than the engine waits.", "Another sessionvault process is working on the vault; run the command again."},
 	InvalidCommand:           {"The command line is not valid: an unknown command or flag, a missing argument or required flag.", "`sessionvault COMMAND --help` shows the usage."},

@@ -278,7 +278,7 @@ func CheckoutVaultBranch(dir, branch string) (VaultBranch, error) {
 		dir = abs
 	}
 	notClone := func(why string) error {
-		return errs.New(errs.VaultNotFound, "%s is not a vault (no %s) nor a git clone of one (%s); run `sessionvault init %s`, or clone the vault's repository with git clone", dir, config.File, why, shellQuote(dir))
+		return errs.New(errs.VaultNotFound, "%s is not a vault (no %s) nor a git clone of one (%s); run `%s`, or clone the vault's repository with git clone", dir, config.File, why, initRemedy(dir))
 	}
 	// Only the top of a clone: a folder inside a code repository is not
 	// one, and the branch of that repository is not the vault's to switch.

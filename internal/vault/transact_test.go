@@ -327,6 +327,24 @@ func TestStateFiles(t *testing.T) {
 	}
 }
 
+// The init a refusal names can be pasted as written, from any folder: the
+// vault's absolute path quoted for the shell, and the --project init
+// requires.
+func TestNotAVaultNamesAWorkingInit(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "my vault")
+	os.MkdirAll(dir, 0o755)
+	_, err := Open(dir)
+	want := "`sessionvault init '" + dir + "' --project "
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Open = %v, want a remedy starting %s", err, want)
+	}
+	rest := strings.SplitN(err.Error()[strings.Index(err.Error(), want)+len(want):], "`", 2)[0]
+	if CheckName("project", rest) != nil {
+		t.Fatalf("the remedy's project %q is not a project name", rest)
+	}
+}
+
 // Open refuses a folder that is not a vault, a vault that is not a git
 // repository, and settings it cannot read; Find finds the vault above a
 // folder, or says there is none.

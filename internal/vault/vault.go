@@ -59,6 +59,20 @@ type Vault struct {
 // (the hook's caches) hold their old versions with it.
 func (v *Vault) Freer() *lazyfree.Freer { return &v.freer }
 
+// initRemedy is the command that makes the folder abs a vault, as it can be
+// pasted anywhere: the folder's absolute path quoted for the shell, and
+// --project (which init requires) named after the current folder, or
+// "main" where that name is not a project name or is the vault's own.
+func initRemedy(abs string) string {
+	project := "main"
+	if wd, err := os.Getwd(); err == nil && wd != abs {
+		if name := filepath.Base(wd); CheckName("project", name) == nil {
+			project = name
+		}
+	}
+	return "sessionvault init " + shellQuote(abs) + " --project " + project
+}
+
 // Open opens the vault at dir: dir must hold .sessionvault/ and be a git
 // repository. Errors carry errs.VaultNotFound or errs.ConfigInvalid.
 func Open(dir string) (*Vault, error) {
@@ -67,10 +81,10 @@ func Open(dir string) (*Vault, error) {
 		return nil, err
 	}
 	if !IsVault(abs) {
-		return nil, errs.New(errs.VaultNotFound, "%s is not a vault (no .sessionvault folder); run `sessionvault init %s` first", dir, dir)
+		return nil, errs.New(errs.VaultNotFound, "%s is not a vault (no .sessionvault folder); run `%s` first", dir, initRemedy(abs))
 	}
 	if fi, err := os.Stat(filepath.Join(abs, ".git")); err != nil || !fi.IsDir() {
-		return nil, errs.New(errs.VaultNotFound, "%s is not a git repository; a vault must be one (run `sessionvault init %s`)", dir, dir)
+		return nil, errs.New(errs.VaultNotFound, "%s is not a git repository; a vault must be one (run `%s`)", dir, initRemedy(abs))
 	}
 	stamp := statConfig(abs) // before the reading: a change meanwhile is read again
 	cfg, err := config.Load(abs)
