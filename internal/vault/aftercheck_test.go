@@ -121,3 +121,54 @@ func TestJournalAndBaseRecordsRoundTrip(t *testing.T) {
 		t.Error("a file id of three numbers was accepted")
 	}
 }
+
+// A save renamed over the note between the check and the swap is merged
+// into the note, not given back by undoing the swap: the engine's version
+// was in the note a moment, and the person's next save, made from it,
+// would drop the file given back.
+func TestRenameBeforeTheSwapSurvivesASaveMadeFromTheEngineVersion(t *testing.T) {
+	v := newVault(t)
+	mustTransact(t, v, writeOp("n.md", "# N\n\nstart\n"))
+	note := filepath.Join(v.Root, "n.md")
+	save := func(text string) {
+		tmp := filepath.Join(v.Root, ".n.md.swp")
+		if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(tmp, note); err != nil {
+			t.Error(err)
+		}
+	}
+	var seen string // what the person's editor read while the engine's version was in place
+	saves := 0
+	v.beforeSwap = func() {
+		saves++
+		switch saves {
+		case 1: // the first save: lands between the check and the swap
+			cur, _ := os.ReadFile(note)
+			save(string(cur) + "person's line 1\n")
+		case 2: // the next save, made from what the editor read
+			v.beforeSwap = nil
+			save(seen + "person's line 2\n")
+		}
+	}
+	afterPlace = func(*Vault) {
+		if seen == "" {
+			b, _ := os.ReadFile(note)
+			seen = string(b)
+		}
+	}
+	t.Cleanup(func() { afterPlace = nil })
+	mustTransact(t, v, entryOp("n.md", "- engine ^u-1"))
+	afterPlace = nil
+	mustTransact(t, v, entryOp("n.md", "- engine ^u-2"))
+	got := readNote(t, v, "n.md")
+	for _, line := range []string{"start\n", "- engine ^u-1\n", "- engine ^u-2\n", "person's line 1\n", "person's line 2\n"} {
+		if strings.Count(got, line) != 1 {
+			t.Errorf("%q is in the note %d times, want once:\n%s", line, strings.Count(got, line), got)
+		}
+	}
+	if st := gitStatus(t, v); st != "" {
+		t.Errorf("git status:\n%s", st)
+	}
+}

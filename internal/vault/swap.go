@@ -185,6 +185,9 @@ func (r *round) place() (changed string, retry bool, err error) {
 				return t.n.rel, false, nil
 			}
 		} else {
+			if r.w.v.beforeSwap != nil {
+				r.w.v.beforeSwap()
+			}
 			err = exchange(t.path, t.n.abs)
 		}
 		if err != nil {
@@ -198,20 +201,19 @@ func (r *round) place() (changed string, retry bool, err error) {
 
 // writerWaiting reports whether the swaps should be undone for another
 // writer: one waiting on a replaced note would write into it, not into the
-// note; one who renamed a file over the note after the check must get it
-// back at once, or their editor may read the note without their save —
-// unless someone is also waiting on, or already saved over, our new
+// note — unless someone is also waiting on, or already saved over, our new
 // version.
+//
+// A file someone renamed over the note between the check and the swap is
+// not a reason: the swap took it out, and the settle merges it into the
+// note (and guards its lines). Giving it back would lose it to the next
+// save of whoever read the engine's version in the meantime — an editor
+// that saves by rename reads the note before each save.
 func (r *round) writerWaiting() bool {
 	waitingOld, waitingNew := false, false
 	for _, t := range r.temps {
 		if t.n.old != nil && leaseBreakPending(t.n.old.f) {
 			waitingOld = true
-		}
-		if t.n.old != nil {
-			if id, _, err := lstatID(t.path); err == nil && (id.ino != t.n.old.id.ino || id.dev != t.n.old.id.dev) {
-				waitingOld = true
-			}
 		}
 		if leaseBreakPending(t.f) {
 			waitingNew = true

@@ -42,6 +42,9 @@ type Vault struct {
 	afterSwap func()
 	machine   *Machine // this clone's identity, once read (Machine)
 
+	// beforeSwap, when set (tests only), runs in a round between the check
+	// of a note and its swap.
+	beforeSwap func()
 	// beforeSwapBack, when set (tests only), runs in a round's undo between
 	// the check that the note is still ours and the swap back.
 	beforeSwapBack func()
