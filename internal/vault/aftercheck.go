@@ -142,9 +142,7 @@ func (w *writer) watchLate(notes []*noteWrite, j *journal) {
 			if _, err := w.writeRound([]*noteWrite{m}, j, true); err == nil {
 				w.warn(w.settleAll([]*noteWrite{m}, j), "bytes written late into a replaced copy of "+n.rel+" were not checked")
 				n.spent = append(n.spent, m.spent...)
-				if m.oldAt != "" {
-					n.spent = append(n.spent, m.oldAt)
-				}
+				w.keepUnmerged(m)
 				n.watch = append(n.watch, m.watch...)
 				if m.old != nil {
 					m.old.close()

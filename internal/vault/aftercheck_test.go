@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -170,5 +171,44 @@ func TestRenameBeforeTheSwapSurvivesASaveMadeFromTheEngineVersion(t *testing.T) 
 	}
 	if st := gitStatus(t, v); st != "" {
 		t.Errorf("git status:\n%s", st)
+	}
+}
+
+// Saves renamed over the note before every swap outlast an operation's
+// merges: the replaced file its last merge leaves is kept and recorded, and
+// a later operation merges it — also when the write that ran out was the
+// one that merged an earlier operation's kept file (rescueOrphans).
+func TestSavesBeforeEverySwapAreAllKept(t *testing.T) {
+	v := newVault(t)
+	mustTransact(t, v, writeOp("n.md", "# N\n\nstart\n"))
+	note := filepath.Join(v.Root, "n.md")
+	var lines []string
+	v.beforeSwap = func() {
+		line := "person's line " + strconv.Itoa(len(lines)+1) + "\n"
+		cur, _ := os.ReadFile(note)
+		tmp := filepath.Join(v.Root, ".n.md.swp")
+		if err := os.WriteFile(tmp, append(cur, line...), 0o644); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(tmp, note); err != nil {
+			t.Error(err)
+		}
+		lines = append(lines, line)
+	}
+	mustTransact(t, v, entryOp("n.md", "- engine ^u-1"))
+	mustTransact(t, v, entryOp("n.md", "- engine ^u-2")) // merges the kept file, and runs out again
+	v.beforeSwap = nil
+	mustTransact(t, v, entryOp("n.md", "- engine ^u-3"))
+	if len(lines) <= 2*maxMerges {
+		t.Fatalf("%d saves: the merges did not run out", len(lines))
+	}
+	got := readNote(t, v, "n.md")
+	for _, line := range append(lines, "- engine ^u-1\n", "- engine ^u-2\n", "- engine ^u-3\n") {
+		if n := strings.Count(got, line); n != 1 {
+			t.Errorf("%q is in the note %d times, want once", line, n)
+		}
+	}
+	if t.Failed() {
+		t.Logf("the note:\n%s", got)
 	}
 }

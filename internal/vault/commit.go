@@ -155,10 +155,7 @@ func (w *writer) finish(notes []*noteWrite, res Result, ch Change) {
 			wt.h.close()
 		}
 		n.watch = nil
-		if n.oldAt != "" { // merges ran out: kept for the next operation
-			w.orphans = append(w.orphans, orphan{Rel: n.rel, File: filepath.Base(n.oldAt), Ancestor: n.keptAnc})
-			n.oldAt = ""
-		}
+		w.keepUnmerged(n)
 	}
 	w.warn(v.saveOrphans(w.orphans), "the replaced files to check were not recorded")
 	w.warn(v.saveGuards(w.guards), "the guarded lines were not recorded")

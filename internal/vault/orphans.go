@@ -55,6 +55,19 @@ func saveStateList[T any](v *Vault, name string, recs []T) error {
 	return v.writeStateInPlace(name, data)
 }
 
+// keepUnmerged records n's replaced file that the merges ran out before
+// (n.oldAt, which held n.keptAnc when it was replaced) as an orphan: the
+// next operation merges what someone wrote into it (rescueOrphans). Every
+// write that settles calls it once done, or that file's bytes would be left
+// in .sessionvault/state/tmp, in no note.
+func (w *writer) keepUnmerged(n *noteWrite) {
+	if n.oldAt == "" {
+		return
+	}
+	w.orphans = append(w.orphans, orphan{Rel: n.rel, File: filepath.Base(n.oldAt), Ancestor: n.keptAnc})
+	n.oldAt = ""
+}
+
 func (v *Vault) loadOrphans() []orphan { return loadStateList[orphan](v, orphansName) }
 
 func (v *Vault) saveOrphans(recs []orphan) error {
@@ -134,6 +147,7 @@ func (w *writer) writeForPerson(rel, abs string, live *readRec, data []byte) err
 		w.orphans = append(w.orphans, orphan{Rel: n.rel, File: filepath.Base(wt.at), ID: wt.h.id, Ancestor: wt.ancestor})
 		wt.h.close()
 	}
+	w.keepUnmerged(n)
 	return nil
 }
 

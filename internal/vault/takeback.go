@@ -3,6 +3,7 @@ package vault
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 
 	"github.com/sessionvault/sessionvault/internal/notemerge"
 )
@@ -18,19 +19,23 @@ func (w *writer) fail(notes []*noteWrite, j *journal, err error) (Result, string
 			n.old = nil
 		}
 		for _, wt := range n.watch {
+			// A writer may yet be on its way into it: checked by the next
+			// operation, as after a commit.
+			w.orphans = append(w.orphans, orphan{Rel: n.rel, File: filepath.Base(wt.at), ID: wt.h.id, Ancestor: wt.ancestor})
 			wt.h.close()
-			os.Remove(wt.at)
 		}
 		n.watch = nil
 		for _, p := range n.spent {
 			os.Remove(p)
 		}
 		n.spent = nil
+		w.keepUnmerged(n)
 		if !n.written {
 			continue
 		}
 		w.takeBack(n)
 	}
+	w.warn(w.v.saveOrphans(w.orphans), "the replaced files to check were not recorded")
 	w.v.clearState(journalName)
 	return Result{}, "", err
 }
@@ -59,12 +64,14 @@ func (w *writer) takeBack(n *noteWrite) {
 		m := &noteWrite{rel: n.rel, abs: n.abs, orig: n.orig, base: &readRec{data: cur, id: id, fi: fi}, data: back}
 		changed, err := w.writeRound([]*noteWrite{m}, &journal{Files: map[string]string{}, Old: map[string]string{}}, true)
 		w.v.clearState(journalName)
-		if m.oldAt != "" {
-			if m.old != nil {
-				m.old.close()
-			}
-			os.Remove(m.oldAt)
+		if m.old != nil {
+			m.old.close()
+			m.old = nil
 		}
+		// What the take-back replaced: a save renamed over the note just
+		// before its swap, which the next operation merges (rescueOrphans).
+		m.keptAnc = m.base.data
+		w.keepUnmerged(m)
 		if err != nil || changed == "" {
 			return
 		}
