@@ -2,10 +2,11 @@ package mcpserver
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 
 	"mvdan.cc/sh/v3/shell"
+
+	"github.com/sessionvault/sessionvault/internal/lazyregexp"
 )
 
 // toolFor is how a CLI command is reached over MCP: the tool that runs the
@@ -78,9 +79,11 @@ var operationFlags = map[string]bool{"objective": true, "epic": true, "linear": 
 	"reason": true, "context": true, "pending": true, "confidence": true, "reasoning": true, "condition": true,
 	"decided-by": true, "approved-by": true, "rejected-by": true}
 
+// Compiled on first use (lazyregexp): every sessionvault process links
+// this package, few rewrite a remedy.
 var (
-	quotedCommandRe = regexp.MustCompile("(run )?`sessionvault ([^`]*)`")
-	flagRe          = regexp.MustCompile(`(^|[\s(])--([a-z][a-z-]*)\b`)
+	quotedCommandRe = lazyregexp.New("(run )?`sessionvault ([^`]*)`")
+	flagRe          = lazyregexp.New(`(^|[\s(])--([a-z][a-z-]*)\b`)
 )
 
 // toolCall returns the tool call that does what the CLI command line args
@@ -181,8 +184,8 @@ func argument(flag string) string {
 // any folder, and so is a command whose tool is in a toolset this server
 // does not serve.
 func (s *Server) say(project, text string) string {
-	text = quotedCommandRe.ReplaceAllStringFunc(text, func(q string) string {
-		m := quotedCommandRe.FindStringSubmatch(q)
+	text = quotedCommandRe().ReplaceAllStringFunc(text, func(q string) string {
+		m := quotedCommandRe().FindStringSubmatch(q)
 		if call, ok := toolCall(m[2], s.serves); ok {
 			if m[1] != "" {
 				return "call " + call
@@ -204,8 +207,8 @@ func (s *Server) say(project, text string) string {
 			out.WriteString(part) // inside a quoted command or tool call
 			continue
 		}
-		out.WriteString(flagRe.ReplaceAllStringFunc(part, func(m string) string {
-			sm := flagRe.FindStringSubmatch(m)
+		out.WriteString(flagRe().ReplaceAllStringFunc(part, func(m string) string {
+			sm := flagRe().FindStringSubmatch(m)
 			if !operationFlags[sm[2]] {
 				return m
 			}
