@@ -104,8 +104,8 @@ func (w *writer) settle(notes []*noteWrite, last bool) ([]*noteWrite, error) {
 				n.spent = append(n.spent, n.oldAt)
 				n.oldAt = ""
 			default:
-				// Out of rounds: kept for the next operation to merge.
-				n.keptAnc = ancestor
+				// Out of rounds: kept for the next operation to merge
+				// (keepUnmerged), against ancestor (keptAnc).
 			}
 		}
 		if bytes.Equal(merged, live) && !liveRec.missing {
@@ -124,7 +124,8 @@ func (w *writer) settle(notes []*noteWrite, last bool) ([]*noteWrite, error) {
 // them as the person's).
 func (w *writer) watchLate(notes []*noteWrite, j *journal) {
 	for _, n := range notes {
-		for _, wt := range n.watch {
+		for i := range n.watch {
+			wt := n.watch[i]
 			cur, err := statID(wt.h.f)
 			if err != nil || cur.sameContent(wt.h.id) {
 				continue
@@ -147,6 +148,9 @@ func (w *writer) watchLate(notes []*noteWrite, j *journal) {
 				if m.old != nil {
 					m.old.close()
 				}
+				// What it held when read is in the note now: its next
+				// check (rescueOrphans) merges only what lands after.
+				n.watch[i].ancestor, n.watch[i].h.id = other, cur
 			}
 		}
 	}

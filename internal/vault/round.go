@@ -31,7 +31,7 @@ type noteWrite struct {
 	wrote   []byte    // what the last round put in place: what the commit holds
 	spent   []string  // replaced files already merged, removed when done
 	watch   []watched // replaced files still open, checked after the commit
-	keptAnc []byte    // oldAt's content when it was replaced, when kept past the last round
+	keptAnc []byte    // oldAt's content when it was replaced (the round's base): the ancestor it is merged against
 }
 
 // watched is a replaced file no one had written when the write was

@@ -252,7 +252,7 @@ func (r *round) release() error {
 		}
 		n.newID, n.newFI, n.written, n.wrote = id, fi, true, n.data
 		if n.old != nil {
-			n.oldAt = t.path
+			n.oldAt, n.keptAnc = t.path, n.base.data
 			n.pending = n.old.release()
 		}
 		unlease(t.f)

@@ -69,8 +69,7 @@ func (w *writer) takeBack(n *noteWrite) {
 			m.old = nil
 		}
 		// What the take-back replaced: a save renamed over the note just
-		// before its swap, which the next operation merges (rescueOrphans).
-		m.keptAnc = m.base.data
+		// before its swap is merged by the next operation (rescueOrphans).
 		w.keepUnmerged(m)
 		if err != nil || changed == "" {
 			return

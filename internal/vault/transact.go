@@ -116,12 +116,8 @@ func (v *Vault) TransactOnce(opID string, fn func(tx *Tx) (Change, error)) (Resu
 		w.warn(v.saveOrphans(w.orphans), "the replaced files to check were not recorded")
 	}
 	if w.guards = v.loadGuards(); len(w.guards) > 0 {
-		had := len(w.orphans)
 		w.applyGuards()
 		w.warn(v.saveGuards(w.guards), "the guarded lines were not recorded")
-		if len(w.orphans) > had { // replaced files its writes left to check
-			w.warn(v.saveOrphans(w.orphans), "the replaced files to check were not recorded")
-		}
 	}
 	if w.killed {
 		v.cleanTmp(w.orphans)
