@@ -90,7 +90,7 @@ func (w *writer) settle(notes []*noteWrite, last bool) ([]*noteWrite, error) {
 			merged = notemerge.Merge3(ancestor, live, n.wrote, n.wrote, w.protect) // the engine's change in what is there now
 		}
 		if !bytes.Equal(other, ancestor) {
-			merged = notemerge.Merge3(ancestor, other, merged, merged, w.protect) // and what landed in the replaced file
+			merged = w.mergeCopy(ancestor, other, merged) // and what landed in the replaced file
 			w.guardLines(n.rel, ancestor, other)
 		}
 		if n.oldAt != "" {
@@ -139,7 +139,7 @@ func (w *writer) watchLate(notes []*noteWrite, j *journal) {
 				continue
 			}
 			m := &noteWrite{rel: n.rel, abs: n.abs, orig: n.orig, first: n.first,
-				base: &readRec{data: live, id: id, fi: fi}, data: notemerge.Merge3(wt.ancestor, other, live, live, w.protect)}
+				base: &readRec{data: live, id: id, fi: fi}, data: w.mergeCopy(wt.ancestor, other, live)}
 			if _, err := w.writeRound([]*noteWrite{m}, j, true); err == nil {
 				w.warn(w.settleAll([]*noteWrite{m}, j), "bytes written late into a replaced copy of "+n.rel+" were not checked")
 				n.spent = append(n.spent, m.spent...)

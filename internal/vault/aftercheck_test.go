@@ -212,3 +212,20 @@ func TestSavesBeforeEverySwapAreAllKept(t *testing.T) {
 		t.Logf("the note:\n%s", got)
 	}
 }
+
+// Lines someone added to a replaced copy of a note, which the note already
+// holds elsewhere (their editor read the copy before the swap and saved
+// them again), are merged once, not twice; the lines only the copy has
+// still come in.
+func TestAReplacedCopysLinesAreNotAddedTwice(t *testing.T) {
+	w := &writer{}
+	ancestor := "# N\n\n## Updates\n- e1 ^u-1\n\n## Notes\np1\nX\n"
+	copyOf := ancestor + "p2\np3\np5\n"
+	note := "# N\n\n## Updates\n- e1 ^u-1\n- e2 ^u-2\n\n## Notes\np1\np2\np3\nX\np4\n"
+	got := string(w.mergeCopy([]byte(ancestor), []byte(copyOf), []byte(note)))
+	for _, line := range []string{"- e1 ^u-1\n", "- e2 ^u-2\n", "p1\n", "p2\n", "p3\n", "p4\n", "p5\n", "X\n"} {
+		if n := strings.Count(got, line); n != 1 {
+			t.Errorf("%q is in the merge %d times, want once:\n%s", line, n, got)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sessionvault/sessionvault/internal/notemerge"
@@ -112,7 +113,7 @@ func (w *writer) rescueOrphans() []orphan {
 			w.orphans = append(w.orphans, rec)
 			continue
 		}
-		merged := notemerge.Merge3(ancestor, other, live, live, w.protect)
+		merged := w.mergeCopy(ancestor, other, live)
 		w.guardLines(rec.Rel, ancestor, other)
 		if !bytes.Equal(merged, live) {
 			if err := w.writeForPerson(rec.Rel, abs, &readRec{data: live, id: lid, fi: fi}, merged); err != nil {
@@ -173,4 +174,40 @@ func (v *Vault) cleanTmp(keep []orphan) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
+}
+
+// mergeCopy merges into into what someone added to a replaced copy of a
+// note (other, which held ancestor when it was replaced), except the body
+// lines into already holds: a save made from that copy (an editor that read
+// it just before the swap) may have brought them in another way, and a
+// line is never added twice.
+func (w *writer) mergeCopy(ancestor, other, into []byte) []byte {
+	return notemerge.Merge3(ancestor, notYetIn(ancestor, other, into), into, into, w.protect)
+}
+
+// notYetIn returns other without the body lines it added to ancestor that
+// into already holds, counted (a line other added twice and into holds once
+// keeps one copy). Blank lines and the front matter stay as they are.
+func notYetIn(ancestor, other, into []byte) []byte {
+	count := func(text []byte) map[string]int {
+		_, body := notemerge.SplitNote(text)
+		m := map[string]int{}
+		for _, l := range notemerge.SplitLines(body) {
+			m[strings.TrimRight(l, "\r\n")]++
+		}
+		return m
+	}
+	had, have := count(ancestor), count(into)
+	fm, body := notemerge.SplitNote(other)
+	out := append([]byte(nil), fm...)
+	seen := map[string]int{}
+	for _, l := range notemerge.SplitLines(body) {
+		k := strings.TrimRight(l, "\r\n")
+		seen[k]++
+		if strings.TrimSpace(k) != "" && seen[k] > had[k] && have[k] >= seen[k] {
+			continue // added by other, and already in into
+		}
+		out = append(out, l...)
+	}
+	return out
 }

@@ -239,7 +239,7 @@ func (w *writer) recoveredNote(j *journal, rel, abs string, wasMissing, swappedN
 	}
 	if swapped && other != nil && !bytes.Equal(other, orig.data) && !bytes.Equal(other, mine) {
 		// Written into the replaced file after the swap.
-		merged = notemerge.Merge3(orig.data, other, merged, merged, w.protect)
+		merged = w.mergeCopy(orig.data, other, merged)
 		w.guardLines(rel, orig.data, other)
 	}
 	n = &noteWrite{rel: rel, abs: abs, orig: orig, first: mine, base: curRec, data: merged}
