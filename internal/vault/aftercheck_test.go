@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -226,6 +227,57 @@ func TestAReplacedCopysLinesAreNotAddedTwice(t *testing.T) {
 	for _, line := range []string{"- e1 ^u-1\n", "- e2 ^u-2\n", "p1\n", "p2\n", "p3\n", "p4\n", "p5\n", "X\n"} {
 		if n := strings.Count(got, line); n != 1 {
 			t.Errorf("%q is in the merge %d times, want once:\n%s", line, n, got)
+		}
+	}
+}
+
+// An operation that fails after its swap (its settle could not read the
+// note) keeps the file a save renamed over the note before the swap, with
+// what the note held then: the next operation merges the person's line
+// once, and nothing else of that file comes back (the person's edit of a
+// line it holds stands).
+func TestAFailedOperationKeepsARenamedSave(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	mustTransact(t, v, writeOp("n.md", "# N\n\nstart\nold line\n"))
+	mustTransact(t, v, writeOp("n.md", "# N\n\nstart\n")) // "old line" is in no version the next operations merge against
+	note := filepath.Join(v.Root, "n.md")
+	v.beforeSwap = func() {
+		v.beforeSwap = nil
+		cur, _ := os.ReadFile(note)
+		tmp := filepath.Join(v.Root, ".n.md.swp")
+		os.WriteFile(tmp, append(cur, "person's line\n"...), 0o644)
+		if err := os.Rename(tmp, note); err != nil {
+			t.Error(err)
+		}
+	}
+	v.afterSwap = func() { // the note is a folder a moment: the settle cannot read it
+		v.afterSwap = nil
+		if err := os.Rename(note, note+".away"); err != nil {
+			t.Error(err)
+		}
+		if err := os.Mkdir(note, 0o755); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := v.Transact(entryOp("n.md", "- engine ^u-1")); err == nil {
+		t.Fatal("the operation succeeded with a folder where its note was")
+	}
+	if err := os.Remove(note); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(note+".away", note); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := os.ReadFile(note) // the person edits a line the kept file holds as it was
+	if err := os.WriteFile(note, bytes.Replace(cur, []byte("start\n"), []byte("start edited\n"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustTransact(t, v, entryOp("n.md", "- engine ^u-2"))
+	got := readNote(t, v, "n.md")
+	for line, want := range map[string]int{"start\n": 0, "start edited\n": 1, "person's line\n": 1, "- engine ^u-2\n": 1, "old line\n": 0} {
+		if n := strings.Count(got, line); n != want {
+			t.Errorf("%q is in the note %d times, want %d:\n%s", line, n, want, got)
 		}
 	}
 }
