@@ -38,7 +38,7 @@ func Merge3(o, a, b, prefer []byte, protect func(line []byte) bool) []byte {
 	if tail, ok := appendedLines(o, a); ok && endsLike(b, o) {
 		// The common case, cheaply: a only appended lines at the end (a
 		// person's `>>`), and b kept o's last line last.
-		return append(append([]byte(nil), b...), tailNotIn(tail, o, b)...)
+		return noExtraCopies(append(append([]byte(nil), b...), tail...), a, b)
 	}
 	of, ob := SplitNote(o)
 	af, ab := SplitNote(a)
@@ -47,25 +47,27 @@ func Merge3(o, a, b, prefer []byte, protect func(line []byte) bool) []byte {
 	if len(fm) > 0 && !frontMatterParses(fm) {
 		fm, _ = SplitNote(prefer)
 	}
-	return append(fm, noExtraCopies(mergeLines(ob, ab, bb, protect), ab, bb)...)
+	return noExtraCopies(append(fm, mergeLines(ob, ab, bb, protect)...), a, b)
 }
 
-// noExtraCopies returns merged (a merged body) without the later copies of
-// each non-blank line beyond the most that body a or b holds of it. Two
-// sides that added the same line at different places (a save made from a
-// copy the other side had merged already) would otherwise have it twice.
+// noExtraCopies returns merged without the later copies of each non-blank
+// body line beyond the most that a or b holds of it. Two sides that added
+// the same line at different places (a save made from a copy the other side
+// had merged already) would otherwise have it twice.
 func noExtraCopies(merged, a, b []byte) []byte {
 	count := func(text []byte) map[string]int {
+		_, body := SplitNote(text)
 		m := map[string]int{}
-		for _, l := range SplitLines(text) {
+		for _, l := range SplitLines(body) {
 			m[strings.TrimRight(l, "\r\n")]++
 		}
 		return m
 	}
 	ca, cb := count(a), count(b)
-	lines := SplitLines(merged)
+	fm, body := SplitNote(merged)
+	lines := SplitLines(body)
 	seen := make(map[string]int, len(lines))
-	out := make([]byte, 0, len(merged))
+	out := append(make([]byte, 0, len(merged)), fm...)
 	for _, l := range lines {
 		if k := strings.TrimRight(l, "\r\n"); strings.TrimSpace(k) != "" {
 			seen[k]++
@@ -429,40 +431,4 @@ func region[L any](out, o []L, start, end int, hunks []hunkOf[L]) []L {
 		pos = h.end
 	}
 	return append(out, o[pos:end]...)
-}
-
-// tailNotIn returns the lines appended to o (tail) without those b already
-// added: b holds more copies of such a line than o does. Each line is
-// looked up as a whole line, so the common append stays a scan.
-func tailNotIn(tail, o, b []byte) []byte {
-	var out []byte
-	dropped := map[string]int{}
-	for _, l := range SplitLines(tail) {
-		if k := strings.TrimRight(l, "\r\n"); strings.TrimSpace(k) != "" {
-			if countLine(b, k)-countLine(o, k)-dropped[k] > 0 {
-				dropped[k]++
-				continue
-			}
-		}
-		out = append(out, l...)
-	}
-	return out
-}
-
-// countLine counts the whole lines of text that read line (line without
-// its ending; a line may end in "\r\n").
-func countLine(text []byte, line string) int {
-	n := 0
-	for off := 0; off < len(text); {
-		i := bytes.Index(text[off:], []byte(line))
-		if i < 0 {
-			break
-		}
-		at, end := off+i, off+i+len(line)
-		if (at == 0 || text[at-1] == '\n') && (end == len(text) || text[end] == '\n' || (text[end] == '\r' && end+1 < len(text) && text[end+1] == '\n')) {
-			n++
-		}
-		off = at + 1
-	}
-	return n
 }

@@ -180,14 +180,3 @@ func TestMerge3AddsALineBothAddedOnce(t *testing.T) {
 		}
 	}
 }
-
-// The same on the quick path, where one side only appended lines: a line
-// it appended that the other side already added is not appended again.
-func TestMerge3AppendsALineTheOtherAddedOnce(t *testing.T) {
-	o := "x\np1\n"
-	a := o + "p2\np3\n"
-	b := "x\np2\np1\n"
-	if got, want := string(Merge3([]byte(o), []byte(a), []byte(b), []byte(b), nil)), "x\np2\np1\np3\n"; got != want {
-		t.Errorf("Merge3 = %q, want %q", got, want)
-	}
-}
