@@ -13,9 +13,7 @@ import (
 // Merge3 merges two versions a and b of a note that both descend from
 // ancestor o, line by line, and never drops a line either side added: where
 // both changed the same lines (a conflict) the result holds a's lines, then
-// the lines b added there that a does not have. Nor does it add a line
-// twice: a body line holds no more copies than the side that holds more of
-// it (a line both added, at two places, is kept once, at the first). A line deleted on one side
+// the lines b added there that a does not have. A line deleted on one side
 // and kept unchanged on the other is deleted — except that a (the version
 // someone else wrote) never deletes a line for which protect is true (an
 // entry of an append-only section: an editor that saved a stale buffer
@@ -38,7 +36,7 @@ func Merge3(o, a, b, prefer []byte, protect func(line []byte) bool) []byte {
 	if tail, ok := appendedLines(o, a); ok && endsLike(b, o) {
 		// The common case, cheaply: a only appended lines at the end (a
 		// person's `>>`), and b kept o's last line last.
-		return noExtraCopies(append(append([]byte(nil), b...), tail...), a, b)
+		return append(append([]byte(nil), b...), tail...)
 	}
 	of, ob := SplitNote(o)
 	af, ab := SplitNote(a)
@@ -47,37 +45,7 @@ func Merge3(o, a, b, prefer []byte, protect func(line []byte) bool) []byte {
 	if len(fm) > 0 && !frontMatterParses(fm) {
 		fm, _ = SplitNote(prefer)
 	}
-	return noExtraCopies(append(fm, mergeLines(ob, ab, bb, protect)...), a, b)
-}
-
-// noExtraCopies returns merged without the later copies of each non-blank
-// body line beyond the most that a or b holds of it. Two sides that added
-// the same line at different places (a save made from a copy the other side
-// had merged already) would otherwise have it twice.
-func noExtraCopies(merged, a, b []byte) []byte {
-	count := func(text []byte) map[string]int {
-		_, body := SplitNote(text)
-		m := map[string]int{}
-		for _, l := range SplitLines(body) {
-			m[strings.TrimRight(l, "\r\n")]++
-		}
-		return m
-	}
-	ca, cb := count(a), count(b)
-	fm, body := SplitNote(merged)
-	lines := SplitLines(body)
-	seen := make(map[string]int, len(lines))
-	out := append(make([]byte, 0, len(merged)), fm...)
-	for _, l := range lines {
-		if k := strings.TrimRight(l, "\r\n"); strings.TrimSpace(k) != "" {
-			seen[k]++
-			if seen[k] > max(ca[k], cb[k]) {
-				continue
-			}
-		}
-		out = append(out, l...)
-	}
-	return out
+	return append(fm, mergeLines(ob, ab, bb, protect)...)
 }
 
 // frontMatterParses reports whether fm, a merged front matter block, still

@@ -165,18 +165,3 @@ func TestBlockIDMatchesTheExpression(t *testing.T) {
 		}
 	}
 }
-
-// A line both sides added at different places (one side's save made from a
-// copy the other had merged already, beside a line that moved) is kept
-// once; a line one side holds twice stays twice.
-func TestMerge3AddsALineBothAddedOnce(t *testing.T) {
-	o := "# N\n\n- e1 ^u-1\n\np1\nX\n"
-	a := "# N\n\n- e1 ^u-1\n\np1\nX\np2\np3\np5\n"
-	b := "# N\n\n- e1 ^u-1\n- e2 ^u-2\n\np1\np2\np3\nX\np4\np4\n"
-	got := string(Merge3([]byte(o), []byte(a), []byte(b), []byte(b), nil))
-	for line, want := range map[string]int{"- e1 ^u-1\n": 1, "- e2 ^u-2\n": 1, "p1\n": 1, "p2\n": 1, "p3\n": 1, "p4\n": 2, "p5\n": 1, "X\n": 1} {
-		if n := strings.Count(got, line); n != want {
-			t.Errorf("%q is in the merge %d times, want %d:\n%s", line, n, want, got)
-		}
-	}
-}
