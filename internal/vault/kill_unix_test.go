@@ -45,6 +45,19 @@ func killAfterSwap(t *testing.T, v *Vault) {
 	}
 }
 
+// vaultWithOneEntry returns a new vault whose note n.md (at note) holds
+// "start" and one committed entry, ^u-1 (operation op-1).
+func vaultWithOneEntry(t *testing.T) (v *Vault, note string) {
+	t.Helper()
+	v = newVault(t)
+	note = filepath.Join(v.Root, "n.md")
+	os.WriteFile(note, []byte("start\n"), 0o644)
+	if _, _, err := v.TransactOnce("op-1", entryOp("n.md", "- engine 1 ^u-1")); err != nil {
+		t.Fatal(err)
+	}
+	return v, note
+}
+
 // An operation killed after its note is in place, whose note a person then
 // replaces (an atomic save from a buffer read before the operation), still
 // takes effect once: the next operation merges the person's file with the
@@ -52,12 +65,7 @@ func killAfterSwap(t *testing.T, v *Vault) {
 // uncommitted for a later save to bring back.
 func TestKilledOperationSurvivesARenameOverItsNote(t *testing.T) {
 	t.Parallel()
-	v := newVault(t)
-	note := filepath.Join(v.Root, "n.md")
-	os.WriteFile(note, []byte("start\n"), 0o644)
-	if _, _, err := v.TransactOnce("op-1", entryOp("n.md", "- engine 1 ^u-1")); err != nil {
-		t.Fatal(err)
-	}
+	v, note := vaultWithOneEntry(t)
 	stale, _ := os.ReadFile(note) // the person's buffer
 
 	killAfterSwap(t, v)
@@ -147,12 +155,7 @@ func TestSwapBackKeepsAFileRenamedOverTheNote(t *testing.T) {
 // (durability fsync): the killed process may have died before it did.
 func TestRecoveredCommitFsyncsItsNotes(t *testing.T) {
 	t.Parallel()
-	v := newVault(t)
-	note := filepath.Join(v.Root, "n.md")
-	os.WriteFile(note, []byte("start\n"), 0o644)
-	if _, _, err := v.TransactOnce("op-1", entryOp("n.md", "- engine 1 ^u-1")); err != nil {
-		t.Fatal(err)
-	}
+	v, note := vaultWithOneEntry(t)
 	killAfterSwap(t, v)
 
 	v.Config.Durability = "fsync"

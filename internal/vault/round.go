@@ -187,13 +187,18 @@ func syncNotes(syncs *errgroup.Group, temps []roundTemp, sync func(*os.File) err
 		seen[filepath.Dir(t.n.abs)] = rel
 	}
 	for dir, rel := range seen {
-		syncs.Go(func() error {
-			if err := syncDir(dir); err != nil {
-				return osError(err, rel, "writing the folder of")
-			}
-			return nil
-		})
+		syncFolder(syncs, dir, rel)
 	}
+}
+
+// syncFolder starts the fsync of dir, the folder of note rel.
+func syncFolder(syncs *errgroup.Group, dir, rel string) {
+	syncs.Go(func() error {
+		if err := syncDir(dir); err != nil {
+			return osError(err, rel, "writing the folder of")
+		}
+		return nil
+	})
 }
 
 // closeTemps closes the files of the new versions from temps[from] on, once
@@ -222,12 +227,7 @@ func syncNotePath(syncs *errgroup.Group, abs, rel string, sync func(*os.File) er
 		}
 		return nil
 	})
-	syncs.Go(func() error {
-		if err := syncDir(filepath.Dir(abs)); err != nil {
-			return osError(err, rel, "writing the folder of")
-		}
-		return nil
-	})
+	syncFolder(syncs, filepath.Dir(abs), rel)
 }
 
 // round is one attempt of tryRound: the new versions written so far, the
