@@ -74,8 +74,8 @@ func notEditable(n *Note, err error) bool {
 		return true // "~" (a tab-only line may follow it, not a mapping)
 	}
 	for _, l := range n.yamlLines {
-		if line := n.src[min(n.yamlStart+l, n.yamlEnd):n.yamlEnd]; bytes.HasPrefix(line, []byte("---")) {
-			return true // a YAML document start marker, after a lone CR
+		if line := n.src[min(n.yamlStart+l, n.yamlEnd):n.yamlEnd]; bytes.HasPrefix(line, []byte("---")) || bytes.HasPrefix(line, []byte("...")) {
+			return true // a YAML document start or end marker, after a lone CR
 		}
 	}
 	var exotic func(*yaml.Node) bool
