@@ -46,7 +46,8 @@ type Service struct {
 	// second reading.
 	StateAfter bool
 
-	opID string // see WithOp
+	opID string        // see WithOp
+	memo *protocolMemo // see parseProtocol; shared by WithOp's copies
 }
 
 // WithOp returns a copy of s whose next operations carry the operation id
@@ -93,7 +94,9 @@ func (s *Service) Transact(out *Outcome, fn func(tx *vault.Tx) (vault.Change, er
 }
 
 // New returns a Service for v using the system clock.
-func New(v *vault.Vault) *Service { return &Service{V: v, MD: markdown.New()} }
+func New(v *vault.Vault) *Service {
+	return &Service{V: v, MD: markdown.New(), memo: &protocolMemo{}}
+}
 
 // NowUTC returns the service clock's time in UTC, to the second.
 func (s *Service) NowUTC() time.Time {
