@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 
@@ -13,7 +14,9 @@ import (
 // Merge3 merges two versions a and b of a note that both descend from
 // ancestor o, line by line, and never drops a line either side added: where
 // both changed the same lines (a conflict) the result holds a's lines, then
-// the lines b added there that a does not have. A line deleted on one side
+// the lines b added there that a does not have. A line of text both added
+// (a save made from a copy the other side had merged already) is there
+// once, where a put it, not once from each side. A line deleted on one side
 // and kept unchanged on the other is deleted — except that a (the version
 // someone else wrote) never deletes a line for which protect is true (an
 // entry of an append-only section: an editor that saved a stale buffer
@@ -33,7 +36,7 @@ func Merge3(o, a, b, prefer []byte, protect func(line []byte) bool) []byte {
 	case bytes.Equal(o, a):
 		return b
 	}
-	if tail, ok := appendedLines(o, a); ok && endsLike(b, o) {
+	if tail, ok := appendedLines(o, a); ok && endsLike(b, o) && !addedBoth(tail, o, b) {
 		// The common case, cheaply: a only appended lines at the end (a
 		// person's `>>`), and b kept o's last line last.
 		return append(append([]byte(nil), b...), tail...)
@@ -310,19 +313,27 @@ func applyHunks(ol []string, ha, hb []hunk, conflict func(out *bytes.Buffer, sta
 	return out.Bytes()
 }
 
-// dropAddedBy takes out of hb the entry lines (IsEntryLine: a block id,
-// unique in a note) that ha adds too, and drops an insertion left with
-// blank lines only. Both sides adding one entry (a writer that read the
-// engine's new version and saved it with an edit) would otherwise show it
-// twice where the two diffs place it differently: an entry put into an
-// empty section is, to a line diff, "blank, entry" after the heading or
-// "entry, blank" after the blank line.
+// dropAddedBy takes out of hb the lines that ha adds too, and drops an
+// insertion left with blank lines only:
+//   - an entry line (IsEntryLine: a block id, unique in a note), every copy
+//     of it. Both sides adding one entry (a writer that read the engine's
+//     new version and saved it with an edit) would otherwise show it twice
+//     where the two diffs place it differently: an entry put into an empty
+//     section is, to a line diff, "blank, entry" after the heading or
+//     "entry, blank" after the blank line.
+//   - a line of text (hasText), as many copies as ha adds. Both sides adding
+//     it at different places (b merged a copy of a's file that a saved
+//     again, beside a line one of them moved) would otherwise show it twice.
+//     a's hunks are always written, so the line stays, where a put it.
+//
+// Blank lines and lines of markup alone ("---", "```") are left: two sides
+// may well each add one.
 func dropAddedBy(ha, hb []hunk) []hunk {
-	added := map[string]bool{}
+	added := map[string]int{}
 	for _, h := range ha {
 		for _, l := range h.lines {
-			if IsEntryLine([]byte(l)) {
-				added[strings.TrimRight(l, "\r\n")] = true
+			if k := strings.TrimRight(l, "\r\n"); IsEntryLine([]byte(l)) || hasText(k) {
+				added[k]++
 			}
 		}
 	}
@@ -334,7 +345,11 @@ func dropAddedBy(ha, hb []hunk) []hunk {
 		var keep []string
 		text := false
 		for _, l := range h.lines {
-			if added[strings.TrimRight(l, "\r\n")] {
+			k := strings.TrimRight(l, "\r\n")
+			if n := added[k]; n > 0 {
+				if !IsEntryLine([]byte(l)) {
+					added[k] = n - 1
+				}
 				continue
 			}
 			keep = append(keep, l)
@@ -347,6 +362,54 @@ func dropAddedBy(ha, hb []hunk) []hunk {
 		out = append(out, h)
 	}
 	return out
+}
+
+// hasText reports whether line holds a letter or a digit: a line of text,
+// not a blank line or one of markup alone.
+func hasText(line string) bool {
+	for _, r := range line {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// addedBoth reports whether a line of text (hasText) of tail, the lines a
+// appended to o, is one b added too: b holds more copies of it than o. The
+// quick merge (b, then tail) would hold it twice.
+func addedBoth(tail, o, b []byte) bool {
+	want := map[string]int{}
+	for _, l := range SplitLines(tail) {
+		if k := strings.TrimRight(l, "\r\n"); hasText(k) && bytes.Contains(b, []byte(k)) {
+			want[k] = 0
+		}
+	}
+	if len(want) == 0 {
+		return false // the common case: b holds none of them anywhere
+	}
+	count := func(text []byte, sign int) {
+		for len(text) > 0 {
+			line := text
+			if i := bytes.IndexByte(text, '\n'); i >= 0 {
+				line, text = text[:i], text[i+1:]
+			} else {
+				text = nil
+			}
+			line = bytes.TrimRight(line, "\r")
+			if n, ok := want[string(line)]; ok {
+				want[string(line)] = n + sign
+			}
+		}
+	}
+	count(b, 1)
+	count(o, -1)
+	for _, n := range want {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // HasLine reports whether text holds l (with its line ending) as a line.

@@ -165,3 +165,99 @@ func TestBlockIDMatchesTheExpression(t *testing.T) {
 		}
 	}
 }
+
+// A line of text both sides added at different places (one side's save
+// made from a copy the other had merged already, beside a line that moved)
+// is there once, where a put it; a line one side holds twice stays twice.
+func TestMerge3AddsALineBothAddedOnce(t *testing.T) {
+	o := "# N\n\n- e1 ^u-1\n\np1\nX\n"
+	a := "# N\n\n- e1 ^u-1\n\np1\nX\np2\np3\np5\n"
+	b := "# N\n\n- e1 ^u-1\n- e2 ^u-2\n\np1\np2\np3\nX\np4\np4\n"
+	got := string(Merge3([]byte(o), []byte(a), []byte(b), []byte(b), nil))
+	if want := "# N\n\n- e1 ^u-1\n- e2 ^u-2\n\np1\nX\np2\np3\np5\np4\np4\n"; got != want {
+		t.Fatalf("Merge3:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// The same where a only appended lines (the quick path): a line it appended
+// that b added too is there once, at the end where a put it.
+func TestMerge3AppendsALineTheOtherAddedOnce(t *testing.T) {
+	o := "x\np1\n"
+	a := o + "p2\np3\n"
+	b := "x\np2\np1\n"
+	if got, want := string(Merge3([]byte(o), []byte(a), []byte(b), []byte(b), nil)), "x\np1\np2\np3\n"; got != want {
+		t.Errorf("Merge3 = %q, want %q", got, want)
+	}
+	// A line o has once and a appends again is a's second copy, not one b
+	// added: it stays.
+	if got, want := string(Merge3([]byte(o), []byte(o+"p1\n"), []byte("x\nb\np1\n"), nil, nil)), "x\nb\np1\np1\n"; got != want {
+		t.Errorf("Merge3 = %q, want %q", got, want)
+	}
+}
+
+// Blank lines and markup alone that both sides add are each side's own:
+// a "---" both put in is kept twice.
+func TestMerge3KeepsMarkupBothAdded(t *testing.T) {
+	o := "# T\nx\n"
+	a := "# T\n---\nx\n"
+	b := "# T\nx\n---\n"
+	if got, want := string(Merge3([]byte(o), []byte(a), []byte(b), []byte(b), nil)), "# T\n---\nx\n---\n"; got != want {
+		t.Errorf("Merge3 = %q, want %q", got, want)
+	}
+}
+
+// Whatever both sides do, every line either added is in the merge, and a
+// line both added (at any places) is there once.
+func TestMerge3KeepsLinesBothAddedOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 500; round++ {
+		var o []string
+		for i := 0; i < rng.IntN(20); i++ {
+			o = append(o, fmt.Sprintf("base %d", i))
+		}
+		shared := []string{}
+		for k := 0; k < 1+rng.IntN(3); k++ {
+			shared = append(shared, fmt.Sprintf("both %d", k))
+		}
+		edit := func(side string) ([]string, []string) {
+			x := append([]string(nil), o...)
+			own := []string{}
+			for k := 0; k < rng.IntN(3); k++ {
+				own = append(own, fmt.Sprintf("%s own %d", side, k))
+			}
+			for _, l := range append(append([]string(nil), shared...), own...) {
+				at := rng.IntN(len(x) + 1)
+				x = append(x[:at], append([]string{l}, x[at:]...)...)
+			}
+			if len(x) > 2 && rng.IntN(3) == 0 { // move an ancestor line
+				for i, l := range x {
+					if strings.HasPrefix(l, "base") {
+						x = append(x[:i], x[i+1:]...)
+						at := rng.IntN(len(x) + 1)
+						x = append(x[:at], append([]string{l}, x[at:]...)...)
+						break
+					}
+				}
+			}
+			return x, own
+		}
+		a, ownA := edit("a")
+		b, ownB := edit("b")
+		join := func(ls []string) []byte {
+			if len(ls) == 0 {
+				return nil
+			}
+			return []byte(strings.Join(ls, "\n") + "\n")
+		}
+		got := string(Merge3(join(o), join(a), join(b), join(b), nil))
+		count := map[string]int{}
+		for _, l := range strings.Split(got, "\n") {
+			count[l]++
+		}
+		for _, l := range append(append(shared, ownA...), ownB...) {
+			if count[l] != 1 {
+				t.Fatalf("round %d: %q appears %d times\no=%q\na=%q\nb=%q\ngot=%q", round, l, count[l], o, a, b, got)
+			}
+		}
+	}
+}
