@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -190,23 +191,62 @@ func mergeSplit(main, shared *index, id plumbing.Hash) (*index, error) {
 			out = append(out, main.entry(a)...)
 		}
 	}
+	// The shared entries kept as they are come in runs between the ones
+	// deleted, replaced or preceded by an added entry: each run is copied
+	// at once (an index of 10,000 entries that a commit changed in a few
+	// places is a few copies, not 10,000).
+	run := -1 // the first shared entry of the run not yet copied, or -1
+	// nextAdd is where main's next added entry goes: before the first
+	// shared entry it sorts before (shared is in sorted order).
+	nextAdd := func() int {
+		if a >= main.n() {
+			return shared.n()
+		}
+		name, stage := main.name(a), main.stage(a)
+		return sort.Search(shared.n(), func(j int) bool {
+			c := bytes.Compare(name, shared.name(j))
+			return c < 0 || (c == 0 && stage < shared.stage(j))
+		})
+	}
+	add := nextAdd()
+	flush := func(end int) {
+		if run < 0 {
+			return
+		}
+		shift := len(out) - shared.offs[run]
+		for k := run; k < end; k++ {
+			y.offs = append(y.offs, shared.offs[k]+shift)
+			base = append(base, int32(k))
+		}
+		out = append(out, shared.data[shared.offs[run]:shared.offs[end]]...)
+		run = -1
+	}
 	for i := 0; i < shared.n(); i++ {
 		if deleted[i] {
+			flush(i)
 			continue
 		}
-		name := shared.name(i)
-		addUntil(name, shared.stage(i))
-		y.offs = append(y.offs, len(out))
-		base = append(base, int32(i))
+		if i >= add && a < main.n() {
+			// Added entries of main go before shared entry i.
+			flush(i)
+			addUntil(shared.name(i), shared.stage(i))
+			add = nextAdd()
+		}
 		if r < len(rep) && rep[r] == i {
-			if out, err = appendNamed(out, main, r, name); err != nil {
+			flush(i)
+			y.offs = append(y.offs, len(out))
+			base = append(base, int32(i))
+			if out, err = appendNamed(out, main, r, shared.name(i)); err != nil {
 				return nil, err
 			}
 			r++
 			continue
 		}
-		out = append(out, shared.entry(i)...)
+		if run < 0 {
+			run = i
+		}
 	}
+	flush(shared.n())
 	addUntil(nil, 0)
 	y.offs = append(y.offs, len(out))
 	be.PutUint32(out[8:], uint32(y.n()))

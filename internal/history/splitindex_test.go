@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // isSplit reports whether .git/index has a link extension, and the shared
@@ -73,16 +75,22 @@ func TestSplitIndex(t *testing.T) {
 			os.Remove(filepath.Join(dir, live[k]))
 			touched = append(touched, p, live[k])
 			live = append(append(live[:k:k], live[k+1:]...), p)
-		case 2: // a person commits with git, then the engine commits
+		case 2: // a person adds and edits with git, then the engine commits
 			p := live[rng.IntN(len(live))]
 			writeFile(t, dir, p, fmt.Sprintf("person %d\n", round))
+			added := fmt.Sprintf("d%d/person%02d.md", round%7, round)
+			writeFile(t, dir, added, "person's new note\n")
+			git(t, dir, "add", added)
+			live = append(live, added)
 			git(t, dir, "-c", "user.name=P", "-c", "user.email=p@p", "commit", "-qam", "person")
+			checkMergeSplit(t, dir)
 			q := live[rng.IntN(len(live))]
 			writeFile(t, dir, q, fmt.Sprintf("engine %d\n", round))
 			touched = append(touched, q)
 		}
 		mustCommit(t, r, fmt.Sprintf("round %d", round), touched...)
 		checkConsistent(t, dir)
+		checkMergeSplit(t, dir)
 		if ok, _ := isSplit(t, dir); !ok {
 			t.Fatalf("round %d: the index is no longer split", round)
 		}
@@ -230,4 +238,108 @@ func TestEWAH(t *testing.T) {
 	if _, _, err := ewahBits(b[:20], 200); err == nil {
 		t.Fatal("truncated bitmap accepted")
 	}
+}
+
+// checkMergeSplit reads dir's split index (git's or ours) with mergeSplit
+// and with mergeSplitOneByOne, which copies the shared entries one at a
+// time: the merged views are the same, byte for byte.
+func checkMergeSplit(t *testing.T, dir string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, err := parseIndex(data)
+	if err != nil || main.link == nil {
+		t.Fatalf("the index is not a split index (%v)", err)
+	}
+	id := plumbing.Hash(main.link[:20])
+	sharedData, err := os.ReadFile(filepath.Join(dir, ".git", "sharedindex."+id.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := parseIndex(sharedData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mergeSplit(main, shared, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := mergeSplitOneByOne(main, shared, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.data, want.data) || !slices.Equal(got.offs, want.offs) ||
+		!slices.Equal(got.split.base, want.split.base) || !slices.Equal(got.split.repl, want.split.repl) {
+		t.Fatalf("mergeSplit differs from the entry-by-entry merge: %d entries, want %d", got.n(), want.n())
+	}
+}
+
+// mergeSplitOneByOne is mergeSplit as it was first written, copying each
+// shared entry on its own: the reference checkMergeSplit holds it to.
+func mergeSplitOneByOne(main, shared *index, id plumbing.Hash) (*index, error) {
+	_, del, rep, err := parseLink(main.link, shared.n())
+	if err != nil {
+		return nil, err
+	}
+	if len(rep) > main.n() {
+		return nil, corrupt("link extension replaces %d entries, .git/index holds %d", len(rep), main.n())
+	}
+	repl := make([]bool, shared.n())
+	for _, p := range rep {
+		repl[p] = true
+	}
+	deleted := make([]bool, shared.n())
+	for _, p := range del {
+		deleted[p] = true
+	}
+	for _, p := range rep {
+		if deleted[p] {
+			return nil, corrupt("shared entry %d is both replaced and deleted", p)
+		}
+	}
+	n := shared.n() - len(del) + main.n() - len(rep)
+	out := make([]byte, 12, shared.offs[shared.n()]+main.offs[main.n()]+20)
+	copy(out, shared.data[:12])
+	y := &index{version: max(main.version, shared.version), mtimeSec: -1, treeExt: main.treeExt,
+		offs: make([]int, 0, n+1)}
+	be.PutUint32(out[4:], y.version)
+	base := make([]int32, 0, n)
+	a, r := len(rep), 0
+	addUntil := func(name []byte, stage int) {
+		for ; a < main.n(); a++ {
+			if name != nil {
+				if c := bytes.Compare(main.name(a), name); c > 0 || (c == 0 && main.stage(a) >= stage) {
+					return
+				}
+			}
+			y.offs = append(y.offs, len(out))
+			base = append(base, -1)
+			out = append(out, main.entry(a)...)
+		}
+	}
+	for i := 0; i < shared.n(); i++ {
+		if deleted[i] {
+			continue
+		}
+		name := shared.name(i)
+		addUntil(name, shared.stage(i))
+		y.offs = append(y.offs, len(out))
+		base = append(base, int32(i))
+		if r < len(rep) && rep[r] == i {
+			if out, err = appendNamed(out, main, r, name); err != nil {
+				return nil, err
+			}
+			r++
+			continue
+		}
+		out = append(out, shared.entry(i)...)
+	}
+	addUntil(nil, 0)
+	y.offs = append(y.offs, len(out))
+	be.PutUint32(out[8:], uint32(y.n()))
+	y.data = append(out, make([]byte, 20)...)
+	y.split = &splitInfo{sharedID: id, shared: shared, base: base, repl: repl}
+	return y, nil
 }
