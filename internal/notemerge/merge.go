@@ -14,9 +14,10 @@ import (
 // Merge3 merges two versions a and b of a note that both descend from
 // ancestor o, line by line, and never drops a line either side added: where
 // both changed the same lines (a conflict) the result holds a's lines, then
-// the lines b added there that a does not have. A line of text both added
-// (a save made from a copy the other side had merged already) is there
-// once, where a put it, not once from each side. A line deleted on one side
+// the lines b added there that a does not have. A line of text of the body
+// both added (a save made from a copy the other side had merged already) is
+// there once, where a put it, not once from each side; a line a side only
+// moved is no addition of it. A line deleted on one side
 // and kept unchanged on the other is deleted — except that a (the version
 // someone else wrote) never deletes a line for which protect is true (an
 // entry of an append-only section: an editor that saved a stale buffer
@@ -236,11 +237,11 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 		return a
 	}
 	ol := SplitLines(o)
-	aLines := map[string]bool{}
-	for _, l := range SplitLines(a) {
-		aLines[strings.TrimRight(l, "\r\n")] = true
-	}
 	ha := lineHunks(o, a, 0)
+	var addedA map[string]int // lines of text a added (net), for the body
+	if protect != nil {
+		addedA = netAdded(ol, ha) // before the protected lines go back in
+	}
 	if protect != nil {
 		// a keeps the protected lines it deleted, where they were, unless
 		// b deleted them too.
@@ -256,10 +257,10 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 			}
 		}
 	}
-	return applyHunks(ol, ha, dropAddedBy(ha, lineHunks(o, b, 1)), func(out *bytes.Buffer, start, end int, ra, rb []byte) {
+	return applyHunks(ol, ha, dropAddedBy(ol, ha, lineHunks(o, b, 1), addedA), func(out *bytes.Buffer, start, end int, ra, rb []byte) {
 		// A conflict: a's lines, then what b added there that neither a
-		// (there, or anywhere for a line with text: no line twice) nor
-		// the ancestor has.
+		// (there) nor the ancestor (there) has. A line of text both sides
+		// added elsewhere too is b's no more (dropAddedBy).
 		writeLines(out, ra)
 		have := map[string]bool{}
 		for _, l := range SplitLines(ra) {
@@ -270,7 +271,7 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 		}
 		for _, l := range SplitLines(rb) {
 			t := strings.TrimRight(l, "\r\n")
-			if !have[t] && (strings.TrimSpace(t) == "" || !aLines[t]) {
+			if !have[t] {
 				writeLines(out, []byte(l))
 			}
 		}
@@ -313,31 +314,46 @@ func applyHunks(ol []string, ha, hb []hunk, conflict func(out *bytes.Buffer, sta
 	return out.Bytes()
 }
 
-// dropAddedBy takes out of hb the lines that ha adds too, and drops an
-// insertion left with blank lines only:
-//   - an entry line (IsEntryLine: a block id, unique in a note), every copy
-//     of it. Both sides adding one entry (a writer that read the engine's
-//     new version and saved it with an edit) would otherwise show it twice
-//     where the two diffs place it differently: an entry put into an empty
-//     section is, to a line diff, "blank, entry" after the heading or
-//     "entry, blank" after the blank line.
-//   - a line of text (hasText), as many copies as ha adds. Both sides adding
+// dropAddedBy takes out of hb (b's changes to the ancestor lines ol) the
+// lines that a adds too, and drops an insertion left with blank lines only:
+//   - an entry line (IsEntryLine: a block id, unique in a note) that a's
+//     changes ha hold, every copy of it. Both sides adding one entry (a
+//     writer that read the engine's new version and saved it with an edit)
+//     would otherwise show it twice where the two diffs place it
+//     differently: an entry put into an empty section is, to a line diff,
+//     "blank, entry" after the heading or "entry, blank" after the blank
+//     line.
+//   - a line of text (hasText) that both sides added, by count (textA: what
+//     a added, netAdded): as many of b's copies as both added. Both adding
 //     it at different places (b merged a copy of a's file that a saved
-//     again, beside a line one of them moved) would otherwise show it twice.
-//     a's hunks are always written, so the line stays, where a put it.
+//     again, beside a line one of them moved) would otherwise show it
+//     twice. The counts are net: a line a side only moved (deleted here,
+//     put there) is no addition of it, so b's copy of a line a moved stays,
+//     and a line b moved is never taken out of its new place. a's changes
+//     are always written, so a copy taken out of b is still there once.
+//     textA nil (a front matter, whose lines repeat by design: two lists
+//     may each gain "  - x") takes out entries only.
 //
 // Blank lines and lines of markup alone ("---", "```") are left: two sides
 // may well each add one.
-func dropAddedBy(ha, hb []hunk) []hunk {
-	added := map[string]int{}
+func dropAddedBy(ol []string, ha, hb []hunk, textA map[string]int) []hunk {
+	entries := map[string]bool{}
 	for _, h := range ha {
 		for _, l := range h.lines {
-			if k := strings.TrimRight(l, "\r\n"); IsEntryLine([]byte(l)) || hasText(k) {
-				added[k]++
+			if IsEntryLine([]byte(l)) {
+				entries[strings.TrimRight(l, "\r\n")] = true
 			}
 		}
 	}
-	if len(added) == 0 {
+	both := map[string]int{} // copies of a line of text to take out of hb
+	if len(textA) > 0 {
+		for k, nb := range netAdded(ol, hb) {
+			if n := min(nb, textA[k]); n > 0 && hasText(k) {
+				both[k] = n
+			}
+		}
+	}
+	if len(entries) == 0 && len(both) == 0 {
 		return hb
 	}
 	out := hb[:0]
@@ -346,10 +362,11 @@ func dropAddedBy(ha, hb []hunk) []hunk {
 		text := false
 		for _, l := range h.lines {
 			k := strings.TrimRight(l, "\r\n")
-			if n := added[k]; n > 0 {
-				if !IsEntryLine([]byte(l)) {
-					added[k] = n - 1
-				}
+			if entries[k] {
+				continue
+			}
+			if n := both[k]; n > 0 && !IsEntryLine([]byte(l)) {
+				both[k] = n - 1
 				continue
 			}
 			keep = append(keep, l)
@@ -362,6 +379,22 @@ func dropAddedBy(ha, hb []hunk) []hunk {
 		out = append(out, h)
 	}
 	return out
+}
+
+// netAdded counts, per line (without its line ending), how many more copies
+// of it the changes hs put in than they take out of the ancestor lines ol:
+// a line a side only moved counts 0.
+func netAdded(ol []string, hs []hunk) map[string]int {
+	m := map[string]int{}
+	for _, h := range hs {
+		for _, l := range h.lines {
+			m[strings.TrimRight(l, "\r\n")]++
+		}
+		for _, l := range ol[h.start:h.end] {
+			m[strings.TrimRight(l, "\r\n")]--
+		}
+	}
+	return m
 }
 
 // hasText reports whether line holds a letter or a digit: a line of text,

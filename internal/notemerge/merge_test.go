@@ -259,5 +259,47 @@ func TestMerge3KeepsLinesBothAddedOnce(t *testing.T) {
 				t.Fatalf("round %d: %q appears %d times\no=%q\na=%q\nb=%q\ngot=%q", round, l, count[l], o, a, b, got)
 			}
 		}
+		for _, l := range o { // both sides kept every ancestor line (one may have moved it)
+			if count[l] == 0 {
+				t.Fatalf("round %d: %q is lost\no=%q\na=%q\nb=%q\ngot=%q", round, l, o, a, b, got)
+			}
+		}
+	}
+}
+
+// A line one side moved is no line it added: the other side's new copy of
+// it stays, and so does the moved one; a line a put back because protect
+// keeps it is no line a added either. Each case: how many times the line
+// is in the merge.
+func TestMerge3MovedLinesAreNoAdditions(t *testing.T) {
+	link := func(l []byte) bool { return IsEntryLine(l) || strings.HasPrefix(string(l), "- [[") }
+	for _, c := range []struct {
+		name, o, a, b, line string
+		protect             func([]byte) bool
+		want                int
+	}{
+		{"b moves X, a adds X", "X\nM\nN\n", "X\nM\nQ\nN\nX\n", "M\nX\nN\n", "X", nil, 2},
+		{"b moves X, a adds X at the end", "X\nM\nN\nR\n", "X\nM\nN\nQ\nR\nX\n", "M\nX\nN\nR\n", "X", nil, 2},
+		{"a moves X, b adds X", "X\nM\nN\n", "M\nX\nN\n", "X\nM\nN\nP\nX\n", "X", nil, 2},
+		{"a rewrites lines around X, b adds X", "h\nP\nX\nR\nz\n", "h\nX\nP2\nz\n", "h\nP\nX\nR\nz\nX\n", "X", nil, 2},
+		{"a's deleted link put back, b adds it elsewhere", "## S1\n- [[Foo]]\n## S2\nz\n", "## S1\n## S2\nz\n",
+			"## S1\n- [[Foo]]\n## S2\n- [[Foo]]\nz\n", "- [[Foo]]", link, 2},
+		{"front matter lists each gain one", "---\ntags:\n  - a\nrelated:\n  - r\n---\nbody\n",
+			"---\ntags:\n  - a\n  - x\nrelated:\n  - r\n---\nbody\n", "---\ntags:\n  - a\nrelated:\n  - r\n  - x\n---\nbody\nmore\n", "  - x", nil, 2},
+		{"both add a CRLF line, a appending", "x\r\np1\r\n", "x\r\np1\r\np2\r\n", "x\r\np2\np1\r\n", "p2", nil, 1},
+		{"both add a line, a's last without a line ending", "x\np1\n", "x\np1\np2", "x\np2\np1\n", "p2", nil, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := string(Merge3([]byte(c.o), []byte(c.a), []byte(c.b), []byte(c.b), c.protect))
+			n := 0
+			for _, l := range strings.Split(got, "\n") {
+				if strings.TrimRight(l, "\r") == c.line {
+					n++
+				}
+			}
+			if n != c.want {
+				t.Fatalf("%q is in the merge %d times, want %d:\n%q", c.line, n, c.want, got)
+			}
+		})
 	}
 }
