@@ -17,7 +17,8 @@ import (
 // the lines b added there that a does not have. A line of text of the body
 // both added (a save made from a copy the other side had merged already) is
 // there once, where a put it, not once from each side; a line a side only
-// moved is no addition of it. A line deleted on one side
+// moved is no addition of it. (Not on the quick path, where a only appended
+// lines: b, then a's new lines, compares no lines.) A line deleted on one side
 // and kept unchanged on the other is deleted — except that a (the version
 // someone else wrote) never deletes a line for which protect is true (an
 // entry of an append-only section: an editor that saved a stale buffer
@@ -37,7 +38,7 @@ func Merge3(o, a, b, prefer []byte, protect func(line []byte) bool) []byte {
 	case bytes.Equal(o, a):
 		return b
 	}
-	if tail, ok := appendedLines(o, a); ok && endsLike(b, o) && !addedBoth(tail, o, b) {
+	if tail, ok := appendedLines(o, a); ok && endsLike(b, o) {
 		// The common case, cheaply: a only appended lines at the end (a
 		// person's `>>`), and b kept o's last line last.
 		return append(append([]byte(nil), b...), tail...)
@@ -402,43 +403,6 @@ func netAdded(ol []string, hs []hunk) map[string]int {
 func hasText(line string) bool {
 	for _, r := range line {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// addedBoth reports whether a line of text (hasText) of tail, the lines a
-// appended to o, is one b added too: b holds more copies of it than o. The
-// quick merge (b, then tail) would hold it twice.
-func addedBoth(tail, o, b []byte) bool {
-	want := map[string]int{}
-	for _, l := range SplitLines(tail) {
-		if k := strings.TrimRight(l, "\r\n"); hasText(k) && bytes.Contains(b, []byte(k)) {
-			want[k] = 0
-		}
-	}
-	if len(want) == 0 {
-		return false // the common case: b holds none of them anywhere
-	}
-	count := func(text []byte, sign int) {
-		for len(text) > 0 {
-			line := text
-			if i := bytes.IndexByte(text, '\n'); i >= 0 {
-				line, text = text[:i], text[i+1:]
-			} else {
-				text = nil
-			}
-			line = bytes.TrimRight(line, "\r")
-			if n, ok := want[string(line)]; ok {
-				want[string(line)] = n + sign
-			}
-		}
-	}
-	count(b, 1)
-	count(o, -1)
-	for _, n := range want {
-		if n > 0 {
 			return true
 		}
 	}
