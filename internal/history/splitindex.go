@@ -226,7 +226,7 @@ func mergeSplit(main, shared *index, id plumbing.Hash) (*index, error) {
 			flush(i)
 			continue
 		}
-		if i >= add && a < main.n() {
+		if i >= add { // (add is shared.n() once main's added entries are all in)
 			// Added entries of main go before shared entry i.
 			flush(i)
 			addUntil(shared.name(i), shared.stage(i))

@@ -242,8 +242,6 @@ func mergeLines(o, a, b []byte, protect func([]byte) bool) []byte {
 	var addedA map[string]int // lines of text a added (net), for the body
 	if protect != nil {
 		addedA = netAdded(ol, ha) // before the protected lines go back in
-	}
-	if protect != nil {
 		// a keeps the protected lines it deleted, where they were, unless
 		// b deleted them too.
 		for i, h := range ha {
@@ -366,7 +364,7 @@ func dropAddedBy(ol []string, ha, hb []hunk, textA map[string]int) []hunk {
 			if entries[k] {
 				continue
 			}
-			if n := both[k]; n > 0 && !IsEntryLine([]byte(l)) {
+			if n := both[k]; n > 0 { // (an entry is in both only when in entries)
 				both[k] = n - 1
 				continue
 			}
