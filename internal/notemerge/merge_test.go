@@ -94,13 +94,7 @@ func TestMerge3KeepsEveryAddedLine(t *testing.T) {
 		}
 		a, addedA := edit("a")
 		b, addedB := edit("b")
-		join := func(ls []string) []byte {
-			if len(ls) == 0 {
-				return nil
-			}
-			return []byte(strings.Join(ls, "\n") + "\n")
-		}
-		got := string(Merge3(join(o), join(a), join(b), join(b), nil))
+		got := string(Merge3(joinLines(o), joinLines(a), joinLines(b), joinLines(b), nil))
 		lines := strings.Split(got, "\n")
 		count := map[string]int{}
 		for _, l := range lines {
@@ -229,17 +223,11 @@ func TestMerge3KeepsLinesBothAddedOnce(t *testing.T) {
 		}
 		a, ownA := edit("a")
 		b, ownB := edit("b")
-		join := func(ls []string) []byte {
-			if len(ls) == 0 {
-				return nil
-			}
-			return []byte(strings.Join(ls, "\n") + "\n")
-		}
 		// The quick path (a only appended lines, b ends as o does) puts
 		// a's lines after b's without comparing lines: a line both
 		// added can be there twice, never lost.
-		quick := len(o) > 0 && bytes.HasPrefix(join(a), join(o)) && bytes.HasSuffix(join(b), []byte(lastOf(o)))
-		got := string(Merge3(join(o), join(a), join(b), join(b), nil))
+		quick := len(o) > 0 && bytes.HasPrefix(joinLines(a), joinLines(o)) && bytes.HasSuffix(joinLines(b), []byte(lastOf(o)))
+		got := string(Merge3(joinLines(o), joinLines(a), joinLines(b), joinLines(b), nil))
 		count := map[string]int{}
 		for _, l := range strings.Split(got, "\n") {
 			count[l]++
@@ -299,4 +287,12 @@ func lastOf(lines []string) string {
 		return ""
 	}
 	return lines[len(lines)-1] + "\n"
+}
+
+// joinLines is lines as a note's text, each ended by "\n"; nil for none.
+func joinLines(lines []string) []byte {
+	if len(lines) == 0 {
+		return nil
+	}
+	return []byte(strings.Join(lines, "\n") + "\n")
 }
