@@ -176,3 +176,62 @@ func BenchmarkCommitOneNoteColdRepo(b *testing.B) {
 	b.StopTimer()
 	reportPercentiles(b, d)
 }
+
+// BenchmarkCommitAfterAnotherRepo times Commit of one note by a Repo
+// right after another Repo (another process, as far as the first can tell)
+// committed: the index is read again and, split (core.splitIndex, as
+// sessionvault init sets it), merged with its shared index. It runs on its
+// own generated vault of SESSIONVAULT_BENCH_NOTES notes (default 10,000)
+// and reports allocations, which the reload keeps low by building the new
+// view in the buffer of the one it replaces.
+func BenchmarkCommitAfterAnotherRepo(b *testing.B) {
+	notes := 10000
+	if s := os.Getenv("SESSIONVAULT_BENCH_NOTES"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			notes = n
+		}
+	}
+	dir := b.TempDir()
+	if err := historytest.Generate(dir, notes, 10); err != nil {
+		b.Fatal(err)
+	}
+	timed, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	other, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := timed.EnableSplitIndex(); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	commit := func(r *Repo) time.Duration {
+		n := rng.Intn(notes)
+		p := historytest.NotePath(n)
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), historytest.NoteContent(n, 100000+rng.Intn(1<<30)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		if _, err := r.Commit(CommitRequest{Paths: []string{p}, Message: "update: " + p, Author: agent}); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	commit(timed) // writes the shared index
+	if _, split, err := timed.IndexEntries(); err != nil || !split {
+		b.Fatalf("the index is not split (%v)", err)
+	}
+	var d []time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		commit(other)
+		b.StartTimer()
+		d = append(d, commit(timed))
+	}
+	b.StopTimer()
+	reportPercentiles(b, d)
+}

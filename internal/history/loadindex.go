@@ -35,7 +35,20 @@ func (r *Repo) loadIndex(idxPath string, root plumbing.Hash, forWrite bool) (*in
 			r.idx = nil
 		}
 	} else {
-		data := make([]byte, stamp.size)
+		// The view this reload replaces is referenced no more: its buffer
+		// (or the last commit's spare) takes the new one, so that reading
+		// the index after another process's commit allocates nothing.
+		buf := r.spare
+		if buf == nil && r.idx != nil {
+			buf = r.idx.data
+		}
+		r.spare, r.idx = nil, nil
+		var data []byte
+		if x := int(stamp.size); cap(buf) >= x && x >= 1<<16 {
+			data, buf = buf[:x], nil // a whole index: read into buf
+		} else {
+			data = make([]byte, stamp.size)
+		}
 		if _, err := io.ReadFull(f, data); err != nil {
 			return nil, fmt.Errorf("history: read index: %w", err)
 		}
@@ -51,11 +64,10 @@ func (r *Repo) loadIndex(idxPath string, root plumbing.Hash, forWrite bool) (*in
 			if err != nil {
 				return nil, err
 			}
-			if x, err = mergeSplit(x, shared, id); err != nil {
+			if x, err = mergeSplit(x, shared, id, buf); err != nil {
 				return nil, err
 			}
 		}
-		r.idx = nil
 		if !forWrite {
 			r.idx, r.idxStamp = x, stamp
 		}

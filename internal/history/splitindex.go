@@ -149,8 +149,10 @@ func parseLink(b []byte, n int) (id plumbing.Hash, del, rep []int, err error) {
 // .git/index with a link extension) over shared: one index whose entries
 // are shared's, minus the deleted, with the replaced ones taken from main,
 // and main's added entries in their sorted places. The view's data ends with
-// 20 zero bytes (no extensions); its treeExt is main's.
-func mergeSplit(main, shared *index, id plumbing.Hash) (*index, error) {
+// 20 zero bytes (no extensions); its treeExt is main's. The view is built
+// in buf when it is large enough (any contents: every byte is written),
+// else in a new buffer.
+func mergeSplit(main, shared *index, id plumbing.Hash, buf []byte) (*index, error) {
 	_, del, rep, err := parseLink(main.link, shared.n())
 	if err != nil {
 		return nil, err
@@ -172,7 +174,13 @@ func mergeSplit(main, shared *index, id plumbing.Hash) (*index, error) {
 		}
 	}
 	n := shared.n() - len(del) + main.n() - len(rep)
-	out := make([]byte, 12, shared.offs[shared.n()]+main.offs[main.n()]+20)
+	var out []byte
+	if need := shared.offs[shared.n()] + main.offs[main.n()] + 20; cap(buf) >= need {
+		out = buf[:12]
+	} else {
+		// Room for main to grow: the next merge fits in this buffer.
+		out = make([]byte, 12, need+need/8)
+	}
 	copy(out, shared.data[:12])
 	y := &index{version: max(main.version, shared.version), mtimeSec: -1, treeExt: main.treeExt,
 		offs: make([]int, 0, n+1)}

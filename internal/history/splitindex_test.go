@@ -262,9 +262,18 @@ func checkMergeSplit(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := mergeSplit(main, shared, id)
+	got, err := mergeSplit(main, shared, id, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Built in a used buffer, the view is the same.
+	used := bytes.Repeat([]byte{0xa5}, len(shared.data)+len(main.data)+64)
+	again, err := mergeSplit(main, shared, id, used)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &again.data[0] != &used[0] || !bytes.Equal(again.data, got.data) {
+		t.Fatalf("mergeSplit in a used buffer: same buffer %v, same view %v", &again.data[0] == &used[0], bytes.Equal(again.data, got.data))
 	}
 	want, err := mergeSplitOneByOne(main, shared, id)
 	if err != nil {
