@@ -357,9 +357,10 @@ lock_timeout: 30s
 # What a tool of an MCP server the hooks' policy does not know may do: read,
 # edit or write (the default: allowed only in coding mode past the start gate).
 # unknown_mcp_tools: write
-# How a commit is made durable: fsync (the files and folders it wrote) or
-# syncfs (Linux: one flush of the whole file system; faster on a quiet disk,
-# slower while other programs write to it).
+# How a commit is made durable: batch (the default: the files it wrote, then
+# one journal commit; Linux on ext4 with a journal, XFS, btrfs, elsewhere
+# fsync), fsync (each file and folder it wrote) or syncfs (Linux: one flush of
+# the whole file system; also waits for other programs' writes to the disk).
 # durability: fsync
 # Claude Code hooks: tools that are always allowed, and the tools each mode
 # blocks (regular expressions on the tool name). Leave out to use the defaults:
