@@ -352,3 +352,75 @@ func mergeSplitOneByOne(main, shared *index, id plumbing.Hash) (*index, error) {
 	y.split = &splitInfo{sharedID: id, shared: shared, base: base, repl: repl}
 	return y, nil
 }
+
+// TestReposTakingTurns has two Repos on one repository (two processes, as
+// far as each can tell) and git commit changing, adding and deleting notes
+// in turns, with reads in between, on a whole index and on a split one:
+// each Repo reads the index the other wrote into the buffers of the view it
+// held, and git sees every commit's index as it should be.
+func TestReposTakingTurns(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		t.Run(fmt.Sprintf("split=%v", split), func(t *testing.T) {
+			a, dir := newRepo(t)
+			var paths []string
+			for i := 0; i < 1500; i++ {
+				p := fmt.Sprintf("d%d/n%04d.md", i%5, i)
+				writeFile(t, dir, p, fmt.Sprintf("note %d\n", i))
+				paths = append(paths, p)
+			}
+			mustCommit(t, a, "first", paths...)
+			if split {
+				if err := a.EnableSplitIndex(); err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, dir, paths[0], "split\n")
+				mustCommit(t, a, "split", paths[0])
+			}
+			if got, _ := isSplit(t, dir); got != split {
+				t.Fatalf("split index: %v, want %v", got, split)
+			}
+			b, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			repos := []*Repo{a, b}
+			rng := rand.New(rand.NewPCG(3, 4))
+			for step := 0; step < 60; step++ {
+				var p string
+				switch k := rng.IntN(4); {
+				case k == 0: // a new note with a long name: the index grows
+					p = fmt.Sprintf("d%d/%s-%d.md", step%5, strings.Repeat("long-name-", 4+rng.IntN(8)), step)
+					writeFile(t, dir, p, fmt.Sprintf("new %d\n", step))
+					paths = append(paths, p)
+				case k == 1 && len(paths) > 100:
+					i := rng.IntN(len(paths))
+					p = paths[i]
+					paths = slices.Delete(paths, i, i+1)
+					if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					p = paths[rng.IntN(len(paths))]
+					writeFile(t, dir, p, fmt.Sprintf("step %d\n", step))
+				}
+				if step%5 == 4 {
+					git(t, dir, "add", "-A", "--", p)
+					git(t, dir, "commit", "-q", "-m", "git "+p)
+				} else {
+					mustCommit(t, repos[step%2], fmt.Sprintf("step %d", step), p)
+				}
+				r := repos[(step+1)%2]
+				if n, _, err := r.IndexEntries(); err != nil || n != len(paths) {
+					t.Fatalf("step %d: IndexEntries = %d, %v; want %d", step, n, err, len(paths))
+				}
+				if changed, err := r.Changed([]string{p, paths[0]}); err != nil || len(changed) != 0 {
+					t.Fatalf("step %d: Changed = %v, %v; want none", step, changed, err)
+				}
+				if out := git(t, dir, "status", "--porcelain"); out != "" {
+					t.Fatalf("step %d (%s): git status --porcelain:\n%s", step, p, out)
+				}
+			}
+			checkConsistent(t, dir)
+		})
+	}
+}
