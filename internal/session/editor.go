@@ -22,6 +22,9 @@ type Doc struct {
 	edits []bodyEdit
 	props []propEdit
 	Loc   *time.Location // zone of times written without one (nil: local)
+	// parsed is the Service's memo of parsed notes when the Doc came from
+	// it: Bytes keeps the new version's parse there.
+	parsed *parsedNotes
 	// grown are the H2 sections (by title) an edit queued on this Doc adds
 	// lines to: what an engine operation itself wrote (observed evidence).
 	grown map[string]bool
@@ -51,15 +54,25 @@ type propEdit struct {
 }
 
 func openDoc(p *markdown.Parser, path string, src []byte) (*Doc, error) {
-	n, err := note.Parse(path, src)
+	pn, err := parseNoteDoc(path, src)
 	if err != nil {
 		return nil, err
 	}
-	body := n.Body()
-	// Sections come from the line scanner, which finds what goldmark finds
-	// (markdown.TestScanMatchesGoldmark) at a fraction of the cost on long
-	// sessions; the session notes need no other structure.
-	return &Doc{Path: path, Note: n, MD: &markdown.Doc{Sections: markdown.ScanSections(body)}, Body: body}, nil
+	return pn.doc(), nil
+}
+
+// parseNoteDoc parses src as the note path, and its body's sections.
+func parseNoteDoc(path string, src []byte) (parsedNote, error) {
+	n, err := note.Parse(path, src)
+	if err != nil {
+		return parsedNote{}, err
+	}
+	return parsedNote{n: n, md: scanSections(n)}, nil
+}
+
+// doc opens a Doc on the parse (which it shares: neither is changed).
+func (p parsedNote) doc() *Doc {
+	return &Doc{Path: p.n.Path(), Note: p.n, MD: p.md, Body: p.n.Body()}
 }
 
 // Section returns the H2 section titled title.
@@ -258,7 +271,14 @@ func (d *Doc) Bytes() ([]byte, error) {
 			return nil, err
 		}
 	}
-	return n.Bytes(), nil
+	if d.parsed == nil {
+		return n.Bytes(), nil
+	}
+	// The memo's parse keeps its bytes: the caller gets a copy.
+	if n != d.Note {
+		d.parsed.put(parsedNote{n: n})
+	}
+	return bytes.Clone(n.Bytes()), nil
 }
 
 // Retitle turns the current-state note's H1 ("# Current session") into the

@@ -48,6 +48,9 @@ type Service struct {
 
 	opID string        // see WithOp
 	memo *protocolMemo // see parseProtocol; shared by WithOp's copies
+	// parsed keeps the notes parsed last (ParseDoc); shared by WithOp's
+	// copies; nil keeps none.
+	parsed *parsedNotes
 }
 
 // WithOp returns a copy of s whose next operations carry the operation id
@@ -95,7 +98,7 @@ func (s *Service) Transact(out *Outcome, fn func(tx *vault.Tx) (vault.Change, er
 
 // New returns a Service for v using the system clock.
 func New(v *vault.Vault) *Service {
-	return &Service{V: v, MD: markdown.New(), memo: &protocolMemo{}}
+	return &Service{V: v, MD: markdown.New(), memo: &protocolMemo{}, parsed: &parsedNotes{}}
 }
 
 // NowUTC returns the service clock's time in UTC, to the second.
@@ -255,13 +258,21 @@ func (s *Service) parseNote(rel string, data []byte) (*Doc, error) {
 // ParseDoc opens the note rel (its bytes data) for reading its sections and
 // queueing edits; the error names the file and line that does not parse.
 func (s *Service) ParseDoc(rel string, data []byte) (*Doc, error) {
-	d, err := openDoc(s.MD, rel, data)
-	if d != nil {
-		d.Loc, _ = s.V.Config.Location()
+	p, ok := s.parsed.get(rel, data)
+	if !ok {
+		src := data
+		if s.parsed != nil {
+			src = bytes.Clone(data) // the memo's own copy
+		}
+		var err error
+		if p, err = parseNoteDoc(rel, src); err != nil {
+			return nil, NoteParseError(rel, err, "the note is left as it is; fix it, or restore it with git")
+		}
+		s.parsed.put(p)
 	}
-	if err != nil {
-		return nil, NoteParseError(rel, err, "the note is left as it is; fix it, or restore it with git")
-	}
+	d := p.doc()
+	d.Loc, _ = s.V.Config.Location()
+	d.parsed = s.parsed
 	return d, nil
 }
 
