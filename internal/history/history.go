@@ -145,6 +145,8 @@ type Repo struct {
 	// go-git storage, valid while objects/pack is unchanged.
 	st      *filesystem.Storage
 	stStamp fileStamp
+	// loose reads loose objects itself (readLoose); go-git reads packs.
+	loose looseReader
 
 	trees      map[plumbing.Hash][]object.TreeEntry
 	treeCount  int // total entries cached in trees
