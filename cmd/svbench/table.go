@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionvault/sessionvault/internal/tasks"
 
+	"github.com/sessionvault/sessionvault/internal/history"
 	"github.com/sessionvault/sessionvault/internal/history/historytest"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/vault"
@@ -98,6 +99,7 @@ func mainTable(o options, work string, figs *figures) error {
 		return err
 	}
 	printTable(o, vs, res, figs)
+	printBatchHere(b.dir)
 	printRatios(o, vs, res, figs)
 	if err := printMemory(o, b, h, figs); err != nil {
 		return err
@@ -486,4 +488,20 @@ func timeCheck(b benchVault, figs *figures) error {
 	figs.dur("check/parse-every-note", d)
 	figs.add("check/notes", "notes", float64(rep.Notes))
 	return nil
+}
+
+// printBatchHere says what durability batch does on the bench vault's file
+// system: one journal commit per barrier where the journal orders the
+// writes before it, else (ext4 made without a journal, as on many virtual
+// machines' disks) an fsync of each file and folder, as fsync does.
+func printBatchHere(dir string) {
+	r, err := history.Open(dir)
+	if err != nil {
+		return
+	}
+	how := "an fsync of each file and folder a commit wrote, as fsync: the file system has no ordered journal"
+	if r.CoversWorkTree() {
+		how = "a write-out of each file a commit wrote, then one journal commit before the commit is visible and one after"
+	}
+	fmt.Printf("durability batch on this file system: %s\n", how)
 }
