@@ -54,13 +54,11 @@
 // read-modify-commit cycle that must not interleave with other writers needs
 // a lock of the caller's own around it.
 //
-// A loose object (what a recent commit wrote, ours or git's) is read from
-// its file with one reused inflater (readLoose). Packed objects are read
-// with go-git from a storage that is reopened whenever .git/objects/pack
-// changes (git gc, repack) and retried once with a fresh one on any read
-// error, so an external gc never leaves a Repo stale; it is not reopened on
-// every call because go-git loads a pack's whole .idx on the first read
-// (8-28 ms for 40,000 objects). Decoded trees and commit->tree links are
+// Objects are read with go-git from a storage that is reopened whenever
+// .git/objects/pack changes (git gc, repack) and retried once with a fresh
+// one on any read error, so an external gc never leaves a Repo stale; it is
+// not reopened on every call because go-git loads a pack's whole .idx on the
+// first read (8-28 ms for 40,000 objects). Decoded trees and commit->tree links are
 // cached by hash, which never goes stale, as is the shared index of a split
 // index (named by its checksum); the index last read or written is reused
 // while the index file's inode, size and times are unchanged, and when it
@@ -148,8 +146,6 @@ type Repo struct {
 	// go-git storage, valid while objects/pack is unchanged.
 	st      *filesystem.Storage
 	stStamp fileStamp
-	// loose reads loose objects itself (readLoose); go-git reads packs.
-	loose looseReader
 
 	trees      map[plumbing.Hash][]object.TreeEntry
 	treeCount  int // total entries cached in trees

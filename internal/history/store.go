@@ -1,7 +1,6 @@
 package history
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -56,14 +55,6 @@ func (r *Repo) object(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedO
 }
 
 func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
-	if typ, data, ok, err := r.readLoose(h); err != nil {
-		return nil, err
-	} else if ok {
-		if typ != plumbing.BlobObject {
-			return nil, fmt.Errorf("history: read blob %s: it is a %s", h, typ)
-		}
-		return bytes.Clone(data), nil
-	}
 	o, err := r.object(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, err
@@ -87,19 +78,6 @@ func (r *Repo) tree(h plumbing.Hash) ([]object.TreeEntry, error) {
 	}
 	if e, ok := r.trees[h]; ok {
 		return e, nil
-	}
-	if typ, data, ok, err := r.readLoose(h); err != nil {
-		return nil, err
-	} else if ok {
-		if typ != plumbing.TreeObject {
-			return nil, fmt.Errorf("history: read tree %s: it is a %s", h, typ)
-		}
-		entries, err := parseTree(h, data)
-		if err != nil {
-			return nil, err
-		}
-		r.cacheTree(h, entries)
-		return entries, nil
 	}
 	o, err := r.object(plumbing.TreeObject, h)
 	if err != nil {
@@ -125,19 +103,6 @@ func (r *Repo) cacheTree(h plumbing.Hash, entries []object.TreeEntry) {
 // commitTreeHash returns the root tree of commit h.
 func (r *Repo) commitTreeHash(h plumbing.Hash) (plumbing.Hash, error) {
 	if t, ok := r.commitTree[h]; ok {
-		return t, nil
-	}
-	if typ, data, ok, err := r.readLoose(h); err != nil {
-		return plumbing.ZeroHash, err
-	} else if ok {
-		if typ != plumbing.CommitObject {
-			return plumbing.ZeroHash, fmt.Errorf("history: read commit %s: it is a %s", h, typ)
-		}
-		t, err := commitTree(h, data)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		r.cacheCommitTree(h, t)
 		return t, nil
 	}
 	c, err := r.commit(h)
