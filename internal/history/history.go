@@ -58,11 +58,11 @@
 // .git/objects/pack changes (git gc, repack) and retried once with a fresh
 // one on any read error, so an external gc never leaves a Repo stale; it is
 // not reopened on every call because go-git loads a pack's whole .idx on the
-// first read (8-28 ms for 40,000 objects). Decoded trees and commit->tree links are
-// cached by hash, which never goes stale, as is the shared index of a split
-// index (named by its checksum); the index last read or written is reused
-// while the index file's inode, size and times are unchanged, and when it
-// changed, the new one is read into the old one's buffers.
+// first read (8-28 ms for 40,000 objects). Decoded trees and commit->tree
+// links are cached by hash, which never goes stale, as is the shared index
+// of a split index (named by its checksum); the index last read or written
+// is reused while the index file's inode, size and times are unchanged, and
+// when it changed, the new one is read into the old one's buffers.
 //
 // # Limits
 //
