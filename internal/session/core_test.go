@@ -29,7 +29,7 @@ func testService(tb testing.TB) (*Service, *time.Time) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &Service{V: v, MD: markdown.New(), Now: clock}, &now
+	return &Service{V: v, MD: markdown.New(), Now: clock, parsed: &parsedNotes{}}, &now
 }
 
 // headOf is the vault's current commit.

@@ -271,7 +271,7 @@ func (d *Doc) Bytes() ([]byte, error) {
 			return nil, err
 		}
 	}
-	if d.parsed == nil {
+	if !d.parsed.keeps(d.Path) {
 		return n.Bytes(), nil
 	}
 	// The memo's parse keeps its bytes: the caller gets a copy.

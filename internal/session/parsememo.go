@@ -15,10 +15,11 @@ const parsedNotesKept = 4
 // An operation reads a note, writes its new version and seals both, so one
 // version is parsed two or three times an operation, and the next
 // operation reads what this one wrote: each is parsed once. A parsed
-// note.Note is never changed (its methods return new notes) and neither are
-// its sections, so the Docs opened on the same bytes share them; the memo
-// parses its own copy of the bytes, which no caller gets to change. Safe
-// for concurrent use; a nil *parsedNotes keeps nothing.
+// note.Note is never changed once its line table is filled (its methods
+// return new notes) and neither are its sections, so the Docs opened on the
+// same bytes share them; the memo parses its own copy of the bytes, which
+// no caller gets to change. Safe for concurrent use; a nil *parsedNotes
+// keeps nothing.
 type parsedNotes struct {
 	mu     sync.Mutex
 	parsed []parsedNote // oldest first
@@ -39,9 +40,14 @@ func scanSections(n *note.Note) *markdown.Doc {
 	return &markdown.Doc{Sections: markdown.ScanSections(n.Body())}
 }
 
+// keeps reports whether the memo keeps parses of the note rel: the
+// project's canonical notes, which an operation reads, writes and seals
+// (not the many notes a task graph reads once each).
+func (m *parsedNotes) keeps(rel string) bool { return m != nil && isCanonical(rel) }
+
 // get returns the parse of data as the note rel, if kept.
 func (m *parsedNotes) get(rel string, data []byte) (parsedNote, bool) {
-	if m == nil {
+	if !m.keeps(rel) {
 		return parsedNote{}, false
 	}
 	m.mu.Lock()
@@ -58,11 +64,14 @@ func (m *parsedNotes) get(rel string, data []byte) (parsedNote, bool) {
 	return parsedNote{}, false
 }
 
-// put keeps p, dropping the oldest parse past parsedNotesKept.
+// put keeps p, dropping the oldest parse past parsedNotesKept. The note's
+// line table, which note.Note fills on first use, is filled first: what
+// the memo shares is read only from then on, from any goroutine.
 func (m *parsedNotes) put(p parsedNote) {
-	if m == nil {
+	if !m.keeps(p.n.Path()) {
 		return
 	}
+	p.n.LineOf(0)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.parsed) == parsedNotesKept {

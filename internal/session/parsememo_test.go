@@ -2,6 +2,9 @@ package session
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -12,7 +15,7 @@ import (
 func TestServiceKeepsTheNotesItParsed(t *testing.T) {
 	ts, _ := testService(t)
 	s := New(ts.V)
-	rel := "demo/notes/memo.md"
+	rel := "demo/" + DecisionsNote
 	data := []byte("---\nstatus: open\ntags: [a, b]\n---\n# Memo\n\n## Notes\n\n- first\n")
 	orig := bytes.Clone(data)
 
@@ -27,7 +30,7 @@ func TestServiceKeepsTheNotesItParsed(t *testing.T) {
 	if d1.Note != d2.Note {
 		t.Fatal("the same bytes were parsed twice")
 	}
-	if other, err := s.ParseDoc("demo/notes/other.md", data); err != nil || other.Note == d1.Note || other.Note.Path() != "demo/notes/other.md" {
+	if other, err := s.ParseDoc("demo/"+HistoryNote, data); err != nil || other.Note == d1.Note || other.Note.Path() != "demo/"+HistoryNote {
 		t.Fatalf("another note with the same bytes shares the parse (%v)", err)
 	}
 	data[4] = 'X' // the caller reuses its buffer
@@ -68,4 +71,46 @@ func TestServiceKeepsTheNotesItParsed(t *testing.T) {
 	if d0, err := s.ParseDoc(rel, orig); err != nil || d0.Prop("status") != "open" || !bytes.Equal(d0.Note.Bytes(), orig) {
 		t.Fatalf("the first version as kept: %v", err)
 	}
+}
+
+// TestServiceShareParsesAcrossGoroutines: tool calls of the MCP server read
+// the same state at once through the Service's memo, while updates write
+// it (go test -race finds a parse filled on first use by two goroutines).
+func TestServiceShareParsesAcrossGoroutines(t *testing.T) {
+	ts, _ := testService(t)
+	s := New(ts.V)
+	s.Now = ts.Now
+	if _, err := s.Start(StartOptions{Project: "demo", Objective: "Share"}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(s.V.Root, "demo", CurrentStateNote))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 10; j++ {
+				d, err := s.WithOp("").ParseDoc("demo/"+CurrentStateNote, bytes.Clone(data))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if d.Note.LineOf(0) != 1 {
+					t.Error("line of offset 0 is not 1")
+				}
+				if _, err := s.WithOp("").Current("demo"); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	for j := 0; j < 5; j++ {
+		if _, err := s.Update(UpdateOptions{Project: "demo", Message: "more"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
 }

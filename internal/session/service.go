@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -261,8 +262,8 @@ func (s *Service) ParseDoc(rel string, data []byte) (*Doc, error) {
 	p, ok := s.parsed.get(rel, data)
 	if !ok {
 		src := data
-		if s.parsed != nil {
-			src = bytes.Clone(data) // the memo's own copy
+		if s.parsed.keeps(rel) {
+			src = slices.Clip(bytes.Clone(data)) // the memo's own copy, with no room to append into
 		}
 		var err error
 		if p, err = parseNoteDoc(rel, src); err != nil {
