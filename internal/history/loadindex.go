@@ -45,7 +45,7 @@ func (r *Repo) loadIndex(idxPath string, root plumbing.Hash, forWrite bool) (*in
 		r.spare, r.idx = nil, nil
 		var data []byte
 		if x := int(stamp.size); cap(buf) >= x && x >= 1<<16 {
-			data, buf = buf[:x], nil // a whole index: read into buf
+			data, buf = buf[:x], nil // a large file (a whole index, mostly): read into buf
 		} else {
 			data = make([]byte, stamp.size)
 		}
