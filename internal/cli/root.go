@@ -392,7 +392,13 @@ func isUsage(err error) bool {
 func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, a []string) error {
 		if err := check(c, a); err != nil {
-			return &errs.Error{Code: errs.InvalidCommand, Message: err.Error() + " (see `" + c.CommandPath() + " --help`)", Err: err}
+			msg := err.Error()
+			// cobra.NoArgs calls an argument an unknown command; a command
+			// with no subcommands takes its input in flags.
+			if !c.HasSubCommands() && len(a) > 0 && strings.HasPrefix(msg, "unknown command ") {
+				msg = fmt.Sprintf("%s takes no arguments, only flags: got %q", c.CommandPath(), strings.Join(a, " "))
+			}
+			return &errs.Error{Code: errs.InvalidCommand, Message: msg + " (see `" + c.CommandPath() + " --help`)", Err: err}
 		}
 		return nil
 	}

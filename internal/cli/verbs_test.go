@@ -94,6 +94,10 @@ func TestMissingRequiredFlagsAreUsageErrors(t *testing.T) {
 	}
 
 	mustRun(t, v, "start", "--objective", "Flags")
+	before := head()
+	if _, errOut, code := run(t, v, "decide", "use a split index"); code != 2 || !strings.Contains(errOut, `sessionvault decide takes no arguments, only flags: got "use a split index" (see `+"`sessionvault decide --help`)") || head() != before {
+		t.Errorf("decide with an argument: exit %d\n%s", code, errOut)
+	}
 	missing("title", "decide", "--choice", "C", "--rationale", "R")
 	missing("choice", "decide", "--title", "T", "--rationale", "R")
 	missing("rationale", "decide", "--title", "T", "--choice", "C")
