@@ -45,11 +45,9 @@ func scanSections(n *note.Note) *markdown.Doc {
 // (not the many notes a task graph reads once each).
 func (m *parsedNotes) keeps(rel string) bool { return m != nil && isCanonical(rel) }
 
-// get returns the parse of data as the note rel, if kept.
+// get returns the parse of data as the note rel, if kept; the caller has
+// checked that the memo keeps rel (keeps).
 func (m *parsedNotes) get(rel string, data []byte) (parsedNote, bool) {
-	if !m.keeps(rel) {
-		return parsedNote{}, false
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := len(m.parsed) - 1; i >= 0; i-- {
@@ -66,11 +64,9 @@ func (m *parsedNotes) get(rel string, data []byte) (parsedNote, bool) {
 
 // put keeps p, dropping the oldest parse past parsedNotesKept. The note's
 // line table, which note.Note fills on first use, is filled first: what
-// the memo shares is read only from then on, from any goroutine.
+// the memo shares is read only from then on, from any goroutine. The
+// caller has checked that the memo keeps p's note (keeps).
 func (m *parsedNotes) put(p parsedNote) {
-	if !m.keeps(p.n.Path()) {
-		return
-	}
 	p.n.LineOf(0)
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -259,17 +259,24 @@ func (s *Service) parseNote(rel string, data []byte) (*Doc, error) {
 // ParseDoc opens the note rel (its bytes data) for reading its sections and
 // queueing edits; the error names the file and line that does not parse.
 func (s *Service) ParseDoc(rel string, data []byte) (*Doc, error) {
-	p, ok := s.parsed.get(rel, data)
+	keep := s.parsed.keeps(rel)
+	var p parsedNote
+	ok := false
+	if keep {
+		p, ok = s.parsed.get(rel, data)
+	}
 	if !ok {
 		src := data
-		if s.parsed.keeps(rel) {
+		if keep {
 			src = slices.Clip(bytes.Clone(data)) // the memo's own copy, with no room to append into
 		}
 		var err error
 		if p, err = parseNoteDoc(rel, src); err != nil {
 			return nil, NoteParseError(rel, err, "the note is left as it is; fix it, or restore it with git")
 		}
-		s.parsed.put(p)
+		if keep {
+			s.parsed.put(p)
+		}
 	}
 	d := p.doc()
 	d.Loc, _ = s.V.Config.Location()
