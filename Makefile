@@ -19,6 +19,7 @@ GOTAGS   = $(if $(TAGS),-tags $(TAGS))
 build:
 	CGO_ENABLED=0 $(GO) build $(GOTAGS) -o $(BIN) ./cmd/sessionvault
 	CGO_ENABLED=0 $(GO) build $(GOTAGS) -o $(dir $(BIN))sessionvault-hook ./cmd/sessionvault-hook
+	CGO_ENABLED=0 $(GO) build $(GOTAGS) -o $(dir $(BIN))sessionvault-daemon ./cmd/sessionvault-daemon
 
 demo: build
 	KEEP=$(KEEP) ./scripts/demo.sh $(BIN)
@@ -28,18 +29,20 @@ CROSS := linux/amd64 darwin/amd64 darwin/arm64 windows/amd64
 cross:
 	@for p in $(CROSS); do \
 		echo "build and vet $$p"; \
-		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./cmd/sessionvault ./cmd/sessionvault-hook || exit 1; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./cmd/sessionvault ./cmd/sessionvault-hook ./cmd/sessionvault-daemon || exit 1; \
 		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet $(PKGS) || exit 1; \
 	done
 
-# Install both binaries into $(go env GOPATH)/bin (on PATH for the hooks).
 # The linters of .golangci.yml (layer rules, errcheck, staticcheck), with
 # golangci-lint built from tools/go.mod: nothing to install by hand.
 lint:
 	$(GO) tool -modfile=tools/go.mod golangci-lint run ./...
 
+# Install the three binaries into $(go env GOPATH)/bin (on PATH for the
+# hooks): sessionvault, sessionvault-hook, and sessionvault-daemon, which
+# `sessionvault serve` runs.
 install:
-	CGO_ENABLED=0 $(GO) install ./cmd/sessionvault ./cmd/sessionvault-hook
+	CGO_ENABLED=0 $(GO) install ./cmd/sessionvault ./cmd/sessionvault-hook ./cmd/sessionvault-daemon
 
 # `make test` is the full run: `go test ./...` (the quick tier, about a
 # minute), with the corpus tier (tests on real notes kept outside the

@@ -27,6 +27,9 @@ var (
 	robustBinOnce sync.Once
 	robustBin     string
 	robustBinErr  error
+
+	robustDaemonOnce sync.Once
+	robustDaemonErr  error
 )
 
 // robustBinary builds cmd/sessionvault once per test binary run, into a
@@ -41,28 +44,48 @@ func robustBinary(t *testing.T) string {
 	return robustBin
 }
 
+// robustDaemon builds cmd/sessionvault-daemon once, beside the binary
+// robustBinary returns (where `serve` finds it), and returns robustBinary's
+// path.
+func robustDaemon(t *testing.T) string {
+	t.Helper()
+	bin := robustBinary(t)
+	robustDaemonOnce.Do(func() {
+		robustDaemonErr = goBuild(filepath.Join(filepath.Dir(bin), DaemonProgram), "sessionvault-daemon")
+	})
+	if robustDaemonErr != nil {
+		t.Fatal(robustDaemonErr)
+	}
+	return bin
+}
+
 // buildRobustBin builds cmd/sessionvault into a temporary folder, setting
 // robustBin and robustBinErr. Call it only through robustBinOnce.
 func buildRobustBin() {
-	gotool, err := exec.LookPath("go")
-	if err != nil {
-		out, gerr := exec.Command("go", "env", "GOROOT").Output()
-		if gerr != nil {
-			robustBinErr = fmt.Errorf("no go tool on PATH: %w", err)
-			return
-		}
-		gotool = filepath.Join(strings.TrimSpace(string(out)), "bin", "go")
-	}
 	dir, err := os.MkdirTemp("", "sessionvault-robust-bin-")
 	if err != nil {
 		robustBinErr = err
 		return
 	}
 	robustBin = filepath.Join(dir, "sessionvault")
-	cmd := exec.Command(gotool, "build", "-o", robustBin, "github.com/sessionvault/sessionvault/cmd/sessionvault")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		robustBinErr = fmt.Errorf("go build ./cmd/sessionvault: %v\n%s", err, out)
+	robustBinErr = goBuild(robustBin, "sessionvault")
+}
+
+// goBuild builds ./cmd/NAME into the file out.
+func goBuild(out, name string) error {
+	gotool, err := exec.LookPath("go")
+	if err != nil {
+		goroot, gerr := exec.Command("go", "env", "GOROOT").Output()
+		if gerr != nil {
+			return fmt.Errorf("no go tool on PATH: %w", err)
+		}
+		gotool = filepath.Join(strings.TrimSpace(string(goroot)), "bin", "go")
 	}
+	cmd := exec.Command(gotool, "build", "-o", out, "github.com/sessionvault/sessionvault/cmd/"+name)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/%s: %v\n%s", name, err, b)
+	}
+	return nil
 }
 
 // svCommand returns the command `sessionvault --vault vault argv...`.

@@ -6,6 +6,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,12 +52,24 @@ type app struct {
 	svc *session.Service
 	// clashDone is set once the notice was printed or found empty.
 	clashDone bool
+	// args is the command line Main was given (without the program name):
+	// what `serve` hands over to the daemon binary.
+	args []string
+	// serve is Options.Serve: nil when `serve` hands over (handOffServe).
+	serve func(ctx context.Context, job ServeJob) error
 }
 
 // Main runs the sessionvault command line with args (without the program
-// name) and returns the process exit code.
+// name) and returns the process exit code. Its `serve` hands over to the
+// sessionvault-daemon binary (MainWith sets what runs it in process).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, stdin: stdin}
+	return MainWith(args, stdin, stdout, stderr, Options{})
+}
+
+// MainWith is Main with what a binary adds (Options): the daemon binary
+// passes the daemon `serve` runs.
+func MainWith(args []string, stdin io.Reader, stdout, stderr io.Writer, opts Options) int {
+	a := &app{stdout: stdout, stderr: stderr, stdin: stdin, args: args, serve: opts.Serve}
 	root := a.rootCommand(commandToRun(args))
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,9 +22,11 @@ import (
 )
 
 // TestServeScript runs `sessionvault serve` as a real process against the
-// fake Linear (testdata/serve).
+// fake Linear (testdata/serve): it hands over to the sessionvault-daemon
+// binary, built and found on PATH.
 func TestServeScript(t *testing.T) {
 	t.Parallel()
+	daemonDir := filepath.Dir(robustDaemon(t))
 	fake := lineartest.New(t, lineartest.WithKey(testKey))
 	fake.AddIssue("ENG-7", "Daemon demo")
 	poll := func(ts *testscript.TestScript, what string, ok func() (bool, string)) {
@@ -40,6 +44,7 @@ func TestServeScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/serve",
 		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", env.Getenv("PATH")+string(os.PathListSeparator)+daemonDir)
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("LINEAR_API_URL", fake.URL())
 			env.Setenv("LINEAR_API_KEY", testKey)
@@ -86,10 +91,11 @@ func TestServeScript(t *testing.T) {
 	})
 }
 
-// serve, as a real process, exits 0 within 5 s of SIGTERM.
+// serve, as a real process (sessionvault handing over to the
+// sessionvault-daemon beside it), exits 0 within 5 s of SIGTERM.
 func TestServeStopsOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	bin := robustBinary(t)
+	bin := robustDaemon(t)
 	v := newVault(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -130,5 +136,58 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		cmd.Process.Kill()
 		t.Fatalf("serve still running 5 s after SIGTERM: %s", stderr.String())
+	}
+}
+
+// Without sessionvault-daemon beside sessionvault or on PATH, serve starts
+// nothing and says how to install it, with its own code.
+func TestServeWithoutTheDaemonSaysHowToInstallIt(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile(robustBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir() // the binary alone: the daemon may be built beside robustBinary
+	bin := filepath.Join(dir, "sessionvault")
+	if err := os.WriteFile(bin, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v := newVault(t)
+	for _, json := range []bool{false, true} {
+		argv := []string{"--vault", v, "serve", "--listen", "127.0.0.1:0"}
+		if json {
+			argv = append([]string{"--json"}, argv...)
+		}
+		cmd := exec.Command(bin, argv...)
+		cmd.Env = append(os.Environ(), "PATH="+dir) // no sessionvault-daemon anywhere on it
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Fatalf("serve without the daemon: %v, want exit 1\n%s", err, out)
+		}
+		for _, want := range []string{"E1698", "DAEMON_NOT_INSTALLED", "in " + dir, "go install github.com/sessionvault/sessionvault/cmd/sessionvault-daemon@latest", "make install"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("json=%v: the error lacks %q:\n%s", json, want, out)
+			}
+		}
+	}
+}
+
+// The sessionvault binary links none of the daemon's parts: their package
+// initialisation would run at the start of every command.
+func TestSessionvaultLinksNoDaemonParts(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", "github.com/sessionvault/sessionvault/cmd/sessionvault").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/prometheus/") || pkg == "github.com/sessionvault/sessionvault/internal/daemon" {
+			t.Errorf("cmd/sessionvault links %s: only sessionvault-daemon may", pkg)
+		}
+	}
+	out, err = exec.Command("go", "list", "-deps", "github.com/sessionvault/sessionvault/cmd/sessionvault-daemon").Output()
+	if err != nil || !strings.Contains(string(out), "github.com/sessionvault/sessionvault/internal/daemon\n") {
+		t.Errorf("cmd/sessionvault-daemon does not link the daemon (%v)", err)
 	}
 }

@@ -3,17 +3,13 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessionvault/sessionvault/integrations/linear"
-	"github.com/sessionvault/sessionvault/internal/daemon"
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/session"
 	"github.com/sessionvault/sessionvault/internal/syncer"
@@ -129,56 +125,5 @@ func (a *app) linearCommand() *cobra.Command {
 			return a.emit(map[string]string{"name": name, "email": email}, "LINEAR_API_KEY works: "+name+" <"+email+">")
 		},
 	})
-	return c
-}
-
-func (a *app) serveCommand() *cobra.Command {
-	var schedule, listen string
-	c := &cobra.Command{
-		Use:   "serve [--schedule SPEC] [--listen ADDR]",
-		Short: "Run the daemon: scheduled Linear sync, commits of a person's edits, crash marking, /healthz and /metrics",
-		Long: `Runs until SIGINT or SIGTERM, then exits 0 within 5 s after the running job:
-- the Linear sync on a robfig/cron schedule (config linear.schedule, default
-  "@every 15m"; --schedule overrides); runs never overlap; without LINEAR_API_KEY
-  the sync is off and the rest runs;
-- a watcher that commits a person's edits to notes promptly (debounced), as theirs;
-- with a remote section in the config (remote.schedule set): remote sync on that
-  schedule and remote.debounce (default 30s) after each commit;
-- sessions whose heartbeat is stale are marked crashed;
-- /healthz and Prometheus /metrics on a loopback address; logs are JSON on stderr.`,
-		Args: args(cobra.NoArgs),
-		RunE: func(c *cobra.Command, _ []string) error {
-			svc, project, err := a.projectService()
-			if err != nil {
-				return err
-			}
-			if schedule == "" {
-				schedule = svc.V.Config.Linear.Schedule
-			}
-			d := &daemon.Daemon{Svc: svc, Projects: []string{project}, Schedule: schedule, Listen: listen}
-			if os.Getenv("LINEAR_API_KEY") != "" {
-				if d.Sync, err = a.linearSync(svc, project, false, ""); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintln(a.stderr, `{"level":"WARN","msg":"LINEAR_API_KEY is not set: the Linear sync is off"}`)
-			}
-			if r := svc.V.Config.Remote; r.Schedule != "" {
-				d.RemoteSchedule, d.RemoteDebounce = r.Schedule, r.Debounce.Duration
-				d.RemoteSync = func(context.Context) (string, error) {
-					res, err := remoteSync(svc, "", "")
-					return strings.ReplaceAll(syncText(res), "\n", "; "), err
-				}
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if err := d.Run(ctx); err != nil {
-				return errs.Wrap(errs.InvalidCommand, err, "serve")
-			}
-			return nil
-		},
-	}
-	c.Flags().StringVar(&schedule, "schedule", "", "cron spec of the sync, e.g. '@every 15m' (default: the config's linear.schedule)")
-	c.Flags().StringVar(&listen, "listen", "127.0.0.1:7878", "loopback address for /healthz and /metrics")
 	return c
 }

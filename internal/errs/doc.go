@@ -70,6 +70,7 @@ var docs = map[Code]Doc{
 	DiskFull:                 {"The disk is full; nothing was written.", "Free space and run the command again."},
 	VaultFormatNewer:         {"The vault, or the remote it syncs with, is in a newer format than this binary writes; nothing was written.", "Install the sessionvault release the message names (or newer); reading commands such as status keep working meanwhile."},
 	MachineRecordInvalid:     {"This clone's machine record (.sessionvault/state/machine) is unreadable, so ids made here could collide with another machine's; nothing was written.", "Run the command the message names to record this machine again (`sessionvault remote setup --machine NAME`)."},
+	DaemonNotInstalled:       {"`sessionvault serve` runs the daemon, a binary of its own (sessionvault-daemon), and found it neither beside sessionvault nor on PATH; nothing was started.", "Install it as the message says (`go install .../cmd/sessionvault-daemon@VERSION`, or `make install` in a checkout), then run `serve` again."},
 	InternalError:            {"An unexpected error inside sessionvault.", "Report it with the command and its output; nothing was half-written."},
 	UnknownAgent:             {"An agent name that is neither a built-in agent type nor in the config's agent_types.", "Use a built-in type (the message lists them) or add it to agent_types."},
 	NoActiveAgent:            {"`agent end` or `agent handoff` with no agent invocation in progress.", "`sessionvault agent start AGENT` first."},

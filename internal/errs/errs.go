@@ -91,7 +91,11 @@ var (
 	// (.sessionvault/state/machine) cannot be read, so ids made here could
 	// collide with another machine's; nothing was written.
 	MachineRecordInvalid = Code{"E1697", "MACHINE_RECORD_INVALID"}
-	InternalError        = Code{"E1699", "INTERNAL_ERROR"}
+	// DaemonNotInstalled: `serve` hands over to the sessionvault-daemon
+	// binary, which is neither beside sessionvault nor on PATH. Nothing
+	// was started.
+	DaemonNotInstalled = Code{"E1698", "DAEMON_NOT_INSTALLED"}
+	InternalError      = Code{"E1699", "INTERNAL_ERROR"}
 
 	// ExportWriteFailed: an export's --output file could not be written
 	// (its folder is missing or not writable); nothing was written there.
@@ -135,7 +139,7 @@ var All = []Code{SessionNotFound, SessionAlreadyActive, NoActiveSession, Session
 	TaskNotFound, TaskLocked, TaskGraphCycle, CheckpointCreationFailed, InvalidCheckpointScope, CheckpointNotFound, VersionNotFound, RollbackFailed,
 	RecoverySessionNotFound, ConflictNotFound, ConflictAlreadyResolved, ResolutionFailed, InvalidConflictType, SourceTaskNotFound, TargetTaskNotFound, TaskSwitchFailed, ExportWriteFailed,
 	InvalidFeatureId, FeatureNotFound, FeatureAlreadyExists, InvalidFeatureTransition, PlanValidationFailed, HistoryEntryInvalid, AiSessionNotFound, ExportFailed,
-	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, NetworkUnavailable, ImportSourceNotFound, ImportFormatUnknown, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, VaultFormatNewer, MachineRecordInvalid, InternalError,
+	ConcurrentUpdate, GitWriteFailed, GitLocked, ImportFailed, RemoteSyncFailed, NetworkUnavailable, ImportSourceNotFound, ImportFormatUnknown, VaultNotFound, ConfigInvalid, LockTimeout, InvalidCommand, PermissionDenied, DiskFull, VaultFormatNewer, MachineRecordInvalid, DaemonNotInstalled, InternalError,
 	UnknownAgent, NoActiveAgent, AgentAlreadyActive, InvalidWorkflowPhase, InvalidVerdict, InvocationNotFound}
 
 // Error is an error with a stable code. Details holds machine-readable

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
+	"github.com/sessionvault/sessionvault/internal/session"
+	"github.com/sessionvault/sessionvault/internal/syncer"
+)
+
+// Options are what a binary adds to the command line MainWith runs.
+type Options struct {
+	// Serve runs the daemon on job until ctx ends (SIGINT, SIGTERM). It is
+	// nil in the sessionvault binary: there `serve` hands over to the
+	// sessionvault-daemon binary (cmd/sessionvault-daemon), which sets it.
+	// So the daemon's packages (the Prometheus client and its collectors)
+	// and their initialisation are off every other command's path.
+	Serve func(ctx context.Context, job ServeJob) error
+}
+
+// ServeJob is the daemon's work as `sessionvault serve` reads it from its
+// flags, the environment and the vault's config.
+type ServeJob struct {
+	Svc     *session.Service
+	Project string // the project whose sessions are synced and marked crashed
+	// LinearSync runs one Linear sync of Project, on Schedule (a
+	// robfig/cron spec, e.g. "@every 15m"); nil when LINEAR_API_KEY is
+	// unset: the sync is off.
+	LinearSync func(ctx context.Context) (syncer.Summary, error)
+	Schedule   string
+	Listen     string // loopback address for /healthz and /metrics, e.g. 127.0.0.1:7878
+	// RemoteSync runs one `remote sync` and returns its one-line summary,
+	// on RemoteSchedule (a robfig/cron spec) and RemoteDebounce after the
+	// branch last moved; nil when the config has no remote.schedule.
+	RemoteSync     func(ctx context.Context) (string, error)
+	RemoteSchedule string
+	RemoteDebounce time.Duration
+}
+
+// DaemonProgram is the name of the binary `serve` hands over to, without
+// the .exe Windows adds.
+const DaemonProgram = "sessionvault-daemon"
+
+func (a *app) serveCommand() *cobra.Command {
+	var schedule, listen string
+	c := &cobra.Command{
+		Use:   "serve [--schedule SPEC] [--listen ADDR]",
+		Short: "Run the daemon: scheduled Linear sync, commits of a person's edits, crash marking, /healthz and /metrics",
+		Long: `Runs until SIGINT or SIGTERM, then exits 0 within 5 s after the running job:
+- the Linear sync on a robfig/cron schedule (config linear.schedule, default
+  "@every 15m"; --schedule overrides); runs never overlap; without LINEAR_API_KEY
+  the sync is off and the rest runs;
+- a watcher that commits a person's edits to notes promptly (debounced), as theirs;
+- with a remote section in the config (remote.schedule set): remote sync on that
+  schedule and remote.debounce (default 30s) after each commit;
+- sessions whose heartbeat is stale are marked crashed;
+- /healthz and Prometheus /metrics on a loopback address; logs are JSON on stderr.
+
+The daemon is a binary of its own, sessionvault-daemon: serve runs it, found
+beside sessionvault or on PATH, with this command line. Install it with
+  go install github.com/sessionvault/sessionvault/cmd/sessionvault-daemon@latest
+(` + "`make install`" + ` in a checkout installs it with the others). The other
+commands start faster without its parts (the Prometheus client).`,
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if a.serve == nil {
+				return a.handOffServe()
+			}
+			svc, project, err := a.projectService()
+			if err != nil {
+				return err
+			}
+			if schedule == "" {
+				schedule = svc.V.Config.Linear.Schedule
+			}
+			job := ServeJob{Svc: svc, Project: project, Schedule: schedule, Listen: listen}
+			if os.Getenv("LINEAR_API_KEY") != "" {
+				if job.LinearSync, err = a.linearSync(svc, project, false, ""); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintln(a.stderr, `{"level":"WARN","msg":"LINEAR_API_KEY is not set: the Linear sync is off"}`)
+			}
+			if r := svc.V.Config.Remote; r.Schedule != "" {
+				job.RemoteSchedule, job.RemoteDebounce = r.Schedule, r.Debounce.Duration
+				job.RemoteSync = func(context.Context) (string, error) {
+					res, err := remoteSync(svc, "", "")
+					return strings.ReplaceAll(syncText(res), "\n", "; "), err
+				}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := a.serve(ctx, job); err != nil {
+				return errs.Wrap(errs.InvalidCommand, err, "serve")
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&schedule, "schedule", "", "cron spec of the sync, e.g. '@every 15m' (default: the config's linear.schedule)")
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:7878", "loopback address for /healthz and /metrics")
+	return c
+}
+
+// handOffServe runs sessionvault-daemon with this command line (handOff):
+// the daemon binary runs `serve` itself.
+func (a *app) handOffServe() error {
+	bin, err := daemonBinary()
+	if err != nil {
+		return err
+	}
+	return a.handOff(bin, a.args)
+}
+
+// daemonBinary finds sessionvault-daemon: beside this executable (as
+// `go install` and `make install` put it), else on PATH. Its error,
+// DAEMON_NOT_INSTALLED, says how to install it.
+func daemonBinary() (string, error) {
+	name := DaemonProgram
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	self, err := os.Executable()
+	if err == nil {
+		dirs := []string{filepath.Dir(self)}
+		if real, err := filepath.EvalSymlinks(self); err == nil && filepath.Dir(real) != dirs[0] {
+			dirs = append(dirs, filepath.Dir(real)) // a link to an installed binary
+		}
+		for _, dir := range dirs {
+			p := filepath.Join(dir, name)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				return p, nil
+			}
+		}
+	}
+	if p, err := exec.LookPath(DaemonProgram); err == nil {
+		return p, nil
+	}
+	where := "beside sessionvault"
+	if self != "" {
+		where = "in " + filepath.Dir(self)
+	}
+	return "", errs.New(errs.DaemonNotInstalled, "sessionvault serve runs the daemon binary, %s, found neither %s nor on PATH: install it with `go install github.com/sessionvault/sessionvault/cmd/%s@%s` (in a checkout of sessionvault: `make install`), then run serve again",
+		DaemonProgram, where, DaemonProgram, releaseVersion())
+}
+
+// releaseVersion is the module version this binary was installed at
+// (e.g. v0.9.0), for a `go install ...@VERSION` that gets the matching
+// daemon; "latest" for a build from a checkout.
+func releaseVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(info.Main.Version, "v") {
+		return info.Main.Version
+	}
+	return "latest"
+}
