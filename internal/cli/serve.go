@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -114,11 +115,22 @@ commands start faster without its parts (the Prometheus client).`,
 }
 
 // handOffServe runs sessionvault-daemon with this command line (handOff):
-// the daemon binary runs `serve` itself.
+// the daemon binary runs `serve` itself. A daemon of another version than
+// this sessionvault (one left from an earlier install) is run all the
+// same, with a warning on stderr that names the install command.
 func (a *app) handOffServe() error {
 	bin, err := daemonBinary()
 	if err != nil {
 		return err
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if have, want := strings.TrimSpace(strings.TrimPrefix(string(out), "sessionvault ")), versionString(); err != nil || have != want {
+		if err != nil {
+			have = "unknown (" + err.Error() + ")"
+		}
+		msg, _ := json.Marshal(fmt.Sprintf("%s is version %s, this sessionvault %s: install the matching one with `go install github.com/sessionvault/sessionvault/cmd/%s@%s` (in a checkout: `make install`)",
+			bin, have, want, DaemonProgram, releaseVersion()))
+		fmt.Fprintf(a.stderr, "{\"level\":\"WARN\",\"msg\":%s}\n", msg)
 	}
 	return a.handOff(bin, a.args)
 }
