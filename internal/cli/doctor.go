@@ -42,7 +42,8 @@ func (a *app) doctorCommand() *cobra.Command {
 		Use:   "doctor [--repo DIR]",
 		Short: "Check this machine's setup for a code repository, and print the fix for each problem",
 		Long: `Checks, for the code repository DIR (default: the current folder): sessionvault
-and sessionvault-hook on PATH; the Claude Code hooks installed in
+and sessionvault-hook on PATH, and sessionvault-daemon (which serve runs) of
+the same version (a warning); the Claude Code hooks installed in
 DIR/.claude/settings.json and runnable; the vault reachable from DIR (its link
 on this machine); the signing key present and the current state verified; the
 Serena link (when DIR has .serena); this clone's machine record; the merge
@@ -107,6 +108,14 @@ func (a *app) doctor(repo string) []doctorCheck {
 		warn("sessionvault-hook on PATH", "not found: the hooks run the full binary (slower per tool call)", "go install github.com/sessionvault/sessionvault/cmd/sessionvault-hook@latest")
 	} else {
 		add("sessionvault-hook on PATH", true, "", "")
+	}
+	// The daemon only `serve` runs: a warning, not a failure.
+	if bin, err := daemonBinary(); err != nil {
+		warn("sessionvault-daemon installed", "not found beside sessionvault nor on PATH: `sessionvault serve` (the scheduled Linear and remote sync, /metrics) cannot run", "go install github.com/sessionvault/sessionvault/cmd/sessionvault-daemon@"+releaseVersion())
+	} else if have, want := daemonVersion(bin), buildVersion(); have != want {
+		warn("sessionvault-daemon installed", bin+" is version "+have+", this sessionvault "+want, "go install github.com/sessionvault/sessionvault/cmd/sessionvault-daemon@"+releaseVersion())
+	} else {
+		add("sessionvault-daemon installed", true, "", "")
 	}
 
 	// The vault, as the hooks find it from the repository.

@@ -71,15 +71,24 @@ func buildRobustBin() {
 	robustBinErr = goBuild(robustBin, "sessionvault")
 }
 
-// goBuild builds ./cmd/NAME into the file out.
-func goBuild(out, name string) error {
+// goTool is the path of the go command.
+func goTool() (string, error) {
 	gotool, err := exec.LookPath("go")
 	if err != nil {
 		goroot, gerr := exec.Command("go", "env", "GOROOT").Output()
 		if gerr != nil {
-			return fmt.Errorf("no go tool on PATH: %w", err)
+			return "", fmt.Errorf("no go tool on PATH: %w", err)
 		}
 		gotool = filepath.Join(strings.TrimSpace(string(goroot)), "bin", "go")
+	}
+	return gotool, nil
+}
+
+// goBuild builds ./cmd/NAME into the file out.
+func goBuild(out, name string) error {
+	gotool, err := goTool()
+	if err != nil {
+		return err
 	}
 	cmd := exec.Command(gotool, "build", "-o", out, "github.com/sessionvault/sessionvault/cmd/"+name)
 	if b, err := cmd.CombinedOutput(); err != nil {

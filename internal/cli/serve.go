@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
 	"github.com/sessionvault/sessionvault/internal/session"
@@ -114,65 +117,110 @@ commands start faster without its parts (the Prometheus client).`,
 	return c
 }
 
+// handedOffEnv is set in the environment of the daemon binary serve hands
+// over to: a `serve` that finds it set and has no daemon of its own was
+// handed over to a binary that is not the daemon (sessionvault under the
+// daemon's name), and fails instead of handing over again, forever.
+const handedOffEnv = "SESSIONVAULT_SERVE_HANDED_OFF"
+
 // handOffServe runs sessionvault-daemon with this command line (handOff):
 // the daemon binary runs `serve` itself. A daemon of another version than
 // this sessionvault (one left from an earlier install) is run all the
 // same, with a warning on stderr that names the install command.
 func (a *app) handOffServe() error {
+	if by := os.Getenv(handedOffEnv); by != "" {
+		return errs.New(errs.DaemonNotInstalled, "%s, run by sessionvault serve as the daemon, is a sessionvault without the daemon: install the daemon with `go install github.com/sessionvault/sessionvault/cmd/%s@%s` (in a checkout of sessionvault: `make install`), then run serve again",
+			by, DaemonProgram, releaseVersion())
+	}
 	bin, err := daemonBinary()
 	if err != nil {
 		return err
 	}
-	out, err := exec.Command(bin, "--version").Output()
-	if have, want := strings.TrimSpace(strings.TrimPrefix(string(out), "sessionvault ")), versionString(); err != nil || have != want {
-		if err != nil {
-			have = "unknown (" + err.Error() + ")"
-		}
+	if have, want := daemonVersion(bin), buildVersion(); have != want {
 		msg, _ := json.Marshal(fmt.Sprintf("%s is version %s, this sessionvault %s: install the matching one with `go install github.com/sessionvault/sessionvault/cmd/%s@%s` (in a checkout: `make install`)",
 			bin, have, want, DaemonProgram, releaseVersion()))
 		fmt.Fprintf(a.stderr, "{\"level\":\"WARN\",\"msg\":%s}\n", msg)
 	}
+	if err := os.Setenv(handedOffEnv, bin); err != nil {
+		return fmt.Errorf("handing serve over to %s: %w", bin, err)
+	}
 	return a.handOff(bin, a.args)
 }
 
-// daemonBinary finds sessionvault-daemon: beside this executable (as
-// `go install` and `make install` put it), else on PATH. Its error,
-// DAEMON_NOT_INSTALLED, says how to install it.
+// daemonVersion is the buildVersion the daemon binary bin reports
+// (`bin --version`, within 2 s), or why it reported none.
+func daemonVersion(bin string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return "unknown (" + bin + " --version: " + err.Error() + ")"
+	}
+	v := strings.TrimSpace(strings.TrimPrefix(string(out), "sessionvault "))
+	if i := strings.LastIndex(v, " go"); i >= 0 {
+		v = v[:i] // the Go toolchain it was built with
+	}
+	return v
+}
+
+// daemonBinary finds sessionvault-daemon: an executable file beside this
+// executable (as `go install` and `make install` put it), else on PATH;
+// never this executable itself. Its error, DAEMON_NOT_INSTALLED, says how
+// to install it.
 func daemonBinary() (string, error) {
 	name := DaemonProgram
 	if runtime.GOOS == "windows" {
 		name += ".exe"
 	}
 	self, err := os.Executable()
+	selfInfo, _ := os.Stat(self)
+	usable := func(p string) bool {
+		if _, err := exec.LookPath(p); err != nil { // not an executable file
+			return false
+		}
+		fi, err := os.Stat(p)
+		return err == nil && (selfInfo == nil || !os.SameFile(fi, selfInfo))
+	}
 	if err == nil {
 		dirs := []string{filepath.Dir(self)}
 		if real, err := filepath.EvalSymlinks(self); err == nil && filepath.Dir(real) != dirs[0] {
 			dirs = append(dirs, filepath.Dir(real)) // a link to an installed binary
 		}
 		for _, dir := range dirs {
-			p := filepath.Join(dir, name)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			if p := filepath.Join(dir, name); usable(p) {
 				return p, nil
 			}
 		}
 	}
-	if p, err := exec.LookPath(DaemonProgram); err == nil {
+	p, err := exec.LookPath(DaemonProgram)
+	if err == nil && usable(p) {
 		return p, nil
 	}
 	where := "beside sessionvault"
 	if self != "" {
 		where = "in " + filepath.Dir(self)
 	}
-	return "", errs.New(errs.DaemonNotInstalled, "sessionvault serve runs the daemon binary, %s, found neither %s nor on PATH: install it with `go install github.com/sessionvault/sessionvault/cmd/%s@%s` (in a checkout of sessionvault: `make install`), then run serve again",
-		DaemonProgram, where, DaemonProgram, releaseVersion())
+	onPath := "nor on PATH"
+	if errors.Is(err, exec.ErrDot) {
+		onPath = "nor on PATH (only in a relative PATH entry, " + p + ", which is not searched)"
+	}
+	return "", errs.New(errs.DaemonNotInstalled, "sessionvault serve runs the daemon binary, %s, found neither %s %s: install it with `go install github.com/sessionvault/sessionvault/cmd/%s@%s` (in a checkout of sessionvault: `make install`), then run serve again",
+		DaemonProgram, where, onPath, DaemonProgram, releaseVersion())
 }
 
-// releaseVersion is the module version this binary was installed at
-// (e.g. v0.9.0), for a `go install ...@VERSION` that gets the matching
-// daemon; "latest" for a build from a checkout.
+// releaseVersion is the release this binary was installed at (e.g.
+// v0.9.0), for a `go install ...@VERSION` that gets the matching daemon;
+// "latest" for a build from a checkout (no version, or a pseudo-version
+// such as v0.0.0-20261127114053-002408922192+dirty, which no one can
+// install).
 func releaseVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(info.Main.Version, "v") {
-		return info.Main.Version
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "latest"
 	}
-	return "latest"
+	v := info.Main.Version
+	if !semver.IsValid(v) || module.IsPseudoVersion(v) || strings.Contains(v, "+") {
+		return "latest"
+	}
+	return v
 }

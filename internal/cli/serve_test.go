@@ -132,6 +132,9 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 		if err != nil {
 			t.Fatalf("serve exited with %v after SIGTERM: %s", err, stderr.String())
 		}
+		if strings.Contains(stderr.String(), " is version ") {
+			t.Errorf("serve warned of another version, though the daemon was built from the same source: %s", stderr.String())
+		}
 		t.Logf("stopped %v after SIGTERM", time.Since(start).Round(time.Millisecond))
 	case <-time.After(5 * time.Second):
 		cmd.Process.Kill()
@@ -143,15 +146,8 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 // nothing and says how to install it, with its own code.
 func TestServeWithoutTheDaemonSaysHowToInstallIt(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile(robustBinary(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir() // the binary alone: the daemon may be built beside robustBinary
-	bin := filepath.Join(dir, "sessionvault")
-	if err := os.WriteFile(bin, src, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := binaryIn(t, dir)
 	v := newVault(t)
 	for _, json := range []bool{false, true} {
 		argv := []string{"--vault", v, "serve", "--listen", "127.0.0.1:0"}
@@ -173,11 +169,31 @@ func TestServeWithoutTheDaemonSaysHowToInstallIt(t *testing.T) {
 	}
 }
 
+// binaryIn puts the sessionvault binary robustBinary built into dir, alone
+// (a hard link where it can: a copy written here could still be open for
+// writing in a process another test is starting, and fail to run).
+func binaryIn(t *testing.T, dir string) string {
+	t.Helper()
+	src := robustBinary(t)
+	bin := filepath.Join(dir, "sessionvault")
+	if os.Link(src, bin) == nil {
+		return bin
+	}
+	if out, err := exec.Command("cp", src, bin).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	return bin
+}
+
 // The sessionvault binary links none of the daemon's parts: their package
 // initialisation would run at the start of every command.
 func TestSessionvaultLinksNoDaemonParts(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", "github.com/sessionvault/sessionvault/cmd/sessionvault").Output()
+	gotool, err := goTool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(gotool, "list", "-deps", "github.com/sessionvault/sessionvault/cmd/sessionvault").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +202,7 @@ func TestSessionvaultLinksNoDaemonParts(t *testing.T) {
 			t.Errorf("cmd/sessionvault links %s: only sessionvault-daemon may", pkg)
 		}
 	}
-	out, err = exec.Command("go", "list", "-deps", "github.com/sessionvault/sessionvault/cmd/sessionvault-daemon").Output()
+	out, err = exec.Command(gotool, "list", "-deps", "github.com/sessionvault/sessionvault/cmd/sessionvault-daemon").Output()
 	if err != nil || !strings.Contains(string(out), "github.com/sessionvault/sessionvault/internal/daemon\n") {
 		t.Errorf("cmd/sessionvault-daemon does not link the daemon (%v)", err)
 	}

@@ -14,6 +14,16 @@ func versionString() string {
 	if !ok {
 		return "unknown"
 	}
+	return buildVersion() + " " + info.GoVersion
+}
+
+// buildVersion is versionString without the Go toolchain: what tells two
+// builds of sessionvault apart.
+func buildVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
 	v := info.Main.Version
 	if v == "" {
 		v = "(devel)"
@@ -40,6 +50,5 @@ func versionString() string {
 		}
 		b.WriteString(")")
 	}
-	b.WriteString(" " + info.GoVersion)
 	return b.String()
 }

@@ -56,7 +56,7 @@ func TestCheckWritable(t *testing.T) {
 	if !errors.As(err, &nf) || nf.Version != 7 {
 		t.Fatalf("CheckWritable(%d) = %v; want a NewerFormatError", FormatVersion+5, err)
 	}
-	want := "this vault is in format 7; this sessionvault (version " + vaultloc.BinaryVersion() + ") writes formats up to 2: install a newer sessionvault release (`go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest github.com/sessionvault/sessionvault/cmd/sessionvault-hook@latest`)"
+	want := "this vault is in format 7; this sessionvault (version " + vaultloc.BinaryVersion() + ") writes formats up to 2: install a newer sessionvault release (`go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest github.com/sessionvault/sessionvault/cmd/sessionvault-hook@latest github.com/sessionvault/sessionvault/cmd/sessionvault-daemon@latest`)"
 	if err.Error() != want {
 		t.Errorf("message %q\nwant    %q", err.Error(), want)
 	}

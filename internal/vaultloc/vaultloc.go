@@ -289,7 +289,7 @@ type NewerFormatError struct {
 // Error says the vault's format, this binary's version and the newest
 // format it writes, and what to do.
 func (e *NewerFormatError) Error() string {
-	return fmt.Sprintf("%s is in format %d; this sessionvault (version %s) writes formats up to %d: install a newer sessionvault release (`go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest github.com/sessionvault/sessionvault/cmd/sessionvault-hook@latest`)",
+	return fmt.Sprintf("%s is in format %d; this sessionvault (version %s) writes formats up to %d: install a newer sessionvault release (`go install github.com/sessionvault/sessionvault/cmd/sessionvault@latest github.com/sessionvault/sessionvault/cmd/sessionvault-hook@latest github.com/sessionvault/sessionvault/cmd/sessionvault-daemon@latest`)",
 		e.What, e.Version, BinaryVersion(), FormatVersion)
 }
 
