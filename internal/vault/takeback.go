@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
+
+	"github.com/sessionvault/sessionvault/internal/errs"
 
 	"github.com/sessionvault/sessionvault/internal/notemerge"
 )
@@ -17,6 +20,12 @@ func (w *writer) fail(notes []*noteWrite, j *journal, err error) (Result, string
 		if n.old != nil {
 			n.old.close()
 			n.old = nil
+		}
+		// The file the last round replaced, kept aside untouched: where no
+		// new file can be written, taking the change back swaps it in.
+		var kept string
+		if len(n.watch) > 0 {
+			kept = n.watch[len(n.watch)-1].at
 		}
 		for _, wt := range n.watch {
 			// A writer may yet be on its way into it: checked by the next
@@ -33,7 +42,7 @@ func (w *writer) fail(notes []*noteWrite, j *journal, err error) (Result, string
 		if !n.written {
 			continue
 		}
-		w.takeBack(n)
+		w.takeBack(n, kept)
 	}
 	w.warn(w.v.saveOrphans(w.orphans), "the replaced files to check were not recorded")
 	w.v.clearState(journalName)
@@ -41,8 +50,11 @@ func (w *writer) fail(notes []*noteWrite, j *journal, err error) (Result, string
 }
 
 // takeBack removes the engine's change from a note it wrote: what is there
-// now, without the difference between what the engine read and wrote.
-func (w *writer) takeBack(n *noteWrite) {
+// now, without the difference between what the engine read and wrote. kept
+// is where the file the engine's version replaced waits ("" for none): on
+// a full disk, where the take-back's own write fails, restoreKept swaps it
+// back in when nothing changed since.
+func (w *writer) takeBack(n *noteWrite, kept string) {
 	for try := 0; try < maxMerges; try++ {
 		cur, id, fi, err := readStableInfo(n.abs, n.rel)
 		if err != nil {
@@ -64,6 +76,10 @@ func (w *writer) takeBack(n *noteWrite) {
 		m := &noteWrite{rel: n.rel, abs: n.abs, orig: n.orig, base: &readRec{data: cur, id: id, fi: fi}, data: back}
 		changed, err := w.writeRound([]*noteWrite{m}, &journal{Files: map[string]string{}, Old: map[string]string{}}, true)
 		w.v.clearState(journalName)
+		if err != nil && errs.Is(err, errs.DiskFull) && kept != "" && bytes.Equal(cur, n.wrote) && w.restoreKept(n, kept, back) {
+			w.dropOrphan(kept)
+			return
+		}
 		if m.old != nil {
 			m.old.close()
 			m.old = nil
@@ -75,4 +91,44 @@ func (w *writer) takeBack(n *noteWrite) {
 			return
 		}
 	}
+}
+
+// restoreKept swaps the file kept at kept (the one the engine's version
+// replaced) back into the note, where the take-back could not write a new
+// file for want of space: swapping two existing files needs no free block.
+// Only while nothing changed since the engine's write: the note is still
+// the engine's version, held under a read lease (no one can open it for
+// writing meanwhile; where leases are not available it does nothing), and
+// the kept file holds back. A writer that came to wait on the lease during
+// the swap gets the engine's version back, as it found it. It reports
+// whether the note is back; the engine's version is then removed.
+func (w *writer) restoreKept(n *noteWrite, kept string, back []byte) bool {
+	h, err := holdFile(n.abs, n.rel)
+	if err != nil {
+		return false
+	}
+	defer h.close()
+	if !h.leased || !h.id.sameContent(n.newID) {
+		return false
+	}
+	if b, _, err := readStable(kept, n.rel); err != nil || !bytes.Equal(b, back) {
+		return false
+	}
+	if err := exchange(kept, n.abs); err != nil {
+		return false
+	}
+	if leaseBreakPending(h.f) || !holds(kept, h.f) {
+		_ = exchange(kept, n.abs) // as it was
+		return false
+	}
+	os.Remove(kept)
+	w.warn(syncDir(filepath.Dir(n.abs)), "the folder of "+n.rel+" was not made durable after taking the change back")
+	return true
+}
+
+// dropOrphan forgets the replaced file kept at kept: restoreKept put it back
+// into its note.
+func (w *writer) dropOrphan(kept string) {
+	name := filepath.Base(kept)
+	w.orphans = slices.DeleteFunc(w.orphans, func(o orphan) bool { return o.File == name })
 }
