@@ -475,3 +475,31 @@ func TestReadAt(t *testing.T) {
 		t.Errorf("a path outside the vault: %v", err)
 	}
 }
+
+// A sync that finished leaves its marker blank: the next command's check
+// finds nothing to recover without waiting for the vault lock, which
+// another operation may hold.
+func TestRecoverKilledSyncAfterAFinishedSync(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	if err := v.locked(func() error { return nil }); err != nil { // a sync that finished
+		t.Fatal(err)
+	}
+	if b, _ := v.ReadState(syncMarker); len(b) == 0 {
+		t.Fatal("the finished sync left no marker to look at: the check below proves nothing")
+	}
+	other, err := Open(v.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Config.LockTimeout.Duration = 300 * time.Millisecond
+	l, err := v.lock() // another operation holds the vault lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.unlock()
+	start := time.Now()
+	if err := other.RecoverKilledSync(); err != nil || time.Since(start) > 250*time.Millisecond {
+		t.Errorf("RecoverKilledSync after a finished sync: %v after %v, want nil at once (not the vault lock)", err, time.Since(start))
+	}
+}

@@ -77,7 +77,6 @@ func (w *writer) takeBack(n *noteWrite, kept string) {
 		changed, err := w.writeRound([]*noteWrite{m}, &journal{Files: map[string]string{}, Old: map[string]string{}}, true)
 		w.v.clearState(journalName)
 		if err != nil && errs.Is(err, errs.DiskFull) && kept != "" && bytes.Equal(cur, n.wrote) && w.restoreKept(n, kept, back) {
-			w.dropOrphan(kept)
 			return
 		}
 		if m.old != nil {
@@ -99,9 +98,12 @@ func (w *writer) takeBack(n *noteWrite, kept string) {
 // Only while nothing changed since the engine's write: the note is still
 // the engine's version, held under a read lease (no one can open it for
 // writing meanwhile; where leases are not available it does nothing), and
-// the kept file holds back. A writer that came to wait on the lease during
-// the swap gets the engine's version back, as it found it. It reports
-// whether the note is back; the engine's version is then removed.
+// the kept file holds back. Should a file someone renamed over the note
+// come out instead, or a writer come to wait on the lease meanwhile, the
+// swap is undone. It reports whether the note is back. The engine's
+// version is then removed, unless a writer that had found it holds it open
+// (the lease cannot be taken again): then it waits as an orphan, and the
+// next operation merges what they wrote.
 func (w *writer) restoreKept(n *noteWrite, kept string, back []byte) bool {
 	h, err := holdFile(n.abs, n.rel)
 	if err != nil {
@@ -117,18 +119,22 @@ func (w *writer) restoreKept(n *noteWrite, kept string, back []byte) bool {
 	if err := exchange(kept, n.abs); err != nil {
 		return false
 	}
-	if leaseBreakPending(h.f) || !holds(kept, h.f) {
-		_ = exchange(kept, n.abs) // as it was
+	if !holds(kept, h.f) || leaseBreakPending(h.f) {
+		_ = exchange(kept, n.abs) // as it was: theirs, or ours for the writer
 		return false
 	}
-	os.Remove(kept)
 	w.warn(syncDir(filepath.Dir(n.abs)), "the folder of "+n.rel+" was not made durable after taking the change back")
-	return true
-}
-
-// dropOrphan forgets the replaced file kept at kept: restoreKept put it back
-// into its note.
-func (w *writer) dropOrphan(kept string) {
 	name := filepath.Base(kept)
 	w.orphans = slices.DeleteFunc(w.orphans, func(o orphan) bool { return o.File == name })
+	h.release() // a writer that was on its way in gets the engine's version now
+	if ok, _ := tryLease(h.f); ok {
+		os.Remove(kept) // no one has it open for writing
+		return true
+	}
+	id, err := statID(h.f)
+	if err != nil {
+		id = fileID{} // its content is checked, whatever it is
+	}
+	w.orphans = append(w.orphans, orphan{Rel: n.rel, File: name, ID: id, Ancestor: n.wrote})
+	return true
 }
