@@ -281,3 +281,41 @@ func TestAFailedOperationKeepsARenamedSave(t *testing.T) {
 		}
 	}
 }
+
+// A failed operation takes back only its own change: a save renamed over
+// the note just before the swap, which the settle merged into the engine's
+// version, stays in the note (the take-back used to merge against that
+// last version and remove the person's line with the engine's).
+func TestAFailedOperationKeepsASaveMergedIntoIt(t *testing.T) {
+	t.Parallel()
+	v := newVault(t)
+	mustTransact(t, v, writeOp("n.md", "# N\n\nstart\n"))
+	gitT(t, v.Root, "update-index", "--skip-worktree", "n.md") // git refuses the commit
+	note := filepath.Join(v.Root, "n.md")
+	v.beforeSwap = func() {
+		v.beforeSwap = nil
+		cur, _ := os.ReadFile(note)
+		tmp := filepath.Join(v.Root, ".n.md.swp")
+		os.WriteFile(tmp, append(cur, "person's line\n"...), 0o644)
+		if err := os.Rename(tmp, note); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := v.Transact(entryOp("n.md", "- engine ^u-1")); err == nil {
+		t.Fatal("the operation succeeded though git refuses the path")
+	}
+	if got := readNote(t, v, "n.md"); got != "# N\n\nstart\nperson's line\n" {
+		t.Errorf("after the failed operation the note is %q, want the person's line without the engine's", got)
+	}
+	gitT(t, v.Root, "update-index", "--no-skip-worktree", "n.md")
+	mustTransact(t, v, entryOp("n.md", "- engine ^u-2"))
+	got := readNote(t, v, "n.md")
+	for line, want := range map[string]int{"person's line\n": 1, "- engine ^u-1\n": 0, "- engine ^u-2\n": 1} {
+		if n := strings.Count(got, line); n != want {
+			t.Errorf("%q is in the note %d times, want %d:\n%s", line, n, want, got)
+		}
+	}
+	if st := gitStatus(t, v); st != "" {
+		t.Errorf("git status:\n%s", st)
+	}
+}

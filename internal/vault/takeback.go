@@ -50,7 +50,8 @@ func (w *writer) fail(notes []*noteWrite, j *journal, err error) (Result, string
 }
 
 // takeBack removes the engine's change from a note it wrote: what is there
-// now, without the difference between what the engine read and wrote. kept
+// now, without the difference between what the operation read and first
+// made of it (what later rounds merged in is someone else's). kept
 // is where the file the engine's version replaced waits ("" for none): on
 // a full disk, where the take-back's own write fails, restoreKept swaps it
 // back in when nothing changed since.
@@ -60,7 +61,10 @@ func (w *writer) takeBack(n *noteWrite, kept string) {
 		if err != nil {
 			return
 		}
-		back := notemerge.Merge3(n.wrote, cur, n.orig.data, n.orig.data, w.protect)
+		// Against the engine's first version, not the last it wrote: a
+		// save merged into the last (a settle round) is the person's, and
+		// stays — as the commit's person version counts it.
+		back := notemerge.Merge3(n.first, cur, n.orig.data, n.orig.data, w.protect)
 		if n.orig.missing && bytes.Equal(cur, n.wrote) {
 			if h, err := holdFile(n.abs, n.rel); err == nil {
 				if h.id == id {
