@@ -355,7 +355,7 @@ func TestConcurrentProcessesLoseNothing(t *testing.T) {
 	}
 	checkUpdateCommits(t, v, listed)
 	checkVaultHealthy(t, bin, v)
-	if b, err := os.ReadFile(filepath.Join(v, ".sessionvault", "state", "journal.json")); err == nil && len(bytes.TrimSpace(b)) > 0 { // blank: cleared
+	if b, err := os.ReadFile(filepath.Join(v, ".sessionvault", "state", "journal.json")); err == nil && len(b) > 0 {
 		t.Error("journal.json left behind after every operation succeeded")
 	}
 	t.Logf("total %v", time.Since(began).Round(time.Millisecond))
@@ -507,7 +507,7 @@ func TestKillDuringWritesLosesNothingAcknowledged(t *testing.T) {
 			Change struct{ Operation, Summary string }
 		}
 		if b, err := os.ReadFile(journalPath); err == nil {
-			json.Unmarshal(b, &jr) // blank between operations: no journal
+			json.Unmarshal(b, &jr) // empty between operations: no journal
 		}
 		if l := gitLockFiles(v); len(l) > 0 {
 			lockLeft = append(lockLeft, fmt.Sprintf("round %d: %s", r, strings.Join(l, ", ")))
@@ -581,7 +581,7 @@ func TestKillDuringWritesLosesNothingAcknowledged(t *testing.T) {
 	listed := checkUpdates(t, ups, acked, []string{"final"}, allowed)
 	checkUpdateCommits(t, v, listed)
 	checkVaultHealthy(t, bin, v)
-	if b, err := os.ReadFile(journalPath); err == nil && len(bytes.TrimSpace(b)) > 0 && finalCode == 0 {
+	if b, err := os.ReadFile(journalPath); err == nil && len(b) > 0 && finalCode == 0 {
 		t.Error("journal.json still present after a successful operation")
 	}
 	if completed == 0 && unexpect == 0 {

@@ -889,9 +889,9 @@ func (v *Vault) withLock(fn func() error) error {
 }
 
 // RecoverKilledSync finishes what a killed `remote sync` left (see
-// clearKilledSync) when it left anything: its marker (blank once a sync
-// finished) costs a stat and a read of a few bytes to look for, without the
-// vault lock, so every command can call it before it reads notes.
+// clearKilledSync) when it left anything: its marker (empty once a sync
+// finished) costs one stat to look for, so every command can call it before
+// it reads notes.
 func (v *Vault) RecoverKilledSync() error {
 	p, err := v.StatePath(syncMarker)
 	if err != nil {
@@ -899,9 +899,6 @@ func (v *Vault) RecoverKilledSync() error {
 	}
 	if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
 		return nil // none, or emptied by the sync that finished
-	}
-	if _, err := v.readStateInPlace(syncMarker); errors.Is(err, os.ErrNotExist) {
-		return nil // blanked by the sync that finished (clearState)
 	}
 	return v.withLock(v.clearKilledSync)
 }

@@ -284,18 +284,11 @@ func (v *Vault) writeStateInPlace(name string, data []byte) error {
 // Best effort: a journal or marker left full is one the next operation
 // finds already done (its commit made, its locks gone) and clears again.
 //
-// A file of one block at most (blankInPlaceMax) is blanked in place: its
-// bytes overwritten with spaces by one write, which a kill leaves whole or
-// not done. Nothing is allocated or freed on the operation's path, no file
-// is created (slow on some file systems), and it works on a full disk.
-// Where the vault's Freer is active, a larger one has an empty file renamed
-// over it, the old one held: truncating frees its blocks on the
+// Where the vault's Freer is active, an empty file is renamed over it
+// instead, the old one held: truncating frees its blocks on the
 // operation's path (lazyfree).
 func (v *Vault) clearState(name string) {
 	p := filepath.Join(v.Root, filepath.FromSlash(config.StateDir), name)
-	if blankInPlace(p) {
-		return
-	}
 	if v.freer.Active() {
 		fi, err := os.Lstat(p)
 		if err != nil || fi.Size() == 0 {
@@ -311,38 +304,6 @@ func (v *Vault) clearState(name string) {
 		}
 	}
 	_ = os.Truncate(p, 0)
-}
-
-// blankInPlaceMax is the largest state file clearState blanks in place:
-// one block of the usual file systems.
-const blankInPlaceMax = 4096
-
-// blankInPlace overwrites the regular file at p, if it holds at most
-// blankInPlaceMax bytes, with as many spaces, and reports whether p is now
-// blank (an empty or missing file counts).
-func blankInPlace(p string) bool {
-	if fi, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-		return true
-	} else if err != nil || !fi.Mode().IsRegular() || fi.Size() > blankInPlaceMax {
-		return false // a FIFO would block the open
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return true
-	}
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > blankInPlaceMax {
-		return false
-	}
-	if fi.Size() == 0 {
-		return true
-	}
-	_, err = f.WriteAt(bytes.Repeat([]byte{' '}, int(fi.Size())), 0)
-	return err == nil
 }
 
 // removeLater removes the file at p, holding it (lazyfree) so that its
@@ -364,8 +325,8 @@ func decodeState(data []byte, x any) error {
 // missing one gives an error satisfying errors.Is(err, os.ErrNotExist).
 func (v *Vault) readStateInPlace(name string) ([]byte, error) {
 	data, err := v.ReadState(name)
-	if err == nil && len(bytes.TrimSpace(data)) == 0 {
-		return nil, os.ErrNotExist // empty, or blanked by clearState
+	if err == nil && len(data) == 0 {
+		return nil, os.ErrNotExist
 	}
 	return data, err
 }
