@@ -49,10 +49,11 @@ func FuzzParseJSON(f *testing.F) {
 
 // TestLargeInputs guards against quadratic behaviour (before the fixes,
 // some of these documents took 5-30 s): each document, made of n repeated
-// parts, parses in less than 8 times the time of the same document of n/4
-// parts (linear is 4 times, quadratic 16). The two are parsed in turn, three
+// parts, parses in less than 10 times the time of the same document of n/4
+// parts (linear is 4 times, quadratic 16). The two are parsed in turn, five
 // times each, and the best of each compared, so that a loaded machine (a
-// CI runner, other builds) slows both alike.
+// CI runner, other builds) slows both alike: under CI's load, three tries
+// and a bound of 8 once measured 10.6 times for a linear parser.
 func TestLargeInputs(t *testing.T) {
 	docs := map[string]func(n int) string{
 		"nested headings": func(n int) string { return strings.Repeat("# a\n## b\n### c\n#### d\n##### e\n###### Phase 1\n", n/5) },
@@ -79,12 +80,12 @@ func TestLargeInputs(t *testing.T) {
 	for name, doc := range docs {
 		smallDoc, largeDoc := doc(n/4), doc(n)
 		small, large := time.Duration(1<<63-1), time.Duration(1<<63-1)
-		for range 3 {
+		for range 5 {
 			small = min(small, parse(name, smallDoc))
 			large = min(large, parse(name, largeDoc))
 		}
 		t.Logf("%s: %v / %v", name, large, small)
-		if large > 8*small+20*time.Millisecond {
+		if large > 10*small+20*time.Millisecond {
 			t.Errorf("%s: %d parts parse in %v, %d in %v: more than linear", name, n, large, n/4, small)
 		}
 	}
