@@ -111,9 +111,9 @@ func (a *app) doctor(repo string) []doctorCheck {
 	}
 	// The daemon only `serve` runs: a warning, not a failure.
 	if bin, err := daemonBinary(); err != nil {
-		warn("sessionvault-daemon installed", "not found beside sessionvault nor on PATH: `sessionvault serve` (the scheduled Linear and remote sync, /metrics) cannot run", "go install github.com/sessionvault/sessionvault/cmd/sessionvault-daemon@"+releaseVersion())
+		warn("sessionvault-daemon installed", "not found beside sessionvault nor on PATH: `sessionvault serve` (the scheduled Linear and remote sync, /metrics) cannot run", daemonInstall())
 	} else if have, want := daemonVersion(bin), buildVersion(); have != want {
-		warn("sessionvault-daemon installed", bin+" is version "+have+", this sessionvault "+want, "go install github.com/sessionvault/sessionvault/cmd/sessionvault-daemon@"+releaseVersion())
+		warn("sessionvault-daemon installed", bin+" is version "+have+", this sessionvault "+want, daemonInstall())
 	} else {
 		add("sessionvault-daemon installed", true, "", "")
 	}

@@ -129,16 +129,16 @@ const handedOffEnv = "SESSIONVAULT_SERVE_HANDED_OFF"
 // same, with a warning on stderr that names the install command.
 func (a *app) handOffServe() error {
 	if by := os.Getenv(handedOffEnv); by != "" {
-		return errs.New(errs.DaemonNotInstalled, "%s, run by sessionvault serve as the daemon, is a sessionvault without the daemon: install the daemon with `go install github.com/sessionvault/sessionvault/cmd/%s@%s` (in a checkout of sessionvault: `make install`), then run serve again",
-			by, DaemonProgram, releaseVersion())
+		return errs.New(errs.DaemonNotInstalled, "%s, run by sessionvault serve as the daemon, is a sessionvault without the daemon: install the daemon with `%s` (in a checkout of sessionvault: `make install`), then run serve again",
+			by, daemonInstall())
 	}
 	bin, err := daemonBinary()
 	if err != nil {
 		return err
 	}
 	if have, want := daemonVersion(bin), buildVersion(); have != want {
-		msg, _ := json.Marshal(fmt.Sprintf("%s is version %s, this sessionvault %s: install the matching one with `go install github.com/sessionvault/sessionvault/cmd/%s@%s` (in a checkout: `make install`)",
-			bin, have, want, DaemonProgram, releaseVersion()))
+		msg, _ := json.Marshal(fmt.Sprintf("%s is version %s, this sessionvault %s: install the matching one with `%s` (in a checkout: `make install`)",
+			bin, have, want, daemonInstall()))
 		fmt.Fprintf(a.stderr, "{\"level\":\"WARN\",\"msg\":%s}\n", msg)
 	}
 	if err := os.Setenv(handedOffEnv, bin); err != nil {
@@ -204,8 +204,14 @@ func daemonBinary() (string, error) {
 	if errors.Is(err, exec.ErrDot) {
 		onPath = "nor on PATH (only in a relative PATH entry, " + p + ", which is not searched)"
 	}
-	return "", errs.New(errs.DaemonNotInstalled, "sessionvault serve runs the daemon binary, %s, found neither %s %s: install it with `go install github.com/sessionvault/sessionvault/cmd/%s@%s` (in a checkout of sessionvault: `make install`), then run serve again",
-		DaemonProgram, where, onPath, DaemonProgram, releaseVersion())
+	return "", errs.New(errs.DaemonNotInstalled, "sessionvault serve runs the daemon binary, %s, found neither %s %s: install it with `%s` (in a checkout of sessionvault: `make install`), then run serve again",
+		DaemonProgram, where, onPath, daemonInstall())
+}
+
+// daemonInstall is the command that installs the daemon matching this
+// sessionvault: `go install .../cmd/sessionvault-daemon@VERSION`.
+func daemonInstall() string {
+	return "go install github.com/sessionvault/sessionvault/cmd/" + DaemonProgram + "@" + releaseVersion()
 }
 
 // releaseVersion is the release this binary was installed at (e.g.

@@ -242,15 +242,7 @@ func TestAFailedOperationKeepsARenamedSave(t *testing.T) {
 	mustTransact(t, v, writeOp("n.md", "# N\n\nstart\nold line\n"))
 	mustTransact(t, v, writeOp("n.md", "# N\n\nstart\n")) // "old line" is in no version the next operations merge against
 	note := filepath.Join(v.Root, "n.md")
-	v.beforeSwap = func() {
-		v.beforeSwap = nil
-		cur, _ := os.ReadFile(note)
-		tmp := filepath.Join(v.Root, ".n.md.swp")
-		os.WriteFile(tmp, append(cur, "person's line\n"...), 0o644)
-		if err := os.Rename(tmp, note); err != nil {
-			t.Error(err)
-		}
-	}
+	saveBeforeTheSwap(t, v, "n.md", "person's line\n")
 	v.afterSwap = func() { // the note is a folder a moment: the settle cannot read it
 		v.afterSwap = nil
 		if err := os.Rename(note, note+".away"); err != nil {
@@ -291,16 +283,7 @@ func TestAFailedOperationKeepsASaveMergedIntoIt(t *testing.T) {
 	v := newVault(t)
 	mustTransact(t, v, writeOp("n.md", "# N\n\nstart\n"))
 	gitT(t, v.Root, "update-index", "--skip-worktree", "n.md") // git refuses the commit
-	note := filepath.Join(v.Root, "n.md")
-	v.beforeSwap = func() {
-		v.beforeSwap = nil
-		cur, _ := os.ReadFile(note)
-		tmp := filepath.Join(v.Root, ".n.md.swp")
-		os.WriteFile(tmp, append(cur, "person's line\n"...), 0o644)
-		if err := os.Rename(tmp, note); err != nil {
-			t.Error(err)
-		}
-	}
+	saveBeforeTheSwap(t, v, "n.md", "person's line\n")
 	if _, err := v.Transact(entryOp("n.md", "- engine ^u-1")); err == nil {
 		t.Fatal("the operation succeeded though git refuses the path")
 	}
@@ -317,5 +300,21 @@ func TestAFailedOperationKeepsASaveMergedIntoIt(t *testing.T) {
 	}
 	if st := gitStatus(t, v); st != "" {
 		t.Errorf("git status:\n%s", st)
+	}
+}
+
+// saveBeforeTheSwap makes the next swap of v find, just before it, a save
+// of rel renamed over the note (as editors save) that adds line.
+func saveBeforeTheSwap(t *testing.T, v *Vault, rel, line string) {
+	t.Helper()
+	note := filepath.Join(v.Root, filepath.FromSlash(rel))
+	v.beforeSwap = func() {
+		v.beforeSwap = nil
+		cur, _ := os.ReadFile(note)
+		tmp := filepath.Join(filepath.Dir(note), "."+filepath.Base(note)+".swp")
+		os.WriteFile(tmp, append(cur, line...), 0o644)
+		if err := os.Rename(tmp, note); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
-	"github.com/sessionvault/sessionvault/internal/history"
 )
 
 // A disk that fills up between the note's swap and the commit: the
@@ -28,15 +27,7 @@ func TestDiskFullAfterTheSwapLeavesTheNote(t *testing.T) {
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
 	dir := filepath.Join(mnt, "vault")
-	if _, err := history.Init(dir); err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(filepath.Join(dir, ".sessionvault"), 0o755)
-	v, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustTransact(t, v, writeOp(".gitignore", ".sessionvault/state/\n"))
+	v := newVaultIn(t, dir)
 	mustTransact(t, v, writeOp("n.md", "start\n"))
 	before := head(t, v)
 	filler := filepath.Join(mnt, "filler")
@@ -55,7 +46,7 @@ func TestDiskFullAfterTheSwapLeavesTheNote(t *testing.T) {
 		}
 		f.Close()
 	}
-	_, err = v.Transact(appendOp("n.md", "engine", nil))
+	_, err := v.Transact(appendOp("n.md", "engine", nil))
 	wantCode(t, err, errs.DiskFull)
 	if got := readNote(t, v, "n.md"); got != "start\n" {
 		t.Errorf("n.md = %q after the failed operation, want it as it was", got)

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/sessionvault/sessionvault/internal/errs"
-
 	"github.com/sessionvault/sessionvault/internal/notemerge"
 )
 

@@ -13,7 +13,13 @@ import (
 
 func newVault(t testing.TB) *Vault {
 	t.Helper()
-	dir := t.TempDir()
+	return newVaultIn(t, t.TempDir())
+}
+
+// newVaultIn makes a vault in the folder dir (made if missing): a git
+// repository with .sessionvault/ and a first commit ignoring its state.
+func newVaultIn(t testing.TB, dir string) *Vault {
+	t.Helper()
 	if _, err := history.Init(dir); err != nil {
 		t.Fatal(err)
 	}
